@@ -1,0 +1,83 @@
+"""Atomic file writes: write to a temporary file in the same folder, then rename.
+
+A reader never sees a half-written file, and an interrupted writer leaves the old file (or
+no file) in place.  Temporary files are named ``.{name}.tmp-{pid}-{random}`` and removed on
+error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_json", "atomic_write_text",
+           "format_seconds", "json_line"]
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; on success it is renamed onto ``path``.
+
+    ``suffix`` is appended to the temporary name, for writers that pick a format from the file
+    extension (e.g. ``".wav"`` for soundfile).
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(
+        prefix=f".{target.name}.tmp-{os.getpid()}-", suffix=suffix, dir=target.parent
+    )
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def json_line(obj: Any) -> str:
+    """One JSON object as a line (UTF-8 characters kept, M3 separators), with newline."""
+    return json.dumps(obj, ensure_ascii=False) + "\n"
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    """Write ``obj`` as indented JSON atomically."""
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+
+
+def atomic_write_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> None:
+    """Write already-terminated lines atomically."""
+    atomic_write_text(path, "".join(lines))
+
+
+def format_seconds(t: float) -> str:
+    """Shortest text that reads back as the same float; whole numbers without ``.0``.
+
+    ``3.91 -> "3.91"``, ``33.0 -> "33"``, ``0.0000625 -> "6.25e-05"``.
+    """
+    text = repr(float(t))
+    if text.endswith(".0"):
+        text = text[:-2]
+    if text == "-0":
+        text = "0"
+    return text

@@ -1,0 +1,325 @@
+"""Evaluation plans: which samples a run executes under Single, Multi (gen) and Multi (ref).
+
+The sample-building semantics equal the official M3-DuplexBench code (``inference/events.py``)
+on every event; only its exact float comparisons use the tolerance
+:data:`~duplexeval.timeline.TOL` here.
+
+Per dialogue, channel lists in record order, events in file order:
+
+1. skip TURN; SHORTPAUSE unless ``include_short_pause``; BC and BARGE_IN without context;
+2. roles: TURN_SHIFT is stored on the next speaker's channel, so system = its channel and user =
+   the other; every other kind: user = its channel.  Keep only user channels in ``channels``;
+3. BARGE_IN: ``event_end`` := end of the user TURN starting at ``event_start`` (none: invalid,
+   counted *before* ``total_events``, as the official code does);
+4. windows (W = ``window``)::
+
+     TURN_SHIFT / TURN_HOLD      user TURN ending at event_start (none: invalid)
+        user   |=====TURN=====|                          input = [TURN start, TURN end + W]
+                              ^event_start
+
+     SHORTPAUSE                  user TURN containing the pause (none: invalid)
+        user   |===TURN==  ==TURN===|                    input = [TURN start, TURN end + W]
+
+     BC / BARGE_IN               input = [event_start, event_start + max(W, event_end - event_start)]
+
+   context: none (``single``) -> [0, 0]; else [0, input_start], or with ``context_max_len`` L
+   the earliest TURN start (either channel) in [input_start - L, input_start), else
+   max(0, input_start - L);
+5. filter at event_start against the **reference** system channel (inclusive): BC and BARGE_IN
+   need the system inside a TURN; SHIFT, HOLD and SHORTPAUSE need it inside neither a TURN nor
+   a TURN_HOLD (so overlapping shifts are always filtered);
+6. ``event_id = f"{id}_ch{user}_{k:04d}_{task}"``, k = samples kept so far in the dialogue.
+
+``fork_time`` is where a sample's input stops being a continuous pass over the dialogue:
+multi-gen: where the user input is muted (event_start for SHIFT/HOLD/SHORTPAUSE, event_end for
+BC/BARGE_IN); multi-ref: the end of teacher forcing (event_start); single: input_start.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from .data.dialogue import Dialogue
+from .events import EVENT_TO_TASK, EventKind
+from .timeline import Span, approx_eq, time_ge, time_le, time_lt
+
+__all__ = [
+    "SAMPLE_JSON_KEYS",
+    "TASKS",
+    "Plan",
+    "PlanOptions",
+    "PlanStats",
+    "Protocol",
+    "Sample",
+    "build_plan",
+    "plan_dialogue",
+]
+
+TASKS: tuple[str, ...] = ("smooth_turn_taking", "pause_handling", "backchanneling", "barge_in")
+
+SAMPLE_JSON_KEYS: tuple[str, ...] = (
+    "sample_id", "event_id", "user_channel", "system_channel", "event_type", "task",
+    "event_start", "event_end", "input_start", "input_end", "context_start", "context_end",
+    "fork_time",
+)
+
+_MUTE_AT_END = {EventKind.BC, EventKind.BARGE_IN}
+
+
+class Protocol(StrEnum):
+    """The three M3 inference protocols."""
+
+    SINGLE = "single"
+    """No context: the user input [input_start, input_end] only; BC and BARGE_IN not evaluated."""
+    MULTI_GEN = "multi-gen"
+    """User-channel history from the context start; the system's own outputs form its history."""
+    MULTI_REF = "multi-ref"
+    """Both reference channels teacher-forced over the context and pre-event audio."""
+
+    @property
+    def uses_context(self) -> bool:
+        """True for the multi-turn protocols."""
+        return self is not Protocol.SINGLE
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """What to plan; the defaults are the official pipeline's."""
+
+    protocol: Protocol = Protocol.MULTI_GEN
+    channels: tuple[int, ...] = (0, 1)
+    """User channels to evaluate (chat data: both; QA data: 1, the questioner)."""
+    window: float = 10.0
+    """Evaluation window W in seconds after the event (``--eval-window-len``)."""
+    context_max_len: float | None = None
+    """Longest context in seconds (``None``: from the dialogue start)."""
+    include_short_pause: bool = False
+    """Evaluate SHORTPAUSEs (the official pipeline always ignores them)."""
+    ignored_events: frozenset[EventKind] = frozenset()
+
+    def __post_init__(self) -> None:
+        if self.window <= 0:
+            raise ValueError("window must be > 0 seconds")
+        if self.context_max_len is not None and self.context_max_len <= 0:
+            raise ValueError("context_max_len must be > 0 seconds")
+        if not self.channels or any(c not in (0, 1) for c in self.channels):
+            raise ValueError("channels must be a non-empty subset of {0, 1}")
+
+    @property
+    def shares_prefix(self) -> bool:
+        """True when the samples of one (dialogue, user channel) can share one continuous pass."""
+        return self.protocol.uses_context and self.context_max_len is None
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One evaluation sample (M3 fields plus ``fork_time``); times in seconds of the dialogue."""
+
+    sample_id: str
+    """The dialogue id (the official field name)."""
+    event_id: str
+    user_channel: int
+    system_channel: int
+    event_type: EventKind
+    task: str
+    event_start: float
+    event_end: float
+    input_start: float
+    input_end: float
+    context_start: float
+    context_end: float
+    fork_time: float
+
+    @property
+    def mute_start(self) -> float:
+        """Where the user input is zeroed in the evaluation window (official muting rule)."""
+        return self.event_end if self.event_type in _MUTE_AT_END else self.event_start
+
+    @property
+    def has_context(self) -> bool:
+        """True when the sample has a non-empty context."""
+        return self.context_end > self.context_start
+
+    def to_json(self) -> dict[str, Any]:
+        """The sample as ``plan --json`` prints it (keys in :data:`SAMPLE_JSON_KEYS`)."""
+        out = {key: getattr(self, key) for key in SAMPLE_JSON_KEYS}
+        out["event_type"] = self.event_type.value
+        return out
+
+
+@dataclass
+class PlanStats:
+    """Counters of the official ``data_stats.json``."""
+
+    total_events: int = 0
+    skipped_invalid: int = 0
+    skipped_filtered: int = 0
+    by_task: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def kept_events(self) -> int:
+        """Samples kept."""
+        return sum(self.by_task.values())
+
+
+def _find_turn(turns: Sequence[Span], *, start: float | None = None,
+               end: float | None = None) -> Span | None:
+    for turn in turns:
+        if start is not None and approx_eq(turn.start, start):
+            return turn
+        if end is not None and approx_eq(turn.end, end):
+            return turn
+    return None
+
+
+def _context(dialogue: Dialogue, input_start: float, options: PlanOptions) -> tuple[float, float]:
+    if not options.protocol.uses_context:
+        return 0.0, 0.0
+    if options.context_max_len is None:
+        return 0.0, input_start
+    lower = max(0.0, input_start - options.context_max_len)
+    starts = [t.start for ch in (0, 1) for t in dialogue.turns(ch)
+              if time_ge(t.start, lower) and time_lt(t.start, input_start)]
+    return (min(starts) if starts else lower), input_start
+
+
+def _inside(dialogue: Dialogue, channel: int, t: float, kinds: set[EventKind]) -> bool:
+    return any(
+        e.channel == channel and e.kind in kinds and e.start <= e.end
+        and time_le(e.start, t) and time_le(t, e.end)
+        for e in dialogue.events
+    )
+
+
+def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) -> list[Sample]:
+    """The samples of one dialogue, in the official visiting order; updates ``stats``."""
+    samples: list[Sample] = []
+    use_context = options.protocol.uses_context
+    for event in dialogue.events:
+        kind = event.kind
+        if kind not in EVENT_TO_TASK or kind in options.ignored_events:
+            continue
+        if kind == EventKind.SHORTPAUSE and not options.include_short_pause:
+            continue
+        if kind in _MUTE_AT_END and not use_context:
+            continue
+        if kind == EventKind.TURN_SHIFT:
+            system, user = event.channel, 1 - event.channel
+        else:
+            user, system = event.channel, 1 - event.channel
+        if user not in options.channels:
+            continue
+        user_turns = dialogue.turns(user)
+        event_start, event_end = event.start, event.end
+        if kind == EventKind.BARGE_IN:
+            turn = _find_turn(user_turns, start=event_start)
+            if turn is None:
+                stats.skipped_invalid += 1
+                continue
+            event_end = turn.end
+        stats.total_events += 1
+
+        if kind in (EventKind.TURN_SHIFT, EventKind.TURN_HOLD):
+            turn = _find_turn(user_turns, end=event_start)
+            if turn is None:
+                stats.skipped_invalid += 1
+                continue
+            input_start, input_end = turn.start, turn.end + options.window
+        elif kind == EventKind.SHORTPAUSE:
+            parent = next((t for t in user_turns if time_le(t.start, event_start)
+                           and time_le(event_end, t.end)), None)
+            if parent is None:
+                stats.skipped_invalid += 1
+                continue
+            input_start, input_end = parent.start, parent.end + options.window
+        else:
+            input_start = event_start
+            input_end = event_start + max(options.window, max(0.0, event_end - event_start))
+        context_start, context_end = _context(dialogue, input_start, options)
+
+        if kind in _MUTE_AT_END:
+            keep = _inside(dialogue, system, event_start, {EventKind.TURN})
+        else:
+            keep = not _inside(dialogue, system, event_start,
+                               {EventKind.TURN, EventKind.TURN_HOLD})
+        if not keep:
+            stats.skipped_filtered += 1
+            continue
+
+        task = EVENT_TO_TASK[kind]
+        event_id = f"{dialogue.id}_ch{user}_{len(samples):04d}_{task}"
+        if options.protocol is Protocol.SINGLE:
+            fork = input_start
+        elif options.protocol is Protocol.MULTI_REF:
+            fork = event_start
+        else:
+            fork = event_end if kind in _MUTE_AT_END else event_start
+        samples.append(Sample(
+            sample_id=dialogue.id, event_id=event_id, user_channel=user, system_channel=system,
+            event_type=kind, task=task, event_start=event_start, event_end=event_end,
+            input_start=input_start, input_end=input_end, context_start=context_start,
+            context_end=context_end, fork_time=fork,
+        ))
+        stats.by_task[task] += 1
+    return samples
+
+
+@dataclass(frozen=True)
+class Plan:
+    """All samples of a dataset under one set of options, with the official counters."""
+
+    options: PlanOptions
+    samples: tuple[Sample, ...]
+    stats: PlanStats
+
+    def groups(self) -> dict[tuple[str, int], list[Sample]]:
+        """Samples per (dialogue id, user channel): the units that share one continuous pass."""
+        out: dict[tuple[str, int], list[Sample]] = {}
+        for sample in self.samples:
+            out.setdefault((sample.sample_id, sample.user_channel), []).append(sample)
+        return out
+
+    def model_seconds_per_event(self) -> float:
+        """Audio the official per-event execution feeds the model, in seconds."""
+        if self.options.protocol.uses_context:
+            return sum(s.input_end - s.context_start for s in self.samples)
+        return sum(s.input_end - s.input_start for s in self.samples)
+
+    def model_seconds_shared_prefix(self) -> float:
+        """Audio the shared-prefix execution feeds: one pass per group from the context start
+        to its latest fork, plus ``input_end - fork_time`` per sample.  Equals the per-event
+        figure where samples cannot share a prefix."""
+        if not self.options.shares_prefix:
+            return self.model_seconds_per_event()
+        total = 0.0
+        for members in self.groups().values():
+            start = min(s.context_start for s in members)
+            total += max(s.fork_time for s in members) - start
+            total += sum(s.input_end - s.fork_time for s in members)
+        return total
+
+    def summary_json(self) -> dict[str, Any]:
+        """The object ``plan --summary-json`` prints."""
+        by_task = {task: self.stats.by_task.get(task, 0) for task in TASKS}
+        return {
+            "samples": len(self.samples),
+            "by_task": by_task,
+            "total_events": self.stats.total_events,
+            "skipped_invalid": self.stats.skipped_invalid,
+            "skipped_filtered": self.stats.skipped_filtered,
+            "model_seconds_per_event": round(self.model_seconds_per_event(), 6),
+            "model_seconds_shared_prefix": round(self.model_seconds_shared_prefix(), 6),
+        }
+
+
+def build_plan(dialogues: Iterable[Dialogue], options: PlanOptions) -> Plan:
+    """Plan every dialogue (in dataset order)."""
+    stats = PlanStats()
+    samples: list[Sample] = []
+    for dialogue in dialogues:
+        samples.extend(plan_dialogue(dialogue, options, stats))
+    return Plan(options, tuple(samples), stats)
