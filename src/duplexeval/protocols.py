@@ -20,7 +20,7 @@ Per dialogue, channel lists in record order, events in file order:
      SHORTPAUSE                  user TURN containing the pause (none: invalid)
         user   |===TURN==  ==TURN===|                    input = [TURN start, TURN end + W]
 
-     BC / BARGE_IN               input = [event_start, event_start + max(W, event_end - event_start)]
+     BC / BARGE_IN               input = [event_start, event_start + max(W, event duration)]
 
    context: none (``single``) -> [0, 0]; else [0, input_start], or with ``context_max_len`` L
    the earliest TURN start (either channel) in [input_start - L, input_start), else
@@ -148,6 +148,9 @@ class Sample:
         """The sample as ``plan --json`` prints it (keys in :data:`SAMPLE_JSON_KEYS`)."""
         out = {key: getattr(self, key) for key in SAMPLE_JSON_KEYS}
         out["event_type"] = self.event_type.value
+        for key, value in out.items():
+            if isinstance(value, float):
+                out[key] = round(value, 9)  # drop float noise such as 18.009999999999998
         return out
 
 

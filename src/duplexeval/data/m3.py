@@ -3,8 +3,8 @@
 ::
 
     DATASET_DIR/
-      {split}.jsonl          one dialogue per line:
-                             {"id": ID, "events": {"0": [{"event": KIND, "time": [s, e]}], "1": [...]}}
+      {split}.jsonl          one dialogue per line: {"id": ID, "events": {"0": [EVENT, ...],
+                             "1": [...]}}, EVENT = {"event": KIND, "time": [start, end]}
       audio/{id}.wav         stereo, one speaker per channel, any sample rate
       txt_align/{id}.txt     one word per line: channel<TAB>start<TAB>end<TAB>word (seconds)
       dataset.json           optional (duplexeval): {"name", "language", "domain"}
@@ -28,8 +28,8 @@ import soundfile as sf
 
 from ..errors import Problem
 from ..events import Event, EventKind
-from ..timeline import TOL
 from ..fileio import atomic_path, atomic_write_text, format_seconds, json_line
+from ..timeline import TOL
 from .dialogue import AudioInfo, Dialogue, Word
 
 __all__ = [
@@ -156,7 +156,8 @@ def read_events_jsonl(path: Path) -> tuple[list[RawRecord], list[Problem]]:
         try:
             obj = json.loads(raw)
         except json.JSONDecodeError as exc:
-            problems.append(Problem(path, number, f"malformed JSON: {exc.msg} (column {exc.colno})"))
+            message = f"malformed JSON: {exc.msg} (column {exc.colno})"
+            problems.append(Problem(path, number, message))
             continue
         record = _parse_record(obj, path, number, problems)
         if record is None:
@@ -187,7 +188,7 @@ def read_alignment(
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return [], [Problem(path, None, "file not found")]
+        return [], [Problem(path, None, "alignment file not found")]
     except (OSError, UnicodeDecodeError) as exc:
         return [], [Problem(path, None, f"cannot read: {exc}")]
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -241,10 +242,10 @@ def _word_problem(
 
 def read_audio_info(path: Path) -> tuple[AudioInfo | None, list[Problem]]:
     """Header of an audio file (no samples read); unreadable files become a problem."""
+    if not path.is_file():
+        return None, [Problem(path, None, "audio file not found")]
     try:
         info = sf.info(str(path))
-    except FileNotFoundError:
-        return None, [Problem(path, None, "file not found")]
     except (RuntimeError, sf.LibsndfileError, OSError) as exc:
         return None, [Problem(path, None, f"unreadable audio: {exc}")]
     return AudioInfo(path, int(info.samplerate), int(info.frames), int(info.channels)), []

@@ -1,0 +1,1 @@
+"""Turning audio into timestamped speech: voice activity (and, later, ASR)."""

@@ -1,0 +1,213 @@
+"""The ``duplexeval`` command and its subcommands.
+
+Errors caused by input (bad files, bad arguments) print one line per problem to stderr and exit
+with code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .errors import DuplexevalError
+
+__all__ = ["main"]
+
+
+def _channels(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip() != "")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"channels must be like 0,1 (got {text!r})") from None
+    if not values or any(v not in (0, 1) for v in values):
+        raise argparse.ArgumentTypeError(f"channels must be 0, 1 or 0,1 (got {text!r})")
+    return tuple(dict.fromkeys(values))
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
+    return value
+
+
+def _warn(lines: Sequence[str]) -> None:
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- validate
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from .data.validate import Need, check_dataset
+
+    need = Need.OPTIONAL if args.annotations_only else Need.REQUIRE
+    report = check_dataset(Path(args.dataset), args.split, audio=need, alignment=need)
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    _warn(report.warnings)
+    if report.problems or report.dataset is None:
+        print(f"{args.dataset}: {len(report.problems)} problem(s)", file=sys.stderr)
+        return 2
+    dataset = report.dataset
+    kinds = Counter(e.kind.value for d in dataset.dialogues for e in d.events)
+    words = sum(len(d.words or ()) for d in dataset.dialogues)
+    hours = sum(d.duration for d in dataset.dialogues) / 3600
+    print(f"{args.dataset} [{args.split}]: ok, {len(dataset)} dialogue(s), {hours:.2f} h, "
+          f"{sum(kinds.values())} events ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}"
+          f"), {words} words")
+    return 0
+
+
+# ---------------------------------------------------------------- annotate
+def _cmd_annotate(args: argparse.Namespace) -> int:
+    from .analysis.activity import ActivityOptions, VadEngine
+    from .data.annotate import SourceKind, annotate_source
+    from .data.m3 import record_json
+    from .events import AnnotationRules
+    from .fileio import atomic_write_text, json_line
+
+    rules = AnnotationRules(args.ipu_gap, args.bc_max, args.max_shift_overlap)
+    activity = ActivityOptions(engine=VadEngine(args.vad), threshold_db=args.vad_threshold_db)
+    kind, dialogues = annotate_source(Path(args.source), SourceKind(args.source_kind), rules,
+                                      activity)
+    out = Path(args.output)
+    atomic_write_text(out, "".join(json_line(record_json(d)) for d in dialogues))
+    kinds = Counter(e.kind.value for d in dialogues for e in d.events)
+    print(f"{out}: {len(dialogues)} dialogue(s) annotated from {kind.value}; "
+          + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    return 0
+
+
+# ---------------------------------------------------------------- plan
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from .data.validate import load_dataset
+    from .protocols import PlanOptions, Protocol, build_plan
+
+    dataset, warnings = load_dataset(Path(args.dataset), args.split)
+    _warn(warnings)
+    options = PlanOptions(
+        protocol=Protocol(args.protocol),
+        channels=args.channels,
+        window=args.window,
+        context_max_len=args.context_max_len,
+        include_short_pause=args.include_short_pause,
+    )
+    plan = build_plan(dataset.dialogues, options)
+    if args.json:
+        for sample in plan.samples:
+            print(json.dumps(sample.to_json(), ensure_ascii=False))
+    if args.summary_json:
+        print(json.dumps(plan.summary_json(), ensure_ascii=False))
+    if not (args.json or args.summary_json):
+        from .report_text import plan_summary_lines
+
+        print("\n".join(plan_summary_lines(dataset.name or str(args.dataset), plan)))
+    return 0
+
+
+# ---------------------------------------------------------------- demo
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo([Path(p) for p in args.data], full=args.full)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``duplexeval`` command."""
+    parser = argparse.ArgumentParser(
+        prog="duplexeval",
+        description="Benchmark full-duplex spoken dialogue systems (M3-DuplexBench, "
+                    "MTR-DuplexBench, FLEXI).",
+    )
+    parser.add_argument("--version", action="version", version=f"duplexeval {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("validate", help="check a dataset folder in the M3 layout")
+    p.add_argument("dataset", metavar="DATASET_DIR")
+    p.add_argument("--split", default="test")
+    p.add_argument("--annotations-only", action="store_true",
+                   help="audio and alignment files may be absent (present ones are checked)")
+    p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("annotate", help="derive M3 events from word alignments or stereo audio")
+    p.add_argument("source", metavar="SOURCE",
+                   help="a dataset folder, a folder of txt_align/*.txt or *.wav files, or a file")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl")
+    p.add_argument("--from", dest="source_kind", choices=["auto", "words", "audio"],
+                   default="auto", help="read word alignments or audio (default: whichever "
+                   "is found, alignments first)")
+    p.add_argument("--ipu-gap", type=_non_negative, default=0.5,
+                   help="words merge into one IPU while the silence is at most this (s)")
+    p.add_argument("--bc-max", type=_non_negative, default=0.8,
+                   help="an IPU of at most this duration is a BC (s)")
+    p.add_argument("--max-shift-overlap", type=_non_negative, default=0.4,
+                   help="a speaker change overlapping by more than this is a BARGE_IN (s)")
+    p.add_argument("--vad", choices=["energy", "webrtc", "silero"], default="energy",
+                   help="voice activity engine for audio sources")
+    p.add_argument("--vad-threshold-db", type=_positive, default=40.0,
+                   help="energy VAD: speech is within this many dB of the loudest frame")
+    p.set_defaults(func=_cmd_annotate)
+
+    p = sub.add_parser("plan", help="list the evaluation samples a run will execute")
+    p.add_argument("dataset", metavar="DATASET_DIR")
+    p.add_argument("--split", default="test")
+    p.add_argument("--protocol", required=True, choices=["single", "multi-gen", "multi-ref"])
+    p.add_argument("--channels", type=_channels, default=(0, 1),
+                   help="user channels to evaluate, e.g. 0,1 (chat) or 1 (QA)")
+    p.add_argument("--window", type=_positive, default=10.0,
+                   help="evaluation window after the event (s)")
+    p.add_argument("--context-max-len", type=_positive, default=None,
+                   help="longest context (s); default: from the dialogue start")
+    p.add_argument("--include-short-pause", action="store_true",
+                   help="also evaluate SHORTPAUSE events (the official pipeline ignores them)")
+    p.add_argument("--json", action="store_true", help="one JSON object per sample")
+    p.add_argument("--summary-json", action="store_true", help="one JSON summary object")
+    p.set_defaults(func=_cmd_plan)
+
+    p = sub.add_parser("demo", help="the main job on the bundled data")
+    p.add_argument("--data", action="append", default=[], metavar="DATASET_DIR",
+                   help="extra dataset folders to include (repeatable)")
+    p.add_argument("--full", action="store_true", help="every bundled suite, not a subset")
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``duplexeval`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = int(args.func(args))
+    except DuplexevalError as exc:
+        for line in exc.lines():
+            print(f"duplexeval: {line}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("duplexeval: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""``duplexeval demo``: the main job on the bundled data.
+
+For now (no run pipeline yet) the demo re-derives every dataset's events from its word
+alignments and checks them against the shipped annotations, validates the dataset, plans it
+under the three protocols and prints what a run would execute, with the model-seconds cost of
+the official per-event execution and of shared-prefix execution.
+
+Datasets: the bundled ``sample-en`` and, when found, the official M3 toy sets (third-party data,
+not shipped: looked up in ``$DUPLEXEVAL_M3_TOY`` or a ``shared/m3_toy`` folder beside the
+working directory or its parents).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from tqdm import tqdm
+
+from .data.annotate import annotate_alignment_files
+from .data.m3 import ALIGN_DIR
+from .data.validate import load_dataset
+from .protocols import PlanOptions, Protocol, build_plan
+from .report_text import PLAN_HEADER, format_table, plan_row
+
+__all__ = ["DemoDataset", "bundled_dataset", "default_datasets", "find_m3_toy", "run_demo"]
+
+
+@dataclass(frozen=True)
+class DemoDataset:
+    """A dataset folder and the user channels its plans evaluate."""
+
+    name: str
+    root: Path
+    channels: tuple[int, ...]
+
+
+def bundled_dataset(name: str) -> Path:
+    """Folder of a dataset shipped inside the package (``duplexeval/bundled/NAME``)."""
+    path = Path(str(resources.files("duplexeval") / "bundled" / name))
+    if not path.is_dir():
+        raise FileNotFoundError(f"no bundled dataset {name!r}")
+    return path
+
+
+def find_m3_toy() -> Path | None:
+    """The official M3 toy data folder (``.../m3_toy/ja``) if it can be found."""
+    env = os.environ.get("DUPLEXEVAL_M3_TOY")
+    if env:
+        return Path(env) if Path(env).is_dir() else None
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "shared" / "m3_toy" / "ja"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def default_datasets(full: bool = False) -> list[DemoDataset]:
+    """The demo's datasets: bundled ones, plus the M3 toy sets when present."""
+    out = [DemoDataset("sample-en", bundled_dataset("sample-en"), (0, 1))]
+    toy = find_m3_toy()
+    if toy is not None:
+        out.append(DemoDataset("m3-toy-ja-chat", toy / "chat" / "magicdata_toy", (0, 1)))
+        out.append(DemoDataset("m3-toy-ja-task", toy / "task" / "topiocqa_ja_toy", (1,)))
+    return out
+
+
+def _annotation_check(root: Path) -> tuple[int, int]:
+    """(events reproduced from the alignments, events shipped)."""
+    dataset, _ = load_dataset(root)
+    files = sorted((root / ALIGN_DIR).glob("*.txt"))
+    derived = {d.id: set(d.events) for d in annotate_alignment_files(files)}
+    shipped = sum(len(d.events) for d in dataset.dialogues)
+    same = sum(len(set(d.events) & derived.get(d.id, set())) for d in dataset.dialogues)
+    return same, shipped
+
+
+def run_demo(extra: list[Path], full: bool = False) -> int:
+    """Run the demo on the default datasets plus ``extra`` folders; returns the exit code."""
+    datasets = default_datasets(full) + [DemoDataset(p.name, p, (0, 1)) for p in extra]
+    if find_m3_toy() is None:
+        print("note: the official M3 toy sets were not found (set DUPLEXEVAL_M3_TOY); "
+              "using the bundled data only", file=sys.stderr)
+    rows = []
+    checks = []
+    steps = [(d, p) for d in datasets for p in Protocol]
+    with tqdm(total=len(steps), desc="planning", unit="plan", file=sys.stderr) as bar:
+        for demo in datasets:
+            same, shipped = _annotation_check(demo.root)
+            dataset, _ = load_dataset(demo.root)
+            checks.append(f"{demo.name}: {len(dataset)} dialogue(s), annotation from word "
+                          f"alignments reproduces {same}/{shipped} events")
+            for protocol in Protocol:
+                plan = build_plan(dataset.dialogues,
+                                  PlanOptions(protocol=protocol, channels=demo.channels))
+                rows.append(plan_row(demo.name, plan))
+                bar.update(1)
+    print("Annotation check")
+    for line in checks:
+        print(f"  {line}")
+    print()
+    print("What a run would execute (per-event = official cost; shared prefix = duplexeval)")
+    print("\n".join(format_table(PLAN_HEADER, rows)))
+    print()
+    print("Next: `duplexeval plan DATASET_DIR --protocol multi-gen --json` lists each sample.")
+    return 0
