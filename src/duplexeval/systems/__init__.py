@@ -1,0 +1,1 @@
+"""Systems under test: the interface, built-in systems and adapters."""
