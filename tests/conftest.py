@@ -34,7 +34,7 @@ def write_jsonl(path: Path, records: Sequence[object]) -> None:
 
 def write_stereo(path: Path, seconds: float, sr: int = 16000, channels: int = 2) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    n = int(round(seconds * sr))
+    n = round(seconds * sr)
     sf.write(str(path), np.zeros((n, channels), dtype=np.float32), sr)
 
 

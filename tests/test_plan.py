@@ -18,8 +18,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import make_dataset
 
+from conftest import make_dataset
 from duplexeval.cli import main
 from duplexeval.data.dialogue import Dialogue
 from duplexeval.events import Event, EventKind

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -94,7 +96,7 @@ def test_union_covers_both_and_gap_is_symmetric(a: Span, b: Span) -> None:
 def test_merge_invariants(items: list[Span], max_gap: float) -> None:
     merged = merge_spans(items, max_gap)
     # sorted, separated by more than max_gap, and covering every input span
-    for left, right in zip(merged, merged[1:], strict=False):
+    for left, right in itertools.pairwise(merged):
         assert right.start - left.end > max_gap - TOL
     for span in items:
         assert any(m.contains(span) for m in merged)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_dataset, write_jsonl, write_stereo
 
+from conftest import make_dataset, write_jsonl, write_stereo
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, check_dataset
 
