@@ -123,6 +123,58 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- systems / run
+def _cmd_systems(args: argparse.Namespace) -> int:
+    from .report_text import format_table
+    from .systems.registry import available_systems, load_system
+
+    rows = []
+    for info in available_systems().values():
+        try:
+            system = load_system(info.name)
+        except DuplexevalError as exc:
+            rows.append([info.name, info.origin, "-", f"cannot load: {exc}"])
+            continue
+        caps = system.capabilities
+        tf = "+".join(k for k, v in (("audio", caps.teacher_forcing_audio),
+                                     ("text", caps.teacher_forcing_text)) if v) or "no"
+        rows.append([info.name, info.origin, system.version,
+                     f"{caps.sample_rate} Hz, {caps.frame_size}-sample frames, clock "
+                     f"{caps.clock.value}, snapshot {'yes' if caps.snapshot else 'no'}, "
+                     f"teacher forcing {tf}"])
+    print("\n".join(format_table(["system", "from", "version", "capabilities"], rows)))
+    return 0
+
+
+def _system_args(pairs: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise DuplexevalError(f"--system-arg {pair!r}: expected KEY=VALUE")
+        out[key] = value
+    return out
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .data.validate import Need, load_dataset
+    from .protocols import PlanOptions, Protocol, build_plan
+    from .runs import execute_run, summary_lines
+    from .systems.registry import load_system
+
+    system = load_system(args.system, _system_args(args.system_arg))
+    dataset, warnings = load_dataset(Path(args.dataset), args.split, audio=Need.REQUIRE)
+    _warn(warnings)
+    options = PlanOptions(protocol=Protocol(args.protocol), channels=args.channels,
+                          window=args.window, context_max_len=args.context_max_len,
+                          include_short_pause=args.include_short_pause)
+    plan = build_plan(dataset.dialogues, options)
+    out = Path(args.out) if args.out else Path("runs") / f"{system.name}-{options.protocol}"
+    result = execute_run(system, dataset, plan, out, seed=args.seed, fail_fast=args.fail_fast)
+    print("\n".join(summary_lines(result, system, plan)))
+    return 1 if result.failed else 0
+
+
 # ---------------------------------------------------------------- demo
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
@@ -181,6 +233,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object per sample")
     p.add_argument("--summary-json", action="store_true", help="one JSON summary object")
     p.set_defaults(func=_cmd_plan)
+
+    p = sub.add_parser("systems", help="list the systems that can be run")
+    p.set_defaults(func=_cmd_systems)
+
+    p = sub.add_parser("run", help="run a system on a dataset under one protocol")
+    p.add_argument("--system", required=True, help="a name from `duplexeval systems` or "
+                   "module:Class")
+    p.add_argument("--system-arg", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--dataset", required=True, metavar="DATASET_DIR")
+    p.add_argument("--split", default="test")
+    p.add_argument("--protocol", required=True, choices=["single", "multi-gen", "multi-ref"])
+    p.add_argument("--channels", type=_channels, default=(0, 1))
+    p.add_argument("--window", type=_positive, default=10.0)
+    p.add_argument("--context-max-len", type=_positive, default=None)
+    p.add_argument("--include-short-pause", action="store_true")
+    p.add_argument("--out", default=None, help="run directory (default runs/SYSTEM-PROTOCOL)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first failed sample")
+    p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("demo", help="the main job on the bundled data")
     p.add_argument("--data", action="append", default=[], metavar="DATASET_DIR",

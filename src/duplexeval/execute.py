@@ -1,0 +1,348 @@
+"""Executing a plan's samples on a system: the offline, frame-synchronous driver.
+
+Frame grid
+----------
+A pass starts at dialogue time ``T0`` (the context start for multi-turn protocols, the input
+start for ``single``); frame ``k`` covers ``[T0 + k*F/sr, T0 + (k+1)*F/sr)`` at the system's
+native rate ``sr`` with ``F`` samples per frame.  A sample forks from the continuous pass at the
+frame boundary at or before its ``fork_time`` (frame ``floor((fork_time - T0) * sr / F)``): all
+frames before it are fed the same input in the shared pass and in the sample's own replay.
+
+Protocols
+---------
+* single: a fresh session per sample over [input_start, input_end], user muted from mute_start.
+* multi-gen: one pass per (dialogue, user channel) over the unmuted user channel from T0, a
+  snapshot at each fork frame; then per sample: restore, reseed, continue to input_end with the
+  user muted from mute_start.
+* multi-ref: the pass is teacher-forced with the reference system channel (and its words)
+  up to each fork frame (the frame boundary at or before event_start), then as multi-gen.
+* Systems without ``snapshot`` replay the prefix from T0 for every sample (the official cost);
+  for deterministic systems the outputs are bit-identical either way.
+
+Seeds: the pass uses ``derive_seed(run_seed, "{dialogue}/ch{user}/{protocol}")``; each sample
+reseeds at its fork with ``derive_seed(run_seed, event_id + "/" + protocol)``, so a sample's
+output never depends on which other samples ran or in which order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import soxr
+
+from .data.dialogue import Dialogue, Word
+from .events import EventKind
+from .protocols import Protocol, Sample
+from .systems.base import Forced, Session, SessionSpec, System
+
+__all__ = ["DialogueAudio", "SampleOutput", "derive_seed", "run_group"]
+
+
+def derive_seed(run_seed: int, key: str) -> int:
+    """A 63-bit seed from the run seed and a key (stable across Python versions)."""
+    digest = hashlib.sha256(f"{run_seed}:{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+@dataclass
+class DialogueAudio:
+    """A dialogue's stereo audio at the dataset rate, with native-rate channels cached."""
+
+    audio: np.ndarray
+    """float32, shape (samples, 2)."""
+    sample_rate: int
+    _native: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
+
+    def channel(self, channel: int, rate: int) -> np.ndarray:
+        """One channel resampled once (soxr) to ``rate``."""
+        key = (channel, rate)
+        if key not in self._native:
+            x = np.ascontiguousarray(self.audio[:, channel], dtype=np.float32)
+            if rate != self.sample_rate:
+                x = soxr.resample(x, self.sample_rate, rate).astype(np.float32)
+            self._native[key] = x
+        return self._native[key]
+
+
+def _slice(x: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """``x[start:stop]`` zero-padded outside the array."""
+    out = np.zeros(max(0, stop - start), dtype=np.float32)
+    a, b = max(start, 0), min(stop, len(x))
+    if b > a:
+        out[a - start:b - start] = x[a:b]
+    return out
+
+
+@dataclass
+class SampleOutput:
+    """What one sample produced, at the dataset rate."""
+
+    sample: Sample
+    user: np.ndarray
+    system: np.ndarray
+    context_user: np.ndarray | None
+    context_system: np.ndarray | None
+    frames: int
+    """Frames stepped for this sample alone (its continuation, or its whole replay)."""
+    trace: dict[str, Any]
+    seed: int
+
+
+class _Grid:
+    def __init__(self, t0: float, rate: int, frame: int) -> None:
+        self.t0, self.rate, self.frame = t0, rate, frame
+
+    def floor_frame(self, t: float) -> int:
+        return max(0, math.floor((t - self.t0) * self.rate / self.frame + 1e-9))
+
+    def ceil_frame(self, t: float) -> int:
+        return max(0, math.ceil((t - self.t0) * self.rate / self.frame - 1e-9))
+
+    def sample(self, t: float) -> int:
+        return round((t - self.t0) * self.rate)
+
+
+def _words_by_frame(words: Iterable[Word], channel: int, grid: _Grid) -> dict[int, str]:
+    out: dict[int, list[str]] = {}
+    for w in words:
+        if w.channel == channel and w.start >= grid.t0:
+            out.setdefault(grid.floor_frame(w.start), []).append(w.text)
+    return {k: " ".join(v) for k, v in out.items()}
+
+
+class _Inputs:
+    """Native-rate input streams of one pass."""
+
+    def __init__(self, audio: DialogueAudio, dialogue: Dialogue, user: int, grid: _Grid) -> None:
+        self.grid = grid
+        self.user = audio.channel(user, grid.rate)
+        self.reference = audio.channel(1 - user, grid.rate)
+        self.offset = round(grid.t0 * grid.rate)
+        self.words = _words_by_frame(dialogue.words or (), 1 - user, grid)
+
+    def user_frame(self, k: int, mute_sample: int | None = None) -> np.ndarray:
+        f = self.grid.frame
+        start = self.offset + k * f
+        x = _slice(self.user, start, start + f)
+        if mute_sample is not None:
+            cut = self.offset + mute_sample - start
+            if cut < f:
+                x[max(0, cut):] = 0.0
+        return x
+
+    def forced(self, k: int) -> Forced:
+        f = self.grid.frame
+        start = self.offset + k * f
+        return Forced(_slice(self.reference, start, start + f), self.words.get(k, ""))
+
+
+def _to_dataset_rate(x: np.ndarray, native: int, target: int, length: int) -> np.ndarray:
+    if native != target:
+        x = soxr.resample(x, native, target).astype(np.float32)
+    if len(x) < length:
+        x = np.concatenate([x, np.zeros(length - len(x), dtype=np.float32)])
+    return x[:length]
+
+
+def _muted_user(audio: DialogueAudio, s: Sample) -> np.ndarray:
+    sr = audio.sample_rate
+    a, b = round(s.input_start * sr), round(s.input_end * sr)
+    x = _slice(np.ascontiguousarray(audio.audio[:, s.user_channel]), a, b)
+    cut = round(s.mute_start * sr) - a
+    x[max(0, cut):] = 0.0
+    return x
+
+
+def run_group(
+    system: System,
+    dialogue: Dialogue,
+    audio: DialogueAudio,
+    samples: list[Sample],
+    protocol: Protocol,
+    run_seed: int,
+    use_snapshot: bool | None = None,
+    on_error: Callable[[Sample, BaseException], None] | None = None,
+) -> tuple[list[SampleOutput], int]:
+    """Run the samples of one (dialogue, user channel); returns their outputs and the total
+    number of frames stepped.  ``use_snapshot=None`` uses snapshots when the system has them."""
+    caps = system.capabilities
+    if use_snapshot is None:
+        use_snapshot = caps.snapshot
+    if protocol is Protocol.MULTI_REF and not caps.teacher_forcing_audio:
+        raise ValueError(f"system {system.name!r} does not support teacher forcing "
+                         "(needed by multi-ref)")
+    if protocol is Protocol.SINGLE:
+        outputs, frames = [], 0
+        for s in samples:
+            out, n = _run_single(system, dialogue, audio, s, run_seed, on_error)
+            frames += n
+            if out is not None:
+                outputs.append(out)
+        return outputs, frames
+    return _run_shared(system, dialogue, audio, samples, protocol, run_seed, use_snapshot,
+                       on_error)
+
+
+def _open(system: System, dialogue: Dialogue, audio: DialogueAudio, system_channel: int,
+          t0: float, seed: int) -> Session:
+    caps = system.capabilities
+    extras: dict[str, Any] = {}
+    if getattr(system, "needs_reference_audio", False):
+        ref = audio.channel(system_channel, caps.sample_rate)
+        extras["reference_audio"] = ref[round(t0 * caps.sample_rate):]
+    return system.open(SessionSpec(sample_rate=caps.sample_rate, seed=seed, dialogue=dialogue,
+                                   system_channel=system_channel, start_time=t0,
+                                   extras=extras))
+
+
+def _trace_seconds(trace: dict[str, Any], t0: float) -> dict[str, Any]:
+    out = dict(trace)
+    speech = trace.get("speech_samples")
+    rate = trace.get("sample_rate")
+    if speech is not None and rate:
+        out["system_speech"] = [[t0 + a / rate, t0 + b / rate] for a, b in speech]
+    return out
+
+
+def _run_single(system: System, dialogue: Dialogue, audio: DialogueAudio, s: Sample,
+                run_seed: int, on_error: Callable[[Sample, BaseException], None] | None,
+                ) -> tuple[SampleOutput | None, int]:
+    caps = system.capabilities
+    grid = _Grid(s.input_start, caps.sample_rate, caps.frame_size)
+    inputs = _Inputs(audio, dialogue, s.user_channel, grid)
+    seed = derive_seed(run_seed, f"{s.event_id}/{Protocol.SINGLE.value}")
+    end = grid.ceil_frame(s.input_end)
+    mute = grid.sample(s.mute_start)
+    frames: list[np.ndarray] = []
+    try:
+        session = _open(system, dialogue, audio, s.system_channel, grid.t0, seed)
+        for k in range(end):
+            frames.append(session.step(inputs.user_frame(k, mute)).audio)
+        trace = session.trace()
+        session.close()
+    except Exception as exc:  # a system failure is recorded for this sample
+        if on_error is None:
+            raise
+        on_error(s, exc)
+        return None, len(frames)
+    native = np.concatenate(frames) if frames else np.zeros(0, np.float32)
+    length = round(s.input_end * audio.sample_rate) - round(s.input_start * audio.sample_rate)
+    system_out = _to_dataset_rate(native[:grid.sample(s.input_end)], caps.sample_rate,
+                                  audio.sample_rate, length)
+    return SampleOutput(s, _muted_user(audio, s), system_out, None, None, end,
+                        _trace_seconds(trace, grid.t0), seed), end
+
+
+def _run_shared(system: System, dialogue: Dialogue, audio: DialogueAudio, samples: list[Sample],
+                protocol: Protocol, run_seed: int, use_snapshot: bool,
+                on_error: Callable[[Sample, BaseException], None] | None,
+                ) -> tuple[list[SampleOutput], int]:
+    caps = system.capabilities
+    t0 = min(s.context_start for s in samples)
+    grid = _Grid(t0, caps.sample_rate, caps.frame_size)
+    user = samples[0].user_channel
+    system_channel = samples[0].system_channel
+    inputs = _Inputs(audio, dialogue, user, grid)
+    forced = protocol is Protocol.MULTI_REF
+    pass_seed = derive_seed(run_seed, f"{dialogue.id}/ch{user}/{protocol.value}")
+    forks = {s.event_id: grid.floor_frame(s.fork_time) for s in samples}
+    total_frames = 0
+
+    def prefix_step(session: Session, k: int) -> np.ndarray:
+        if forced:
+            f = inputs.forced(k)
+            session.step(inputs.user_frame(k), f)
+            return f.audio
+        return session.step(inputs.user_frame(k)).audio
+
+    pass_out: list[np.ndarray] = []
+    snapshots: dict[int, Any] = {}
+    shared: Session | None = None
+    if use_snapshot:
+        wanted = sorted(set(forks.values()))
+        try:
+            shared = _open(system, dialogue, audio, system_channel, t0, pass_seed)
+            for k in range(wanted[-1] + 1):
+                if k in forks.values() and k not in snapshots:
+                    snapshots[k] = shared.snapshot()
+                if k == wanted[-1]:
+                    break
+                pass_out.append(prefix_step(shared, k))
+                total_frames += 1
+        except Exception as exc:
+            if on_error is None:
+                raise
+            for s in samples:
+                on_error(s, exc)
+            return [], total_frames
+
+    outputs: list[SampleOutput] = []
+    for s in samples:
+        fork = forks[s.event_id]
+        end = grid.ceil_frame(s.input_end)
+        mute = grid.sample(s.mute_start)
+        seed = derive_seed(run_seed, f"{s.event_id}/{protocol.value}")
+        own = 0
+        try:
+            if use_snapshot:
+                assert shared is not None
+                session = shared
+                session.restore(snapshots[fork])
+                prefix = pass_out[:fork]
+            else:
+                session = _open(system, dialogue, audio, system_channel, t0, pass_seed)
+                prefix = []
+                for k in range(fork):
+                    prefix.append(prefix_step(session, k))
+                    own += 1
+            session.reseed(seed)
+            cont = []
+            for k in range(fork, end):
+                cont.append(session.step(inputs.user_frame(k, mute)).audio)
+                own += 1
+            trace = session.trace()
+            if not use_snapshot:
+                session.close()
+        except Exception as exc:
+            if on_error is None:
+                raise
+            on_error(s, exc)
+            total_frames += own
+            continue
+        total_frames += own
+        native = np.concatenate(prefix + cont) if prefix or cont else np.zeros(0, np.float32)
+        outputs.append(_compose(s, native, grid, audio, forced, trace, own, seed, inputs))
+    if shared is not None:
+        shared.close()
+    return outputs, total_frames
+
+
+def _compose(s: Sample, native: np.ndarray, grid: _Grid, audio: DialogueAudio, forced: bool,
+             trace: dict[str, Any], frames: int, seed: int, inputs: _Inputs) -> SampleOutput:
+    """Cut a sample's native-rate output stream into its context and input parts."""
+    sr_d, sr_n = audio.sample_rate, grid.rate
+    if forced:  # the saved system channel is the reference until event_start
+        cut = grid.sample(s.event_start)
+        native = native.copy()
+        ref = _slice(inputs.reference, inputs.offset, inputs.offset + cut)
+        native[:min(cut, len(native))] = ref[:min(cut, len(native))]
+    a, b = grid.sample(s.input_start), grid.sample(s.input_end)
+    length = round(s.input_end * sr_d) - round(s.input_start * sr_d)
+    system_out = _to_dataset_rate(_slice(native, a, b), sr_n, sr_d, length)
+    ctx_user = ctx_system = None
+    if s.has_context:
+        c0 = grid.sample(s.context_start)
+        c_len = round(s.context_end * sr_d) - round(s.context_start * sr_d)
+        ctx_system = _to_dataset_rate(_slice(native, c0, a), sr_n, sr_d, c_len)
+        d0 = round(s.context_start * sr_d)
+        ctx_user = _slice(np.ascontiguousarray(audio.audio[:, s.user_channel]), d0, d0 + c_len)
+    return SampleOutput(s, _muted_user(audio, s), system_out, ctx_user, ctx_system, frames,
+                        _trace_seconds(trace, grid.t0), seed)
+
+
+EVENT_KINDS_MUTED_AT_END = (EventKind.BC, EventKind.BARGE_IN)

@@ -1,0 +1,181 @@
+"""The interface of a system under test: a frame-synchronous session.
+
+::
+
+    system = MySystem(**system_args)                # strings from --system-arg k=v
+    session = system.open(SessionSpec(sample_rate=system.capabilities.sample_rate, seed=...,
+                                      dialogue=..., start_time=...))
+    out = session.step(user_frame)                  # one frame in, one frame out
+    out = session.step(user_frame, force=Forced(reference_system_frame, "words"))
+    state = session.snapshot(); session.restore(state)      # capability ``snapshot``
+    session.reseed(seed)                            # at a sample's fork point
+    session.close()
+
+Conventions
+-----------
+* Audio frames are mono ``float32`` numpy arrays in [-1, 1] at the system's native
+  ``sample_rate`` (Hz), exactly ``frame_size`` samples long.  The runner resamples dataset audio
+  once to that rate and pads the last frame with zeros.
+* ``step`` returns the system's audio for the same frame interval (a full-duplex system emits
+  one frame per input frame) and any text it emitted during that frame.
+* Time inside a session is counted in frames from ``SessionSpec.start_time`` (seconds of the
+  dialogue where the first stepped frame begins).
+* Teacher forcing: ``force`` carries the reference system audio of that frame (and the reference
+  words that start in it); a system that declares ``teacher_forcing_audio`` must behave as if it
+  had said that audio, and its returned audio is ignored by the runner.
+* ``snapshot`` returns plain data that ``restore`` accepts, possibly several times; after
+  ``restore`` the session behaves exactly as it did when the snapshot was taken.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..data.dialogue import Dialogue
+
+__all__ = [
+    "Capabilities",
+    "ClockKind",
+    "Forced",
+    "Session",
+    "SessionSpec",
+    "StepOutput",
+    "System",
+    "SystemError_",
+]
+
+
+class ClockKind(StrEnum):
+    """How a system's time advances."""
+
+    FRAME = "frame"
+    """In-process, frame-synchronous: time advances one frame per ``step`` (offline driver)."""
+    INPUT = "input"
+    """A server clocked by its input stream (offline driver, deterministic timeline)."""
+    WALL = "wall"
+    """A wall-clock service (real-time driver: deadline pacing, recorded trace)."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a system declares it can do; the runner never guesses."""
+
+    sample_rate: int = 24000
+    """Native sample rate in Hz."""
+    frame_size: int = 1920
+    """Samples per frame at ``sample_rate`` (1920 at 24 kHz = 80 ms, Moshi's frame)."""
+    teacher_forcing_audio: bool = False
+    teacher_forcing_text: bool = False
+    snapshot: bool = False
+    batch: bool = False
+    clock: ClockKind = ClockKind.FRAME
+
+    @property
+    def frame_seconds(self) -> float:
+        """Frame duration in seconds."""
+        return self.frame_size / self.sample_rate
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain-data form, as recorded in run configs and ``duplexeval systems``."""
+        return {
+            "sample_rate": self.sample_rate, "frame_size": self.frame_size,
+            "teacher_forcing": {"audio": self.teacher_forcing_audio,
+                                "text": self.teacher_forcing_text},
+            "snapshot": self.snapshot, "batch": self.batch, "clock": self.clock.value,
+        }
+
+
+@dataclass(frozen=True)
+class Forced:
+    """Teacher forcing for one frame: reference system audio (native rate, one frame) and the
+    reference words whose start falls in this frame (space-joined, may be empty)."""
+
+    audio: np.ndarray
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class StepOutput:
+    """One frame of system output: audio (native rate, one frame) and text emitted in it."""
+
+    audio: np.ndarray
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """What a session is opened for."""
+
+    sample_rate: int
+    seed: int
+    dialogue: Dialogue | None = None
+    """The dialogue being evaluated (ids, language, domain; reference systems read more)."""
+    system_channel: int = 0
+    """The dialogue channel whose role the system takes."""
+    start_time: float = 0.0
+    """Dialogue time (s) at which the first stepped frame starts."""
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    """Runner-provided data, e.g. ``"reference_audio"``: the reference system channel at the
+    native rate from ``start_time`` (for the ``reference`` system)."""
+
+
+class SystemError_(RuntimeError):
+    """A system failed on a sample (recorded, the run goes on)."""
+
+
+class Session(abc.ABC):
+    """One stream of frames through a system."""
+
+    @abc.abstractmethod
+    def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
+        """Consume one frame of user audio; return one frame of system audio (+ text)."""
+
+    def snapshot(self) -> Any:
+        """Plain-data copy of the whole session state (capability ``snapshot``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not support snapshot")
+
+    def restore(self, state: Any) -> None:
+        """Return to a state from :meth:`snapshot` (reusable any number of times)."""
+        raise NotImplementedError(f"{type(self).__name__} does not support restore")
+
+    def reseed(self, seed: int) -> None:  # noqa: B027 - deterministic systems ignore it
+        """Re-derive the random state at a sample's fork point (stochastic systems)."""
+
+    def trace(self) -> dict[str, Any]:
+        """Extra per-session facts to record with a sample (e.g. exact speech intervals)."""
+        return {}
+
+    def close(self) -> None:  # noqa: B027 - most sessions hold nothing to release
+        """Release resources."""
+
+
+class System(abc.ABC):
+    """A system under test.  Subclasses set ``name``, ``version`` and ``capabilities``."""
+
+    name: ClassVar[str] = ""
+    version: ClassVar[str] = "0"
+    description: ClassVar[str] = ""
+    capabilities: Capabilities = Capabilities()
+
+    def __init__(self, **args: str) -> None:
+        unknown = set(args) - set(self.arg_names())
+        if unknown:
+            raise ValueError(f"system {self.name!r} takes no argument(s) "
+                             f"{', '.join(sorted(unknown))}; known: "
+                             f"{', '.join(self.arg_names()) or 'none'}")
+        self.args: dict[str, str] = dict(args)
+
+    @classmethod
+    def arg_names(cls) -> tuple[str, ...]:
+        """Names accepted by ``--system-arg``."""
+        return ()
+
+    @abc.abstractmethod
+    def open(self, spec: SessionSpec) -> Session:
+        """A new session, in its initial state."""

@@ -1,0 +1,209 @@
+"""``scripted``: a deterministic, configurable full-duplex system for tests and calibration.
+
+Behaviour (all times in seconds, decided on the frame clock)::
+
+    user    |====speech====|                         |==barge-in==|
+    system                  <-delay->|====speaks (duration)====|
+                                                     <stop_delay>^ stops
+
+* It hears the user through an energy detector: a frame is user speech when its RMS is above
+  ``threshold_db`` dBFS.
+* Listening, it starts speaking once the user has been silent for ``delay`` (+ uniform jitter in
+  [-jitter, +jitter] drawn from its seed) after user speech.
+* Speaking, it stops after ``duration`` seconds, or ``stop_delay`` after user speech starts;
+  user speech shorter than ``ignore_shorter`` is treated as a backchannel and ignored (the stop
+  then comes no earlier than ``ignore_shorter`` after the onset).
+* What it says is real speech from the packaged clip bank (language from the dialogue, else
+  ``language``), so VAD and ASR hear speech.  It logs the exact sample intervals
+  ``[start, end)`` of its speech (native rate, counted from the session start) in
+  :meth:`Session.trace`, together with the number of frames stepped.
+* Snapshot: its state is plain data.  Teacher forcing: forced frames replace its output; it
+  listens meanwhile and starts free-running after the last forced frame.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from .base import Capabilities, Forced, Session, SessionSpec, StepOutput, System
+from .clipbank import ClipBank
+
+__all__ = ["ScriptedSystem"]
+
+_FLOAT_ARGS = {"delay": 0.3, "duration": 2.0, "stop_delay": 0.2, "ignore_shorter": 0.0,
+               "jitter": 0.0, "threshold_db": -45.0, "min_user": 0.1}
+_INT_ARGS = {"sample_rate": 24000, "frame_size": 480}
+
+
+class _ScriptedSession(Session):
+    def __init__(self, params: dict[str, float], rate: int, frame: int, language: str,
+                 seed: int) -> None:
+        self.p = params
+        self.rate, self.frame = rate, frame
+        self.language = language
+        self.bank = ClipBank.load()
+        self.state: dict[str, Any] = {
+            "frame": 0, "speaking": False, "user_active_frames": 0, "user_silent_frames": 0,
+            "heard_user": False, "onset_frame": None, "speak_end": 0, "stop_at": None,
+            "utterance": [], "pos": 0, "speech": [], "threshold_delay": None,
+            "rng": np.random.default_rng(seed).bit_generator.state, "clips_said": 0,
+        }
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _rng(self) -> np.random.Generator:
+        gen = np.random.default_rng()
+        gen.bit_generator.state = self.state["rng"]
+        return gen
+
+    def _frames(self, seconds: float) -> int:
+        return max(0, round(seconds * self.rate / self.frame))
+
+    def _start_speaking(self) -> None:
+        s = self.state
+        gen = self._rng()
+        n_clips = len(self.bank.clips(self.language, "utterance"))
+        index = int(gen.integers(0, n_clips))
+        s["rng"] = gen.bit_generator.state
+        s["utterance"] = [index]
+        s["pos"] = 0
+        s["speaking"] = True
+        s["speak_end"] = s["frame"] + max(1, self._frames(self.p["duration"]))
+        s["stop_at"] = None
+        s["speech"].append([s["frame"] * self.frame, None])
+
+    def _stop_speaking(self) -> None:
+        s = self.state
+        s["speaking"] = False
+        s["stop_at"] = None
+        s["threshold_delay"] = None
+        if s["speech"] and s["speech"][-1][1] is None:
+            s["speech"][-1][1] = s["frame"] * self.frame
+
+    def _speech_frame(self) -> np.ndarray:
+        """The next frame of speech: clips concatenated, a new clip (seeded) when one ends."""
+        s = self.state
+        out = np.zeros(self.frame, dtype=np.float32)
+        filled = 0
+        while filled < self.frame:
+            clip = self.bank.pick(self.language, s["utterance"][-1]).resampled(self.rate)
+            take = min(self.frame - filled, len(clip) - s["pos"])
+            out[filled:filled + take] = clip[s["pos"]:s["pos"] + take]
+            filled += take
+            s["pos"] += take
+            if s["pos"] >= len(clip):
+                gen = self._rng()
+                s["utterance"].append(int(gen.integers(0, 1 << 30)))
+                s["rng"] = gen.bit_generator.state
+                s["pos"] = 0
+        return out
+
+    def _hear(self, user: np.ndarray) -> bool:
+        rms = float(np.sqrt(np.mean(np.square(user, dtype=np.float64)))) if len(user) else 0.0
+        return rms > 10 ** (self.p["threshold_db"] / 20)
+
+    # -- Session ---------------------------------------------------------------------------
+    def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
+        s = self.state
+        active = self._hear(user)
+        if active:
+            if s["user_active_frames"] == 0:
+                s["onset_frame"] = s["frame"]
+            s["user_active_frames"] += 1
+            s["user_silent_frames"] = 0
+            if s["user_active_frames"] >= self._frames(self.p["min_user"]):
+                s["heard_user"] = True
+        else:
+            s["user_active_frames"] = 0
+            s["user_silent_frames"] += 1
+
+        if force is not None:
+            if s["speaking"]:
+                self._stop_speaking()
+            s["frame"] += 1
+            return StepOutput(np.asarray(force.audio, dtype=np.float32))
+
+        if s["speaking"]:
+            if active and s["stop_at"] is None:
+                held = s["user_active_frames"] * self.frame / self.rate
+                if held >= self.p["ignore_shorter"] - 1e-9:
+                    wait = max(self.p["stop_delay"], self.p["ignore_shorter"])
+                    s["stop_at"] = s["onset_frame"] + self._frames(wait)
+            if not active and s["stop_at"] is not None and s["user_active_frames"] == 0 \
+                    and self.p["ignore_shorter"] > 0 and \
+                    (s["frame"] - s["onset_frame"]) * self.frame / self.rate \
+                    < self.p["ignore_shorter"]:
+                s["stop_at"] = None  # it was a backchannel after all
+            if s["frame"] >= s["speak_end"] or (s["stop_at"] is not None
+                                               and s["frame"] >= s["stop_at"]):
+                self._stop_speaking()
+                s["heard_user"] = active
+        elif s["heard_user"] and not active:
+            if s["threshold_delay"] is None:
+                gen = self._rng()
+                jitter = self.p["jitter"]
+                extra = float(gen.uniform(-jitter, jitter)) if jitter > 0 else 0.0
+                s["rng"] = gen.bit_generator.state
+                s["threshold_delay"] = max(1, self._frames(self.p["delay"] + extra))
+            if s["user_silent_frames"] >= s["threshold_delay"]:
+                s["heard_user"] = False
+                self._start_speaking()
+        elif active:
+            s["threshold_delay"] = None
+
+        audio = self._speech_frame() if s["speaking"] else np.zeros(self.frame, np.float32)
+        s["frame"] += 1
+        return StepOutput(audio)
+
+    def snapshot(self) -> Any:
+        return copy.deepcopy(self.state)
+
+    def restore(self, state: Any) -> None:
+        self.state = copy.deepcopy(state)
+
+    def reseed(self, seed: int) -> None:
+        self.state["rng"] = np.random.default_rng(seed).bit_generator.state
+
+    def trace(self) -> dict[str, Any]:
+        speech = [[a, b if b is not None else self.state["frame"] * self.frame]
+                  for a, b in self.state["speech"]]
+        return {"frames": self.state["frame"], "sample_rate": self.rate,
+                "speech_samples": speech}
+
+
+class ScriptedSystem(System):
+    """Deterministic rule-based full-duplex system speaking clips from the packaged bank."""
+
+    name = "scripted"
+    version = "1"
+    description = "rule-based: speaks `delay` s after the user stops, yields to barge-ins"
+
+    def __init__(self, **args: str) -> None:
+        super().__init__(**args)
+        self.params: dict[str, float] = {}
+        for key, default in _FLOAT_ARGS.items():
+            try:
+                self.params[key] = float(self.args.get(key, default))
+            except ValueError:
+                raise ValueError(f"system argument {key} must be a number") from None
+        try:
+            rate = int(self.args.get("sample_rate", _INT_ARGS["sample_rate"]))
+            frame = int(self.args.get("frame_size", rate // 50))
+        except ValueError:
+            raise ValueError("sample_rate and frame_size must be integers") from None
+        self.language = self.args.get("language", "")
+        self.capabilities = Capabilities(sample_rate=rate, frame_size=frame,
+                                         teacher_forcing_audio=True, snapshot=True)
+
+    @classmethod
+    def arg_names(cls) -> tuple[str, ...]:
+        return (*_FLOAT_ARGS, *_INT_ARGS, "language")
+
+    def open(self, spec: SessionSpec) -> Session:
+        language = self.language or (spec.dialogue.language if spec.dialogue else None) or "en"
+        if language not in ClipBank.load().languages():
+            language = "en"
+        return _ScriptedSession(self.params, self.capabilities.sample_rate,
+                                self.capabilities.frame_size, language, spec.seed)

@@ -1,0 +1,240 @@
+"""Running systems: shared-prefix vs replay bit-identity, frame counts, order independence,
+muting, run directories, resume after SIGKILL, failures, third-party systems."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from duplexeval.cli import main
+from duplexeval.data.dialogue import Dataset
+from duplexeval.data.validate import Need, load_dataset
+from duplexeval.execute import DialogueAudio, run_group
+from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.systems.base import Capabilities, Forced, Session, SessionSpec, StepOutput, System
+from duplexeval.systems.registry import load_system
+from test_annotate_audio import voice
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def voiced_copy(src: Path, dst: Path, ids: list[str] | None = None) -> Path:
+    """A copy of a toy set with noise-burst audio over every word."""
+    shutil.copytree(src, dst)
+    dataset, _ = load_dataset(dst)
+    for d in dataset.dialogues:
+        voice(dst / "txt_align" / f"{d.id}.txt", dst / "audio" / f"{d.id}.wav", 16000)
+    if ids is not None:
+        lines = [line for line in (dst / "test.jsonl").read_text().splitlines()
+                 if json.loads(line)["id"] in ids]
+        (dst / "test.jsonl").write_text("\n".join(lines) + "\n")
+    return dst
+
+
+@pytest.fixture(scope="module")
+def chat_voiced(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
+    src = REPO.parent / "shared" / "m3_toy" / "ja" / "chat" / "magicdata_toy"
+    if not src.is_dir():
+        pytest.skip("official M3 toy data not found (third-party data, not shipped)")
+    root = voiced_copy(src, tmp_path_factory.mktemp("voiced") / "chat")
+    dataset, _ = load_dataset(root, audio=Need.REQUIRE)
+    return dataset
+
+
+def run_all(system: System, dataset: Dataset, protocol: Protocol, snapshot: bool,
+            only: set[str] | None = None, seed: int = 7):
+    plan = build_plan(dataset.dialogues, PlanOptions(protocol=protocol))
+    outputs, frames, passes = {}, 0, 0
+    for (did, _), members in plan.groups().items():
+        members = [m for m in members if only is None or m.event_id in only]
+        if not members:
+            continue
+        d = dataset.get(did)
+        x, sr = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
+        outs, n = run_group(system, d, DialogueAudio(x, sr), members, protocol, seed,
+                            use_snapshot=snapshot)
+        frames += n
+        passes += 1
+        outputs.update({o.sample.event_id: o for o in outs})
+    return plan, outputs, frames, passes
+
+
+@pytest.mark.parametrize("protocol", [Protocol.MULTI_GEN, Protocol.MULTI_REF])
+def test_shared_prefix_is_bit_identical_to_replay(chat_voiced: Dataset,
+                                                  protocol: Protocol) -> None:
+    system = load_system("scripted", {"jitter": "0.1"})
+    plan, shared, frames_shared, passes = run_all(system, chat_voiced, protocol, True)
+    _, replay, frames_replay, _ = run_all(system, chat_voiced, protocol, False)
+    assert set(shared) == set(replay) == {s.event_id for s in plan.samples}
+    for event_id, a in shared.items():
+        b = replay[event_id]
+        assert np.array_equal(a.system, b.system) and np.array_equal(a.user, b.user)
+        assert np.array_equal(a.context_system, b.context_system)
+    # frames stepped: the plan's shared-prefix cost, to the frame rounding of each pass (one
+    # frame) and each continuation (< 2 frames: it starts at the frame boundary before its
+    # fork and ends at the boundary after input_end)
+    frame = system.capabilities.frame_seconds
+    n = len(plan.samples)
+    assert abs(frames_shared * frame - plan.model_seconds_shared_prefix()) <= frame * (passes
+                                                                                       + 2 * n)
+    assert abs(frames_replay * frame - plan.model_seconds_per_event()) <= frame * 2 * n
+    if protocol is Protocol.MULTI_GEN:
+        assert frames_replay / frames_shared >= 3.5
+
+
+def test_sample_output_does_not_depend_on_other_samples(chat_voiced: Dataset) -> None:
+    system = load_system("scripted", {"jitter": "0.2"})
+    _, everything, _, _ = run_all(system, chat_voiced, Protocol.MULTI_GEN, True)
+    picked = sorted(everything)[5::9]
+    _, alone, _, _ = run_all(system, chat_voiced, Protocol.MULTI_GEN, True, only=set(picked))
+    for event_id in picked:
+        assert np.array_equal(alone[event_id].system, everything[event_id].system)
+    _, other_seed, _, _ = run_all(system, chat_voiced, Protocol.MULTI_GEN, True,
+                                  only=set(picked), seed=8)
+    assert any(not np.array_equal(other_seed[e].system, everything[e].system) for e in picked)
+
+
+class Recorder(System):
+    """Test system: silent, remembers every frame it heard (plain-data snapshot)."""
+
+    name = "recorder"
+    capabilities = Capabilities(sample_rate=16000, frame_size=320, snapshot=True,
+                                teacher_forcing_audio=True)
+
+    def open(self, spec: SessionSpec) -> Session:
+        return _RecorderSession()
+
+
+class _RecorderSession(Session):
+    def __init__(self) -> None:
+        self.heard: list[np.ndarray] = []
+
+    def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
+        self.heard.append(user.copy())
+        return StepOutput(np.zeros_like(user))
+
+    def snapshot(self) -> Any:
+        return list(self.heard)
+
+    def restore(self, state: Any) -> None:
+        self.heard = list(state)
+
+    def trace(self) -> dict[str, Any]:
+        return {"heard": np.concatenate(self.heard).tolist()}
+
+
+@pytest.mark.parametrize("protocol", list(Protocol))
+def test_user_input_is_muted_per_event_kind(chat_voiced: Dataset, protocol: Protocol) -> None:
+    plan, outputs, _, _ = run_all(Recorder(), chat_voiced, protocol, True)
+    kinds = set()
+    for s in plan.samples:
+        out = outputs[s.event_id]
+        heard = np.asarray(out.trace["heard"], dtype=np.float32)
+        t0 = s.input_start if protocol is Protocol.SINGLE else s.context_start
+        mute = round((s.mute_start - t0) * 16000)
+        assert not heard[mute:].any(), s.event_id  # silent from the mute point on
+        # before it the system heard the user channel exactly
+        d = chat_voiced.get(s.sample_id)
+        x, _ = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
+        a = round(t0 * 16000)
+        expect = x[a:a + mute, s.user_channel]
+        assert np.array_equal(heard[:len(expect)], expect)
+        # the saved wav: ch0 is the input as fed over [input_start, input_end]
+        i0 = round((s.mute_start - s.input_start) * 16000)
+        assert not out.user[i0:].any()
+        kinds.add(s.event_type.value)
+    expected = {"TURN_SHIFT", "TURN_HOLD"} | ({"BC", "BARGE_IN"} if protocol.uses_context
+                                              else set())
+    assert kinds == expected
+
+
+def test_run_directory_config_resume_and_refusal(chat_voiced: Dataset, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    args = ["run", "--system", "scripted", "--dataset", str(chat_voiced.root), "--protocol",
+            "multi-gen", "--out", str(out), "--seed", "3"]
+    assert main(args) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["system"]["name"] == "scripted" and config["seed"] == 3
+    assert len(config["config_hash"]) == 64 and config["dataset"]["content_hash"]
+    summary = json.loads((out / "run_summary.json").read_text())
+    assert summary["samples"] == 67 and summary["failed"] == 0
+    meta = [json.loads(line) for line in (out / "metadata.jsonl").read_text().splitlines()]
+    assert len(meta) == 67 and {"event_id", "output_audio_path", "context_audio_path",
+                                "trigger_time", "use_context"} <= set(meta[0])
+    wav, sr = sf.read(str(out / meta[0]["output_audio_path"]))
+    assert wav.shape[1] == 2 and sr == 16000
+    before = {p: p.read_bytes() for p in out.glob("samples/*/*.wav")}
+    # re-running skips every finished sample
+    assert main(args) == 0
+    assert "resumed past 67" in capsys.readouterr().out
+    assert {p: p.read_bytes() for p in out.glob("samples/*/*.wav")} == before
+    # another configuration into the same directory is refused
+    assert main([*args[:-2], "--seed", "4"]) == 2
+    assert "different configuration (changed: seed)" in capsys.readouterr().err
+
+
+def test_resume_after_sigkill_gives_the_same_outputs(chat_voiced: Dataset,
+                                                     tmp_path: Path) -> None:
+    base = [sys.executable, "-m", "duplexeval.cli", "run", "--system", "scripted",
+            "--system-arg", "jitter=0.1", "--dataset", str(chat_voiced.root),
+            "--protocol", "multi-gen", "--seed", "5"]
+    clean = tmp_path / "clean"
+    subprocess.run([*base, "--out", str(clean)], check=True, capture_output=True)
+    killed = tmp_path / "killed"
+    rng = np.random.default_rng(0)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    for _ in range(3):
+        proc = subprocess.Popen([*base, "--out", str(killed)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=env)
+        time.sleep(float(rng.uniform(0.8, 2.5)))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    subprocess.run([*base, "--out", str(killed)], check=True, capture_output=True)
+    ours = sorted(p.relative_to(killed) for p in killed.glob("samples/*/*.wav"))
+    assert ours == sorted(p.relative_to(clean) for p in clean.glob("samples/*/*.wav"))
+    for rel in ours:
+        assert (killed / rel).read_bytes() == (clean / rel).read_bytes()
+    assert not list(killed.rglob(".*.tmp-*"))  # no temporary file left behind
+    assert (killed / "metadata.jsonl").read_text() == (clean / "metadata.jsonl").read_text()
+
+
+class Flaky(Recorder):
+    name = "flaky"
+
+    def open(self, spec: SessionSpec) -> Session:
+        if spec.dialogue is not None and spec.dialogue.id.startswith("A0050"):
+            raise RuntimeError("model crashed on this dialogue")
+        return super().open(spec)
+
+
+def test_failures_are_recorded_and_the_run_goes_on(chat_voiced: Dataset, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "flaky"
+    code = main(["run", "--system", "test_run:Flaky", "--dataset", str(chat_voiced.root),
+                 "--protocol", "single", "--out", str(out)])
+    assert code == 1
+    summary = json.loads((out / "run_summary.json").read_text())
+    assert summary["failed"] > 0 and summary["samples"] > 0
+    records = [json.loads(p.read_text()) for p in out.glob("samples/A0050*/*.json")]
+    assert records and all("model crashed" in r["error"] for r in records)
+    assert main(["run", "--system", "test_run:Flaky", "--dataset", str(chat_voiced.root),
+                 "--protocol", "single", "--out", str(tmp_path / "ff"), "--fail-fast"]) == 2
+    assert "model crashed" in capsys.readouterr().err
+
+
+def test_unknown_system_lists_the_valid_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--system", "nope", "--dataset", ".", "--protocol", "single"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown system 'nope'" in err and "scripted" in err and "silence" in err
