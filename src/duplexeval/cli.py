@@ -175,6 +175,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 1 if result.failed else 0
 
 
+def _cmd_voice_bursts(args: argparse.Namespace) -> int:
+    from .data.validate import Need, load_dataset
+    from .data.voice_bursts import voice_bursts
+
+    dataset, _ = load_dataset(Path(args.dataset), args.split, alignment=Need.REQUIRE)
+    written = voice_bursts(dataset, Path(args.output), args.sample_rate)
+    print(f"{args.output}: {len(written)} dialogue(s) voiced at {args.sample_rate} Hz")
+    return 0
+
+
 # ---------------------------------------------------------------- demo
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
@@ -252,6 +262,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed sample")
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("data", help="dataset utilities")
+    data_sub = p.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
+    q = data_sub.add_parser("voice-bursts", help="stereo audio for an annotated dataset: "
+                            "every word span filled with speech from the clip bank")
+    q.add_argument("dataset", metavar="ANNOTATED_DIR")
+    q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
+    q.add_argument("--split", default="test")
+    q.add_argument("--sample-rate", type=int, default=16000)
+    q.set_defaults(func=_cmd_voice_bursts)
 
     p = sub.add_parser("demo", help="the main job on the bundled data")
     p.add_argument("--data", action="append", default=[], metavar="DATASET_DIR",
