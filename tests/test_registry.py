@@ -1,0 +1,64 @@
+"""Systems plug in through the ``duplexeval.systems`` entry-point group."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from duplexeval.cli import main
+from duplexeval.systems.registry import available_systems, load_system
+
+PLUGIN = '''
+import numpy as np
+from duplexeval.systems.base import Capabilities, Session, StepOutput, System
+
+class _Echo(Session):
+    def step(self, user, force=None):
+        return StepOutput(np.asarray(user, dtype=np.float32) * 0.5)
+
+class EchoSystem(System):
+    name = "echo"
+    version = "2.1"
+    capabilities = Capabilities(sample_rate=16000, frame_size=160)
+
+    def open(self, spec):
+        return _Echo()
+'''
+
+
+@pytest.fixture
+def plugin_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A minimal installed distribution: a module and its dist-info with an entry point."""
+    (tmp_path / "echo_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    info = tmp_path / "echo_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-plugin\nVersion: 0.1\n",
+                                   encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[duplexeval.systems]\necho = echo_plugin:EchoSystem\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("echo_plugin", None)
+
+
+def test_third_party_system_is_found_listed_and_loaded(
+        plugin_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    systems = available_systems()
+    assert systems["echo"].origin == "echo-plugin"
+    system = load_system("echo")
+    assert system.version == "2.1" and system.capabilities.frame_size == 160
+    assert main(["systems"]) == 0
+    out = capsys.readouterr().out
+    assert "echo" in out and "echo-plugin" in out and "scripted" in out
+
+
+def test_module_class_form_and_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    assert load_system("duplexeval.systems.builtin:SilenceSystem").name == "silence"
+    with pytest.raises(Exception, match="takes no argument"):
+        load_system("silence", {"bogus": "1"})
+    assert main(["run", "--system", "no.such.module:X", "--dataset", ".", "--protocol",
+                 "single"]) == 2
+    assert "cannot import" in capsys.readouterr().err
