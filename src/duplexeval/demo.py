@@ -1,9 +1,11 @@
 """``duplexeval demo``: the main job on the bundled data.
 
-For now (no run pipeline yet) the demo re-derives every dataset's events from its word
-alignments and checks them against the shipped annotations, validates the dataset, plans it
-under the three protocols and prints what a run would execute, with the model-seconds cost of
-the official per-event execution and of shared-prefix execution.
+The demo re-derives every dataset's events from its word alignments and checks them against
+the shipped annotations, validates the dataset, plans it under the three protocols and prints
+the model-seconds cost of the official per-event execution and of shared-prefix execution.
+Then it voices each dataset's word spans with the clip bank (``voice-bursts``, until the
+synthesized suites exist) and runs ``reference`` and ``scripted`` on it under multi-gen into
+``runs/demo/`` (resumable: a second demo reuses finished samples).
 
 Datasets: the bundled ``sample-en`` and, when found, the official M3 toy sets (third-party data,
 not shipped: looked up in ``$DUPLEXEVAL_M3_TOY`` or a ``shared/m3_toy`` folder beside the
@@ -79,7 +81,7 @@ def _annotation_check(root: Path) -> tuple[int, int]:
     return same, shipped
 
 
-def run_demo(extra: list[Path], full: bool = False) -> int:
+def run_demo(extra: list[Path], full: bool = False, runs_root: Path = Path("runs/demo")) -> int:
     """Run the demo on the default datasets plus ``extra`` folders; returns the exit code."""
     datasets = default_datasets(full) + [DemoDataset(p.name, p, (0, 1)) for p in extra]
     if find_m3_toy() is None:
@@ -106,5 +108,34 @@ def run_demo(extra: list[Path], full: bool = False) -> int:
     print("What a run would execute (per-event = official cost; shared prefix = duplexeval)")
     print("\n".join(format_table(PLAN_HEADER, rows)))
     print()
-    print("Next: `duplexeval plan DATASET_DIR --protocol multi-gen --json` lists each sample.")
+    print("\n".join(_run_systems(datasets, runs_root)))
     return 0
+
+
+def _run_systems(datasets: list[DemoDataset], runs_root: Path) -> list[str]:
+    """Voice each dataset (voice-bursts, cached) and run ``reference`` and ``scripted`` on it
+    under multi-gen; returns the lines to print."""
+    from .data.validate import Need
+    from .data.voice_bursts import voice_bursts
+    from .runs import execute_run
+    from .systems.registry import load_system
+
+    lines = ["", "Runs (multi-gen; audio: word spans voiced with the clip bank)"]
+    for demo in datasets:
+        dataset, _ = load_dataset(demo.root)
+        voiced_root = runs_root / "data" / demo.name
+        if not (voiced_root / f"{dataset.split}.jsonl").exists():
+            voice_bursts(dataset, voiced_root)
+        voiced, _ = load_dataset(voiced_root, audio=Need.REQUIRE)
+        plan = build_plan(voiced.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN,
+                                                        channels=demo.channels))
+        for name in ("reference", "scripted"):
+            system = load_system(name)
+            out = runs_root / f"{name}-{demo.name}"
+            result = execute_run(system, voiced, plan, out, seed=0)
+            lines.append(f"  {out}: {result.samples} samples ok, {result.failed} failed, "
+                         f"{result.frames_stepped} frames stepped now")
+    lines.append("")
+    lines.append("Each run directory holds config.json, samples/*/*.wav (ch0 user as fed, ch1 "
+                 "system), metadata.jsonl and run_summary.json.")
+    return lines
