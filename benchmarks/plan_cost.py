@@ -16,7 +16,7 @@ from duplexeval.report_text import PLAN_HEADER, format_table, plan_row
 
 def main() -> None:
     rows = []
-    for demo in default_datasets(full=True):
+    for demo in default_datasets():
         dataset, _ = load_dataset(demo.root)
         for protocol in Protocol:
             options = PlanOptions(protocol=protocol, channels=demo.channels)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from duplexeval.data.dialogue import Dialogue, Word
@@ -78,4 +77,3 @@ def test_alignment_text_keeps_file_order(tmp_path: Path) -> None:
     words, problems = read_alignment(path)
     assert problems == []
     assert format_alignment(words) == text
-    shutil.rmtree(tmp_path)

@@ -189,7 +189,7 @@ def _cmd_voice_bursts(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    return run_demo([Path(p) for p in args.data], full=args.full)
+    return run_demo([Path(p) for p in args.data])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -276,7 +276,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the main job on the bundled data")
     p.add_argument("--data", action="append", default=[], metavar="DATASET_DIR",
                    help="extra dataset folders to include (repeatable)")
-    p.add_argument("--full", action="store_true", help="every bundled suite, not a subset")
     p.set_defaults(func=_cmd_demo)
     return parser
 

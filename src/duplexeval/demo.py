@@ -23,6 +23,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .data.annotate import annotate_alignment_files
+from .data.dialogue import Dataset
 from .data.m3 import ALIGN_DIR
 from .data.validate import load_dataset
 from .protocols import PlanOptions, Protocol, build_plan
@@ -61,7 +62,7 @@ def find_m3_toy() -> Path | None:
     return None
 
 
-def default_datasets(full: bool = False) -> list[DemoDataset]:
+def default_datasets() -> list[DemoDataset]:
     """The demo's datasets: bundled ones, plus the M3 toy sets when present."""
     out = [DemoDataset("sample-en", bundled_dataset("sample-en"), (0, 1))]
     toy = find_m3_toy()
@@ -71,19 +72,18 @@ def default_datasets(full: bool = False) -> list[DemoDataset]:
     return out
 
 
-def _annotation_check(root: Path) -> tuple[int, int]:
+def _annotation_check(dataset: Dataset) -> tuple[int, int]:
     """(events reproduced from the alignments, events shipped)."""
-    dataset, _ = load_dataset(root)
-    files = sorted((root / ALIGN_DIR).glob("*.txt"))
+    files = sorted((dataset.root / ALIGN_DIR).glob("*.txt"))
     derived = {d.id: set(d.events) for d in annotate_alignment_files(files)}
     shipped = sum(len(d.events) for d in dataset.dialogues)
     same = sum(len(set(d.events) & derived.get(d.id, set())) for d in dataset.dialogues)
     return same, shipped
 
 
-def run_demo(extra: list[Path], full: bool = False, runs_root: Path = Path("runs/demo")) -> int:
+def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo")) -> int:
     """Run the demo on the default datasets plus ``extra`` folders; returns the exit code."""
-    datasets = default_datasets(full) + [DemoDataset(p.name, p, (0, 1)) for p in extra]
+    datasets = default_datasets() + [DemoDataset(p.name, p, (0, 1)) for p in extra]
     if find_m3_toy() is None:
         print("note: the official M3 toy sets were not found (set DUPLEXEVAL_M3_TOY); "
               "using the bundled data only", file=sys.stderr)
@@ -92,8 +92,8 @@ def run_demo(extra: list[Path], full: bool = False, runs_root: Path = Path("runs
     steps = [(d, p) for d in datasets for p in Protocol]
     with tqdm(total=len(steps), desc="planning", unit="plan", file=sys.stderr) as bar:
         for demo in datasets:
-            same, shipped = _annotation_check(demo.root)
             dataset, _ = load_dataset(demo.root)
+            same, shipped = _annotation_check(dataset)
             checks.append(f"{demo.name}: {len(dataset)} dialogue(s), annotation from word "
                           f"alignments reproduces {same}/{shipped} events")
             for protocol in Protocol:

@@ -36,7 +36,6 @@ import numpy as np
 import soxr
 
 from .data.dialogue import Dialogue, Word
-from .events import EventKind
 from .protocols import Protocol, Sample
 from .systems.base import Forced, Session, SessionSpec, System
 
@@ -192,7 +191,7 @@ def _open(system: System, dialogue: Dialogue, audio: DialogueAudio, system_chann
           t0: float, seed: int) -> Session:
     caps = system.capabilities
     extras: dict[str, Any] = {}
-    if getattr(system, "needs_reference_audio", False):
+    if system.needs_reference_audio:
         ref = audio.channel(system_channel, caps.sample_rate)
         extras["reference_audio"] = ref[round(t0 * caps.sample_rate):]
     return system.open(SessionSpec(sample_rate=caps.sample_rate, seed=seed, dialogue=dialogue,
@@ -264,16 +263,16 @@ def _run_shared(system: System, dialogue: Dialogue, audio: DialogueAudio, sample
     snapshots: dict[int, Any] = {}
     shared: Session | None = None
     if use_snapshot:
-        wanted = sorted(set(forks.values()))
+        wanted = set(forks.values())
+        last = max(wanted)
         try:
             shared = _open(system, dialogue, audio, system_channel, t0, pass_seed)
-            for k in range(wanted[-1] + 1):
-                if k in forks.values() and k not in snapshots:
+            for k in range(last):
+                if k in wanted:
                     snapshots[k] = shared.snapshot()
-                if k == wanted[-1]:
-                    break
                 pass_out.append(prefix_step(shared, k))
                 total_frames += 1
+            snapshots[last] = shared.snapshot()
         except Exception as exc:
             if on_error is None:
                 raise
@@ -344,5 +343,3 @@ def _compose(s: Sample, native: np.ndarray, grid: _Grid, audio: DialogueAudio, f
     return SampleOutput(s, _muted_user(audio, s), system_out, ctx_user, ctx_system, frames,
                         _trace_seconds(trace, grid.t0), seed)
 
-
-EVENT_KINDS_MUTED_AT_END = (EventKind.BC, EventKind.BARGE_IN)

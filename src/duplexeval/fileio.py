@@ -11,7 +11,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,11 +63,6 @@ def json_line(obj: Any) -> str:
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as indented JSON atomically."""
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
-
-
-def atomic_write_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> None:
-    """Write already-terminated lines atomically."""
-    atomic_write_text(path, "".join(lines))
 
 
 def format_seconds(t: float) -> str:

@@ -23,7 +23,7 @@ Interval algebra (pyannote-style)::
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 __all__ = [
@@ -127,10 +127,6 @@ class Span:
     def shift(self, dt: float) -> Span:
         """The same span moved by ``dt`` seconds."""
         return Span(self.start + dt, self.end + dt)
-
-    def clip(self, bounds: Span) -> Span | None:
-        """Alias of ``self & bounds``."""
-        return self & bounds
 
 
 def merge_spans(spans: Iterable[Span], max_gap: float = 0.0) -> list[Span]:
@@ -241,7 +237,3 @@ class Timeline:
         """Every span moved by ``dt`` seconds."""
         return Timeline(tuple(s.shift(dt) for s in self.spans))
 
-
-def spans_of(pairs: Sequence[tuple[float, float]]) -> list[Span]:
-    """Convenience: ``[(start, end), ...]`` to spans."""
-    return [Span(float(a), float(b)) for a, b in pairs]

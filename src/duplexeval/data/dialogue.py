@@ -7,7 +7,7 @@ channels of that audio (0 = left, 1 = right), one speaker per channel.  Which ch
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -142,7 +142,7 @@ class Dataset:
     language: str | None = None
     domain: str | None = None
 
-    def __iter__(self) -> Iterable[Dialogue]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[Dialogue]:
         return iter(self.dialogues)
 
     def __len__(self) -> int:

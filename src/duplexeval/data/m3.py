@@ -45,6 +45,7 @@ __all__ = [
     "read_audio_info",
     "read_dataset_metadata",
     "read_events_jsonl",
+    "record_json",
     "write_alignment",
     "write_dataset",
 ]

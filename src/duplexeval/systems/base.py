@@ -162,6 +162,9 @@ class System(abc.ABC):
     version: ClassVar[str] = "0"
     description: ClassVar[str] = ""
     capabilities: Capabilities = Capabilities()
+    needs_reference_audio: ClassVar[bool] = False
+    """True when :meth:`open` needs ``SessionSpec.extras["reference_audio"]``: the reference
+    system channel at the native rate from ``start_time`` (the ``reference`` system)."""
 
     def __init__(self, **args: str) -> None:
         unknown = set(args) - set(self.arg_names())
@@ -175,6 +178,22 @@ class System(abc.ABC):
     def arg_names(cls) -> tuple[str, ...]:
         """Names accepted by ``--system-arg``."""
         return ()
+
+    def int_arg(self, name: str, default: int) -> int:
+        """A ``--system-arg`` as an integer (``default`` when absent)."""
+        try:
+            return int(self.args.get(name, default))
+        except ValueError:
+            raise ValueError(f"system argument {name} must be an integer, "
+                             f"got {self.args[name]!r}") from None
+
+    def float_arg(self, name: str, default: float) -> float:
+        """A ``--system-arg`` as a number (``default`` when absent)."""
+        try:
+            return float(self.args.get(name, default))
+        except ValueError:
+            raise ValueError(f"system argument {name} must be a number, "
+                             f"got {self.args[name]!r}") from None
 
     @abc.abstractmethod
     def open(self, spec: SessionSpec) -> Session:

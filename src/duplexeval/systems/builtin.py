@@ -3,20 +3,13 @@ dialogue's reference system channel: the human row of every table)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .base import Capabilities, Forced, Session, SessionSpec, StepOutput, System
 
 __all__ = ["ReferenceSystem", "SilenceSystem"]
-
-
-def _int_arg(args: dict[str, str], name: str, default: int) -> int:
-    try:
-        return int(args.get(name, default))
-    except ValueError:
-        raise ValueError(f"system argument {name} must be an integer, got {args[name]!r}") from None
 
 
 class _SilenceSession(Session):
@@ -38,17 +31,14 @@ class _SilenceSession(Session):
         return {"frames": self.frames, "speech_samples": []}
 
 
-class SilenceSystem(System):
-    """Never speaks: every timing metric's floor (TOR 0 on every shift)."""
-
-    name = "silence"
-    version = "1"
-    description = "never speaks"
+class _ReplaySystem(System):
+    """Shared setup: ``sample_rate`` (default 24000 Hz) and ``frame_size`` (default 20 ms)
+    arguments; teacher forcing of audio and text and snapshots are supported."""
 
     def __init__(self, **args: str) -> None:
         super().__init__(**args)
-        rate = _int_arg(self.args, "sample_rate", 24000)
-        frame = _int_arg(self.args, "frame_size", rate // 50)
+        rate = self.int_arg("sample_rate", 24000)
+        frame = self.int_arg("frame_size", rate // 50)
         self.capabilities = Capabilities(sample_rate=rate, frame_size=frame,
                                          teacher_forcing_audio=True, teacher_forcing_text=True,
                                          snapshot=True)
@@ -56,6 +46,14 @@ class SilenceSystem(System):
     @classmethod
     def arg_names(cls) -> tuple[str, ...]:
         return ("sample_rate", "frame_size")
+
+
+class SilenceSystem(_ReplaySystem):
+    """Never speaks: every timing metric's floor (TOR 0 on every shift)."""
+
+    name = "silence"
+    version = "1"
+    description = "never speaks"
 
     def open(self, spec: SessionSpec) -> Session:
         return _SilenceSession(self.capabilities.frame_size)
@@ -85,7 +83,7 @@ class _ReferenceSession(Session):
         return {"frames": self.frames}
 
 
-class ReferenceSystem(System):
+class ReferenceSystem(_ReplaySystem):
     """Replays the reference system channel of the dialogue, ignoring what it hears.
 
     Its smooth turn-taking latency equals the human latency by construction: a check on the
@@ -96,19 +94,7 @@ class ReferenceSystem(System):
     version = "1"
     description = "replays the dialogue's reference system channel (the human row)"
 
-    def __init__(self, **args: str) -> None:
-        super().__init__(**args)
-        rate = _int_arg(self.args, "sample_rate", 24000)
-        frame = _int_arg(self.args, "frame_size", rate // 50)
-        self.capabilities = Capabilities(sample_rate=rate, frame_size=frame,
-                                         teacher_forcing_audio=True, teacher_forcing_text=True,
-                                         snapshot=True)
-
-    @classmethod
-    def arg_names(cls) -> tuple[str, ...]:
-        return ("sample_rate", "frame_size")
-
-    needs_reference_audio = True
+    needs_reference_audio: ClassVar[bool] = True
 
     def open(self, spec: SessionSpec) -> Session:
         reference = spec.extras.get("reference_audio")

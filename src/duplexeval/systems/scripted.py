@@ -35,7 +35,6 @@ __all__ = ["ScriptedSystem"]
 
 _FLOAT_ARGS = {"delay": 0.3, "duration": 2.0, "stop_delay": 0.2, "ignore_shorter": 0.0,
                "jitter": 0.0, "threshold_db": -45.0, "min_user": 0.1}
-_INT_ARGS = {"sample_rate": 24000, "frame_size": 480}
 
 
 class _ScriptedSession(Session):
@@ -182,24 +181,16 @@ class ScriptedSystem(System):
 
     def __init__(self, **args: str) -> None:
         super().__init__(**args)
-        self.params: dict[str, float] = {}
-        for key, default in _FLOAT_ARGS.items():
-            try:
-                self.params[key] = float(self.args.get(key, default))
-            except ValueError:
-                raise ValueError(f"system argument {key} must be a number") from None
-        try:
-            rate = int(self.args.get("sample_rate", _INT_ARGS["sample_rate"]))
-            frame = int(self.args.get("frame_size", rate // 50))
-        except ValueError:
-            raise ValueError("sample_rate and frame_size must be integers") from None
+        self.params = {key: self.float_arg(key, default) for key, default in _FLOAT_ARGS.items()}
+        rate = self.int_arg("sample_rate", 24000)
+        frame = self.int_arg("frame_size", rate // 50)
         self.language = self.args.get("language", "")
         self.capabilities = Capabilities(sample_rate=rate, frame_size=frame,
                                          teacher_forcing_audio=True, snapshot=True)
 
     @classmethod
     def arg_names(cls) -> tuple[str, ...]:
-        return (*_FLOAT_ARGS, *_INT_ARGS, "language")
+        return (*_FLOAT_ARGS, "sample_rate", "frame_size", "language")
 
     def open(self, spec: SessionSpec) -> Session:
         language = self.language or (spec.dialogue.language if spec.dialogue else None) or "en"
