@@ -4,6 +4,7 @@ muting, run directories, resume after SIGKILL, failures, third-party systems."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -17,10 +18,11 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from conftest import make_dataset
 from duplexeval.cli import main
 from duplexeval.data.dialogue import Dataset
 from duplexeval.data.validate import Need, load_dataset
-from duplexeval.execute import DialogueAudio, run_group
+from duplexeval.execute import DialogueAudio, frames_needed, run_group
 from duplexeval.protocols import PlanOptions, Protocol, build_plan
 from duplexeval.systems.base import Capabilities, Forced, Session, SessionSpec, StepOutput, System
 from duplexeval.systems.registry import load_system
@@ -81,14 +83,16 @@ def test_shared_prefix_is_bit_identical_to_replay(chat_voiced: Dataset,
         b = replay[event_id]
         assert np.array_equal(a.system, b.system) and np.array_equal(a.user, b.user)
         assert np.array_equal(a.context_system, b.context_system)
-    # frames stepped: the plan's shared-prefix cost, to the frame rounding of each pass (one
-    # frame) and each continuation (< 2 frames: it starts at the frame boundary before its
-    # fork and ends at the boundary after input_end)
-    frame = system.capabilities.frame_seconds
+    # frames stepped: exactly the grid count of the plan, and within one frame per pass of the
+    # plan's seconds (a pass: a group's prefix, or one sample's continuation)
+    caps = system.capabilities
+    groups = [list(m) for m in plan.groups().values()]
+    assert frames_shared == sum(frames_needed(m, protocol, caps, True) for m in groups)
+    assert frames_replay == sum(frames_needed(m, protocol, caps, False) for m in groups)
+    frame = caps.frame_seconds
     n = len(plan.samples)
-    assert abs(frames_shared * frame - plan.model_seconds_shared_prefix()) <= frame * (passes
-                                                                                       + 2 * n)
-    assert abs(frames_replay * frame - plan.model_seconds_per_event()) <= frame * 2 * n
+    assert abs(frames_shared * frame - plan.model_seconds_shared_prefix()) <= frame * (passes + n)
+    assert abs(frames_replay * frame - plan.model_seconds_per_event()) <= frame * n
     if protocol is Protocol.MULTI_GEN:
         assert frames_replay / frames_shared >= 3.5
 
@@ -134,6 +138,72 @@ class _RecorderSession(Session):
         return {"heard": np.concatenate(self.heard).tolist()}
 
 
+class TextRecorder(System):
+    """Test system taking text: remembers the forced audio and text of every frame."""
+
+    name = "text-recorder"
+    capabilities = Capabilities(sample_rate=16000, frame_size=320, snapshot=True,
+                                teacher_forcing_audio=True, teacher_forcing_text=True)
+
+    def open(self, spec: SessionSpec) -> Session:
+        return _TextRecorderSession()
+
+
+class _TextRecorderSession(_RecorderSession):
+    def __init__(self) -> None:
+        super().__init__()
+        self.forced: list[tuple[np.ndarray, str] | None] = []
+
+    def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
+        self.forced.append(None if force is None else (force.audio.copy(), force.text))
+        return super().step(user, force)
+
+    def snapshot(self) -> Any:
+        return list(self.heard), list(self.forced)
+
+    def restore(self, state: Any) -> None:
+        self.heard, self.forced = list(state[0]), list(state[1])
+
+    def trace(self) -> dict[str, Any]:
+        return {"forced": self.forced}
+
+
+def test_multi_ref_forces_reference_audio_and_words_until_the_fork(tmp_path: Path) -> None:
+    """Reference words reach the system at the frame holding their start (20 ms frames):
+
+    ch0  hello there             what
+         ██████████           ████████
+    ch1            ██████████           ██████████
+                   hi friend            this
+         0        2.5       4.5  5.0   7.0 7.4    9.5 s
+    """
+    words = [(0, 0.0, 1.0, "hello"), (0, 1.1, 2.5, "there"), (1, 2.53, 3.0, "hi"),
+             (1, 3.1, 4.5, "friend"), (0, 5.0, 7.0, "what"), (1, 7.4, 9.5, "this")]
+    events = {"0": [("TURN", 0.0, 2.5), ("TURN", 5.0, 7.0), ("TURN_SHIFT", 4.5, 5.0)],
+              "1": [("TURN", 2.53, 4.5), ("TURN_SHIFT", 2.5, 2.53), ("TURN", 7.4, 9.5),
+                    ("TURN_SHIFT", 7.0, 7.4)]}
+    root = make_dataset(tmp_path / "d", events, words, audio_seconds=20.0)
+    rng = np.random.default_rng(1)
+    stereo = rng.uniform(-0.5, 0.5, (20 * 16000, 2)).astype(np.float32)
+    sf.write(str(root / "audio" / "d1.wav"), stereo, 16000, subtype="FLOAT")
+    dataset, _ = load_dataset(root, audio=Need.REQUIRE)
+    plan, outputs, _, _ = run_all(TextRecorder(), dataset, Protocol.MULTI_REF, True)
+    checked: list[int] = []
+    for s in plan.samples:
+        forced = outputs[s.event_id].trace["forced"]
+        t0 = min(x.context_start for x in plan.samples if x.user_channel == s.user_channel)
+        fork = math.floor((s.fork_time - t0) * 50 + 1e-9)
+        assert all(f is not None for f in forced[:fork]) and all(f is None for f in forced[fork:])
+        ref = stereo[round(t0 * 16000):, s.system_channel]
+        heard = np.concatenate([f[0] for f in forced[:fork]])
+        assert np.array_equal(heard, ref[:len(heard)])
+        expect = {math.floor((w0 - t0) * 50 + 1e-9): w for c, w0, _, w in words
+                  if c == s.system_channel and t0 <= w0 and w0 - t0 < fork / 50}
+        assert {k: f[1] for k, f in enumerate(forced[:fork]) if f[1]} == expect
+        checked.append(len(expect))
+    assert sorted(checked) == [0, 2, 2]  # words before the 2.5 s, 4.5 s and 7.0 s events
+
+
 @pytest.mark.parametrize("protocol", list(Protocol))
 def test_user_input_is_muted_per_event_kind(chat_voiced: Dataset, protocol: Protocol) -> None:
     plan, outputs, _, _ = run_all(Recorder(), chat_voiced, protocol, True)
@@ -165,6 +235,8 @@ def test_run_directory_config_resume_and_refusal(chat_voiced: Dataset, tmp_path:
     args = ["run", "--system", "scripted", "--dataset", str(chat_voiced.root), "--protocol",
             "multi-gen", "--out", str(out), "--seed", "3"]
     assert main(args) == 0
+    bar = capsys.readouterr().err  # the progress bar: samples done, rate and ETA
+    assert "scripted multi-gen" in bar and "67/67" in bar and "sample/s" in bar and "<" in bar
     config = json.loads((out / "config.json").read_text())
     assert config["system"]["name"] == "scripted" and config["seed"] == 3
     assert len(config["config_hash"]) == 64 and config["dataset"]["content_hash"]

@@ -37,7 +37,7 @@ import soxr
 
 from .data.dialogue import Dialogue, Word
 from .protocols import Protocol, Sample
-from .systems.base import Forced, Session, SessionSpec, System
+from .systems.base import Capabilities, Forced, Session, SessionSpec, System
 
 __all__ = ["DialogueAudio", "SampleOutput", "derive_seed", "run_group"]
 
@@ -104,6 +104,24 @@ class _Grid:
 
     def sample(self, t: float) -> int:
         return round((t - self.t0) * self.rate)
+
+
+def frames_needed(samples: list[Sample], protocol: Protocol, capabilities: Capabilities,
+                  use_snapshot: bool = True) -> int:
+    """Frames :func:`run_group` steps for one (dialogue, user channel) group, on its frame grid.
+
+    Conventions: the grid starts at the group's earliest ``context_start`` (``input_start``
+    under single); a fork snaps to the frame boundary at or before ``fork_time`` and a sample
+    ends at the boundary at or after ``input_end``.  So each pass is within one frame of the
+    plan's seconds at its end, and a continuation also within one frame at its start."""
+    caps = capabilities
+    if protocol is Protocol.SINGLE:
+        return sum(_Grid(s.input_start, caps.sample_rate, caps.frame_size).ceil_frame(s.input_end)
+                   for s in samples)
+    grid = _Grid(min(s.context_start for s in samples), caps.sample_rate, caps.frame_size)
+    forks = [grid.floor_frame(s.fork_time) for s in samples]
+    tails = sum(grid.ceil_frame(s.input_end) - f for s, f in zip(samples, forks, strict=True))
+    return (max(forks) if use_snapshot else sum(forks)) + tails
 
 
 def _words_by_frame(words: Iterable[Word], channel: int, grid: _Grid) -> dict[int, str]:
