@@ -11,7 +11,9 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .errors import DuplexevalError
@@ -185,6 +187,62 @@ def _cmd_voice_bursts(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- analysis and scores
+def _analysis_options(args: argparse.Namespace) -> Any:
+    from .analysis.activity import ActivityOptions, VadEngine
+    from .analysis.pipeline import AnalysisOptions
+
+    vad = ActivityOptions(engine=VadEngine(args.vad))
+    if args.vad_threshold is not None:
+        vad = replace(vad, silero_threshold=args.vad_threshold)
+    return AnalysisOptions(vad=vad, asr=args.asr, language=args.language)
+
+
+def _add_analysis_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vad", choices=["silero", "energy", "webrtc"], default="silero",
+                   help="voice activity engine (default silero, energy-refined)")
+    p.add_argument("--vad-threshold", type=float, default=None,
+                   help="silero speech probability threshold (default 0.5)")
+    p.add_argument("--asr", default="base-packaged",
+                   help="faster-whisper model name or path; base-packaged (offline default) "
+                        "or none (voice activity only)")
+    p.add_argument("--language", default=None, help="ASR language (default: the dataset's)")
+
+
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    from .analysis.pipeline import analyze_run
+
+    folder = analyze_run(Path(args.run_dir), _analysis_options(args), truth=args.truth)
+    print(f"analysis written to {folder}")
+    return 0
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from .report_text import timing_table_lines
+    from .score_run import score_official, score_run_dir
+
+    path = Path(args.path)
+    if args.m3:
+        if args.output is None:
+            raise DuplexevalError("score --m3 needs -o OUT_DIR")
+        out = Path(args.output)
+        results = score_official(path, out, args.variant, args.language or "",
+                                 args.domain or "", args.transcript_key)
+    else:
+        explicit = any(getattr(args, k) != v for k, v in
+                       (("vad", "silero"), ("vad_threshold", None),
+                        ("asr", "base-packaged"), ("language", None)))
+        results, out = score_run_dir(path, Path(args.output) if args.output else None,
+                                     args.variant, _analysis_options(args) if explicit else None,
+                                     truth=args.truth)
+    label = path.name or str(path)
+    print("\n".join(timing_table_lines([(label, results)])))
+    print(f"\n{len(results.events)} event(s) scored ({results.variant.name} "
+          f"v{results.variant.version}); per_event.jsonl, aggregate.json and results.json "
+          f"in {out}")
+    return 0
+
+
 # ---------------------------------------------------------------- demo
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
@@ -272,6 +330,27 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--split", default="test")
     q.add_argument("--sample-rate", type=int, default=16000)
     q.set_defaults(func=_cmd_voice_bursts)
+
+    p = sub.add_parser("analyze", help="voice activity and ASR on every sample of a run")
+    p.add_argument("run_dir", metavar="RUN_DIR")
+    _add_analysis_args(p)
+    p.add_argument("--truth", action="store_true", help="segments from the speech intervals "
+                   "the system logged (scripted), into RUN_DIR/analysis-truth")
+    p.set_defaults(func=_cmd_analyze)
+
+    p = sub.add_parser("score", help="timing metrics of a run directory (or, with --m3, of an "
+                       "official M3-DuplexBench output folder)")
+    p.add_argument("path", metavar="RUN_DIR|DIR")
+    p.add_argument("--m3", action="store_true", help="PATH is an official M3 output folder")
+    p.add_argument("-o", "--output", default=None, metavar="OUT_DIR",
+                   help="where to write (default RUN_DIR/scores; required with --m3)")
+    p.add_argument("--variant", default="m3", help="timing metric variant (default m3)")
+    p.add_argument("--domain", default=None, help="with --m3: the domain, for breakdowns")
+    p.add_argument("--transcript-key", default="output_asr_path",
+                   help="with --m3: the metadata field holding the transcript path")
+    p.add_argument("--truth", action="store_true", help="score the logged-truth analysis")
+    _add_analysis_args(p)
+    p.set_defaults(func=_cmd_score)
 
     p = sub.add_parser("demo", help="the main job on the bundled data")
     p.add_argument("--data", action="append", default=[], metavar="DATASET_DIR",

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .protocols import TASKS, Plan
 
-__all__ = ["format_table", "plan_summary_lines"]
+if TYPE_CHECKING:
+    from .results import AggregateRow, Results
+
+__all__ = ["format_table", "plan_summary_lines", "timing_table_lines"]
 
 _TASK_SHORT = {
     "smooth_turn_taking": "SHIFT",
@@ -49,3 +53,45 @@ PLAN_HEADER = ["dataset", "protocol", "samples", *(_TASK_SHORT[t] for t in TASKS
 def plan_summary_lines(name: str, plan: Plan) -> list[str]:
     """A one-row table describing ``plan``."""
     return format_table(PLAN_HEADER, [plan_row(name, plan)])
+
+
+# -- timing results --------------------------------------------------------------------------
+
+TIMING_COLUMNS: tuple[tuple[str, str, str, float], ...] = (
+    # header, event type, metric, scale
+    ("SHIFT TOR% ↑", "TURN_SHIFT", "tor ↑", 100.0),
+    ("SHIFT lat s ↓", "TURN_SHIFT", "latency ↓", 1.0),
+    ("MAE human s ↓", "TURN_SHIFT", "latency_abs_err_to_human", 1.0),
+    ("HOLD TOR% ↓", "TURN_HOLD", "tor ↓", 100.0),
+    ("HOLD lat s ↑", "TURN_HOLD", "latency ↑", 1.0),
+    ("BC stop s ↑", "BC", "stop_latency ↑", 1.0),
+    ("BARGE stop s ↓", "BARGE_IN", "stop_latency ↓", 1.0),
+)
+"""The M3 timing table: (header, event type, metric, scale) per column."""
+
+
+def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all",
+                       domain: str = "all") -> list[str]:
+    """The M3 timing table, one row per (label, results): mean ± 95 % CI half-width, † where
+    fewer than 20 events, ``-`` where the run has no such event."""
+    table = []
+    for label, results in rows:
+        cells: dict[tuple[str, str], AggregateRow] = {
+            (r.event_type, r.metric): r for r in results.aggregates
+            if r.language == language and r.domain == domain}
+        line: list[object] = [label]
+        for _, event_type, metric, scale in TIMING_COLUMNS:
+            row = cells.get((event_type, metric))
+            line.append("-" if row is None else _cell(row, scale))
+        table.append(line)
+    return format_table(["system", *(c[0] for c in TIMING_COLUMNS)], table)
+
+
+def _cell(row: AggregateRow, scale: float) -> str:
+    if row.mean is None:
+        return "-"
+    digits = 1 if scale == 100.0 else 2
+    text = f"{row.mean * scale:.{digits}f}"
+    if row.ci95_half_width is not None:
+        text += f"±{row.ci95_half_width * scale:.{digits}f}"
+    return text + ("†" if row.few_events else "")

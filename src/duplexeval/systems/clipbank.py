@@ -32,6 +32,9 @@ __all__ = ["KINDS", "Clip", "ClipBank", "ClipBankInvalid", "fill_span"]
 KINDS = ("utterance", "backchannel")
 MANIFEST = "clips.json"
 FADE_S = 0.005  # fade-in/out length of fill_span, seconds
+SPEECH_FRAME_S = 0.005  # frame of the speech-interval rule, seconds
+SPEECH_THRESHOLD_DB = 40.0  # a frame is speech within this many dB of the clip's loudest frame
+SPEECH_BRIDGE_S = 0.05  # silences shorter than this inside a clip are part of the speech
 
 
 class ClipBankInvalid(DuplexevalError):
@@ -50,11 +53,42 @@ class Clip:
     sample_rate: int
     _resampled: dict[int, np.ndarray] = field(
         default_factory=dict, init=False, repr=False, compare=False)
+    _speech: dict[int, tuple[tuple[int, int], ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def duration(self) -> float:
         """Length in seconds."""
         return len(self.audio) / self.sample_rate
+
+    def speech_samples(self, sample_rate: int | None = None) -> tuple[tuple[int, int], ...]:
+        """Where the clip's speech is: ``[start, end)`` sample intervals at ``sample_rate``
+        (default the clip's own rate), sorted and disjoint.
+
+        The rule, on the clean clip itself: 5 ms frames whose RMS is within 40 dB of the clip's
+        loudest frame are speech; silences under 50 ms between them are bridged.  It depends
+        only on the clip, so a system that plays clips can log its true speech exactly.
+        """
+        rate = sample_rate or self.sample_rate
+        cached = self._speech.get(rate)
+        if cached is None:
+            hop = max(1, round(SPEECH_FRAME_S * self.sample_rate))
+            n = len(self.audio) // hop
+            frames = self.audio[:n * hop].reshape(n, hop).astype(np.float64)
+            rms = np.sqrt(np.mean(frames**2, axis=1))
+            active = rms > rms.max() * 10 ** (-SPEECH_THRESHOLD_DB / 20) if n else rms > 0
+            bounds = np.flatnonzero(np.diff(np.concatenate([[0], active.astype(np.int8), [0]])))
+            runs: list[list[int]] = []
+            bridge = round(SPEECH_BRIDGE_S * self.sample_rate)
+            for a, b in zip(bounds[::2] * hop, bounds[1::2] * hop, strict=True):
+                if runs and a - runs[-1][1] < bridge:
+                    runs[-1][1] = int(b)
+                else:
+                    runs.append([int(a), int(b)])
+            scale = rate / self.sample_rate
+            cached = tuple((round(a * scale), round(b * scale)) for a, b in runs)
+            self._speech[rate] = cached
+        return cached
 
     def resampled(self, sample_rate: int) -> np.ndarray:
         """The audio at ``sample_rate`` Hz (float32, read-only; computed once per rate).

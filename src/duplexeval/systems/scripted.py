@@ -15,8 +15,10 @@ Behaviour (all times in seconds, decided on the frame clock)::
   then comes no earlier than ``ignore_shorter`` after the onset).
 * What it says is real speech from the packaged clip bank (language from the dialogue, else
   ``language``), so VAD and ASR hear speech.  It logs the exact sample intervals
-  ``[start, end)`` of its speech (native rate, counted from the session start) in
-  :meth:`Session.trace`, together with the number of frames stepped.
+  ``[start, end)`` of its speech (``speech_samples``: where the clips it played have speech, by
+  :meth:`Clip.speech_samples`, cut where it stopped) and of its speaking turns
+  (``turn_samples``), native rate, counted from the session start, in :meth:`Session.trace`,
+  together with the number of frames stepped.
 * Snapshot: its state is plain data.  Teacher forcing: forced frames replace its output; it
   listens meanwhile and starts free-running after the last forced frame.
 """
@@ -47,7 +49,7 @@ class _ScriptedSession(Session):
         self.state: dict[str, Any] = {
             "frame": 0, "speaking": False, "user_active_frames": 0, "user_silent_frames": 0,
             "heard_user": False, "onset_frame": None, "speak_end": 0, "stop_at": None,
-            "utterance": [], "pos": 0, "speech": [], "threshold_delay": None,
+            "utterance": [], "pos": 0, "speech": [], "turns": [], "threshold_delay": None,
             "rng": np.random.default_rng(seed).bit_generator.state, "clips_said": 0,
         }
 
@@ -71,15 +73,15 @@ class _ScriptedSession(Session):
         s["speaking"] = True
         s["speak_end"] = s["frame"] + max(1, self._frames(self.p["duration"]))
         s["stop_at"] = None
-        s["speech"].append([s["frame"] * self.frame, None])
+        s["turns"].append([s["frame"] * self.frame, None])
 
     def _stop_speaking(self) -> None:
         s = self.state
         s["speaking"] = False
         s["stop_at"] = None
         s["threshold_delay"] = None
-        if s["speech"] and s["speech"][-1][1] is None:
-            s["speech"][-1][1] = s["frame"] * self.frame
+        if s["turns"] and s["turns"][-1][1] is None:
+            s["turns"][-1][1] = s["frame"] * self.frame
 
     def _speech_frame(self) -> np.ndarray:
         """The next frame of speech: clips concatenated, a new clip (seeded) when one ends."""
@@ -87,9 +89,12 @@ class _ScriptedSession(Session):
         out = np.zeros(self.frame, dtype=np.float32)
         filled = 0
         while filled < self.frame:
-            clip = self.bank.pick(self.language, s["utterance"][-1]).resampled(self.rate)
+            picked = self.bank.pick(self.language, s["utterance"][-1])
+            clip = picked.resampled(self.rate)
             take = min(self.frame - filled, len(clip) - s["pos"])
             out[filled:filled + take] = clip[s["pos"]:s["pos"] + take]
+            self._log_speech(picked.speech_samples(self.rate), s["pos"], take,
+                             s["frame"] * self.frame + filled)
             filled += take
             s["pos"] += take
             if s["pos"] >= len(clip):
@@ -98,6 +103,20 @@ class _ScriptedSession(Session):
                 s["rng"] = gen.bit_generator.state
                 s["pos"] = 0
         return out
+
+    def _log_speech(self, speech: tuple[tuple[int, int], ...], pos: int, take: int,
+                    at: int) -> None:
+        """Log the clip's speech inside ``[pos, pos + take)``, placed at output sample ``at``."""
+        log = self.state["speech"]
+        for a, b in speech:
+            a, b = max(a, pos), min(b, pos + take)
+            if a >= b:
+                continue
+            start, end = at + a - pos, at + b - pos
+            if log and log[-1][1] == start:
+                log[-1][1] = end
+            else:
+                log.append([start, end])
 
     def _hear(self, user: np.ndarray) -> bool:
         rms = float(np.sqrt(np.mean(np.square(user, dtype=np.float64)))) if len(user) else 0.0
@@ -166,10 +185,11 @@ class _ScriptedSession(Session):
         self.state["rng"] = np.random.default_rng(seed).bit_generator.state
 
     def trace(self) -> dict[str, Any]:
-        speech = [[a, b if b is not None else self.state["frame"] * self.frame]
-                  for a, b in self.state["speech"]]
+        turns = [[a, b if b is not None else self.state["frame"] * self.frame]
+                 for a, b in self.state["turns"]]
         return {"frames": self.state["frame"], "sample_rate": self.rate,
-                "speech_samples": speech}
+                "speech_samples": [list(x) for x in self.state["speech"]],
+                "turn_samples": turns}
 
 
 class ScriptedSystem(System):

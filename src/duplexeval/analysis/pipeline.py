@@ -1,0 +1,215 @@
+"""``duplexeval analyze``: turn every sample of a run into timestamped speech segments.
+
+For each finished sample the stereo output wav (channel 0 the user input as fed, channel 1 the
+system output; time zero = ``input_start``) is analysed channel by channel:
+
+1. voice activity (:func:`~duplexeval.analysis.activity.detect_activity`) gives speech spans;
+2. spans closer than 0.5 s merge into segments (the official segmentation rule);
+3. with ASR, the speech regions are transcribed (word timestamps) and each word is attached to
+   the segment it overlaps most (words over no segment are dropped as hallucinations on
+   silence); words give the segment its text and word count (``chunks``), the VAD gives its
+   boundaries.  Without ASR (``asr="none"``) segments have no words.
+
+Deviation from the official pipeline, on purpose: the official boundaries are MFA word times of
+Whisper text; ours are VAD boundaries, which are measured against logged truth (benchmark
+``benchmarks/analysis_accuracy.py``) and need no aligner.
+
+Outputs, in ``RUN_DIR/analysis/`` (the official ``asr/`` layout, so ``score --m3`` reads it too):
+``{sample_id}/{event_id}.json`` transcripts, ``metadata.jsonl`` (the run's metadata plus
+``output_asr_path``, relative to this folder) and ``settings.json``.  Per-channel results are
+cached under ``cache_root()/analysis`` by (audio content hash, settings), so re-analysis is free.
+
+``truth=True`` writes ``RUN_DIR/analysis-truth/`` instead, with channel-1 segments from the
+speech intervals the system logged (``trace.system_speech``, e.g. ``scripted``): the reference
+the analysis is checked against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import soundfile as sf
+from tqdm import tqdm
+
+from .. import __version__
+from ..cache import cache_root
+from ..errors import DuplexevalError
+from ..fileio import atomic_write_json, atomic_write_text, json_line
+from ..timeline import Span
+from .activity import ActivityOptions, VadEngine, detect_activity
+from .segments import Chunk, Segment, segments_from_spans, transcript_json
+
+__all__ = ["ANALYSIS_DIR", "TRUTH_DIR", "AnalysisOptions", "analyze_channel", "analyze_run"]
+
+ANALYSIS_DIR = "analysis"
+TRUTH_DIR = "analysis-truth"
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    """Everything that changes the analysis (recorded in ``settings.json`` and results)."""
+
+    vad: ActivityOptions = field(default_factory=lambda: ActivityOptions(engine=VadEngine.SILERO))
+    asr: str = "base-packaged"
+    """faster-whisper model: ``base-packaged`` (the offline default), a model name or a local
+    path; ``none`` for voice activity only."""
+    asr_channels: tuple[int, ...] = (0, 1)
+    """Channels transcribed when ASR is on."""
+    language: str | None = None
+    """ASR language; None takes the run's dataset language."""
+
+    def settings(self, asr_settings: dict[str, Any] | None = None) -> dict[str, Any]:
+        vad = {k: (v.value if isinstance(v, VadEngine) else v) for k, v in asdict(self.vad).items()}
+        return {"vad": vad, "asr": asr_settings if asr_settings is not None else self.asr,
+                "asr_channels": list(self.asr_channels), "language": self.language,
+                "segment_gap": 0.5, "duplexeval": __version__}
+
+
+def _attach_words(segments: list[Segment], words: Sequence[Chunk]) -> list[Segment]:
+    """Give each VAD segment the ASR words that overlap it most (clipped to it)."""
+    buckets: list[list[Chunk]] = [[] for _ in segments]
+    for w in words:
+        best, best_overlap = -1, 0.0
+        for i, s in enumerate(segments):
+            overlap = min(w.end, s.end) - max(w.start, s.start)
+            if overlap > best_overlap:
+                best, best_overlap = i, overlap
+        if best >= 0:
+            s = segments[best]
+            buckets[best].append(Chunk(max(w.start, s.start), min(w.end, s.end), w.text))
+    return [Segment(s.channel, s.start, s.end, " ".join(c.text for c in b), tuple(b))
+            for s, b in zip(segments, buckets, strict=True)]
+
+
+class _Analyzer:
+    """One run's analysis engines (the ASR model loads once, lazily)."""
+
+    def __init__(self, options: AnalysisOptions, language: str | None) -> None:
+        self.options = options
+        self.language = options.language or language or None
+        self._transcriber: Any = None
+
+    @property
+    def transcriber(self) -> Any:
+        if self._transcriber is None and self.options.asr != "none":
+            from .asr import Transcriber
+
+            self._transcriber = Transcriber(model=self.options.asr)
+        return self._transcriber
+
+    def settings(self) -> dict[str, Any]:
+        asr = self.transcriber.settings() if self.transcriber is not None else "none"
+        out = self.options.settings(asr)
+        out["language"] = self.language
+        return out
+
+    def channel(self, x: np.ndarray, rate: int, channel: int, cache: Path | None) -> list[Segment]:
+        use_asr = self.options.asr != "none" and channel in self.options.asr_channels
+        key = hashlib.sha256(json.dumps(
+            [self.settings() if use_asr else {**self.settings(), "asr": "none"}, rate],
+            sort_keys=True).encode() + np.ascontiguousarray(x, dtype=np.float32).tobytes()
+        ).hexdigest()
+        path = cache / key[:2] / f"{key}.json" if cache is not None else None
+        if path is not None and path.is_file():
+            try:
+                return [_segment_from_json(channel, s) for s in json.loads(path.read_text())]
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                pass  # a damaged cache entry is recomputed
+        spans = detect_activity(x, rate, self.options.vad)
+        segments = segments_from_spans(spans, channel)
+        if use_asr and segments:
+            words = self.transcriber.transcribe(
+                x, rate, self.language, [Span(s.start, s.end) for s in segments])
+            segments = _attach_words(segments, [Chunk(w.start, w.end, w.text) for w in words])
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(path, [s.to_json() for s in segments])
+        return segments
+
+
+def _segment_from_json(channel: int, s: dict[str, Any]) -> Segment:
+    chunks = tuple(Chunk(float(c["timestamp"][0]), float(c["timestamp"][1]), str(c["text"]))
+                   for c in s.get("chunks", []))
+    return Segment(channel, float(s["timestamp"][0]), float(s["timestamp"][1]),
+                   str(s.get("text", "")), chunks)
+
+
+def analyze_channel(x: np.ndarray, sample_rate: int, channel: int,
+                    options: AnalysisOptions = AnalysisOptions(), language: str | None = None,
+                    cache: Path | None = None) -> list[Segment]:
+    """Segments of one channel of audio (seconds from its start)."""
+    return _Analyzer(options, language).channel(x, sample_rate, channel, cache)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise DuplexevalError(f"{path}: not found; is this a run directory (duplexeval run)?")
+    out = []
+    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise DuplexevalError(f"{path}:{no}: not valid JSON ({exc.msg})") from None
+    return out
+
+
+def run_language(run_dir: Path) -> tuple[str, str]:
+    """(language, domain) of the run's dataset, from its config.json ('' when unknown)."""
+    try:
+        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return "", ""
+    dataset = config.get("dataset", {})
+    return str(dataset.get("language") or ""), str(dataset.get("domain") or "")
+
+
+def _truth_segments(record: dict[str, Any], meta: dict[str, Any]) -> list[Segment]:
+    speech = (record.get("trace") or {}).get("system_speech")
+    if speech is None:
+        raise DuplexevalError(f"{meta['event_id']}: the system logged no speech intervals "
+                              "(trace.system_speech); --truth needs a system that logs them")
+    t0, length = float(meta["input_start"]), float(meta["input_end"]) - float(meta["input_start"])
+    spans = [Span(max(0.0, a - t0), min(length, b - t0)) for a, b in speech
+             if b - t0 > 0 and a - t0 < length]
+    return segments_from_spans([s for s in spans if s.duration > 0], 1)
+
+
+def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
+                truth: bool = False, progress: bool = True,
+                cache: Path | None = None) -> Path:
+    """Analyse every finished sample of a run; returns the analysis folder."""
+    records = _read_jsonl(run_dir / "metadata.jsonl")
+    language, _domain = run_language(run_dir)
+    analyzer = _Analyzer(options, language)
+    if cache is None:
+        cache = cache_root() / "analysis"
+    out = run_dir / (TRUTH_DIR if truth else ANALYSIS_DIR)
+    lines = []
+    for meta in tqdm(records, desc="analyze", unit="sample", file=sys.stderr,
+                     disable=not progress):
+        wav = run_dir / meta["output_audio_path"]
+        try:
+            x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
+        except (sf.LibsndfileError, RuntimeError) as exc:
+            raise DuplexevalError(f"{wav}: cannot read audio ({exc})") from None
+        if truth:
+            record = json.loads(wav.with_suffix(".json").read_text(encoding="utf-8"))
+            segments = _truth_segments(record, meta)
+        else:
+            segments = [s for ch in range(x.shape[1])
+                        for s in analyzer.channel(x[:, ch], rate, ch, cache)]
+        rel = Path(meta["sample_id"]) / f"{meta['event_id']}.json"
+        atomic_write_json(out / rel, transcript_json(segments))
+        lines.append(json_line({**meta, "output_asr_path": rel.as_posix()}))
+    atomic_write_text(out / "metadata.jsonl", "".join(lines))
+    settings = {"truth": "trace.system_speech"} if truth else analyzer.settings()
+    atomic_write_json(out / "settings.json", settings)
+    return out

@@ -1,0 +1,23 @@
+"""Timing metric variants (see :mod:`duplexeval.metrics.base`); importing this package
+registers the built-in ones."""
+
+from . import m3 as _m3  # noqa: F401  (registers the "m3" variant)
+from .base import (
+    DimensionScore,
+    EventScore,
+    EventView,
+    TimingVariant,
+    get_variant,
+    register_variant,
+    variant_names,
+)
+
+__all__ = [
+    "DimensionScore",
+    "EventScore",
+    "EventView",
+    "TimingVariant",
+    "get_variant",
+    "register_variant",
+    "variant_names",
+]

@@ -1,0 +1,132 @@
+"""Timing metric variants: named, versioned definitions over the same analysed event.
+
+The same word means different things across benchmarks (M3's TOR is "took the turn within the
+overlap tolerance", Full-Duplex-Bench's TOR is "spoke at all in the window"; FLEXI's stop latency
+starts at another onset), so every metric value is produced by a *variant* with a name and a
+version, and results record both.  A variant reads an :class:`EventView` (the event's metadata
+and the analysed segments of its output wav) and returns, per dimension, the metric values under
+the variant's own (official) names, diagnostic information, and any extra metrics the variant's
+paper reports beyond its code.
+
+New variants subclass :class:`TimingVariant` and register with :func:`register_variant`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..analysis.segments import Segment
+from ..errors import DuplexevalError
+
+__all__ = [
+    "DimensionScore",
+    "EventScore",
+    "EventView",
+    "TimingVariant",
+    "get_variant",
+    "register_variant",
+    "variant_names",
+]
+
+Value = float | int | None
+
+
+@dataclass(frozen=True)
+class EventView:
+    """One evaluated event.  Times are absolute dialogue seconds as in the M3 metadata
+    (``input_start`` is the output wav's time zero); ``segments`` are in output-wav time."""
+
+    event_id: str
+    event_type: str
+    input_start: float
+    input_end: float
+    event_start: float
+    event_end: float
+    segments: tuple[Segment, ...]
+    sample_id: str = ""
+    language: str = ""
+    domain: str = ""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_metadata(cls, record: Mapping[str, Any], segments: tuple[Segment, ...],
+                      language: str = "", domain: str = "") -> EventView:
+        """From one official ``metadata*.jsonl`` record (values taken with ``float()`` as the
+        official evaluator takes them)."""
+        return cls(
+            event_id=str(record.get("event_id", "")), event_type=str(record["event_type"]),
+            input_start=float(record["input_start"]), input_end=float(record["input_end"]),
+            event_start=float(record["event_start"]), event_end=float(record["event_end"]),
+            segments=segments, sample_id=str(record.get("sample_id", "")),
+            language=language, domain=domain, metadata=dict(record))
+
+
+@dataclass(frozen=True)
+class DimensionScore:
+    """A variant's verdict on one dimension of one event."""
+
+    dimension: str
+    values: dict[str, Value]
+    """Metric values under the variant's names (``None`` where undefined)."""
+    info: dict[str, Any] = field(default_factory=dict)
+    """Diagnostics: target segment, miss type, reference times."""
+    extras: dict[str, Value] = field(default_factory=dict)
+    """Metrics the variant's paper reports beyond its official code (kept apart so that the
+    official aggregate stays equal to the official code's)."""
+
+
+@dataclass(frozen=True)
+class EventScore:
+    """All dimensions of one event under one variant."""
+
+    event: EventView
+    variant: str
+    version: str
+    dimensions: tuple[DimensionScore, ...]
+
+
+class TimingVariant(ABC):
+    """A named, versioned set of timing metric definitions."""
+
+    name: ClassVar[str]
+    version: ClassVar[str]
+    source: ClassVar[str]
+    """Where the definitions come from (paper and code, with revision)."""
+
+    @abstractmethod
+    def dimensions(self, event_type: str) -> tuple[str, ...]:
+        """The dimensions this variant scores for an event type (empty: not scored)."""
+
+    @abstractmethod
+    def score(self, event: EventView) -> EventScore:
+        """Score one event."""
+
+    def settings(self) -> dict[str, Any]:
+        """Parameters that change values (recorded in results)."""
+        return {}
+
+
+_VARIANTS: dict[str, type[TimingVariant]] = {}
+
+
+def register_variant(cls: type[TimingVariant]) -> type[TimingVariant]:
+    """Class decorator: make a variant available by name."""
+    _VARIANTS[cls.name] = cls
+    return cls
+
+
+def variant_names() -> list[str]:
+    return sorted(_VARIANTS)
+
+
+def get_variant(name: str, **settings: Any) -> TimingVariant:
+    """An instance of a registered variant; unknown names list the valid ones."""
+    try:
+        cls = _VARIANTS[name]
+    except KeyError:
+        raise DuplexevalError(f"unknown metric variant {name!r}; available: "
+                              f"{', '.join(variant_names())}") from None
+    return cls(**settings)

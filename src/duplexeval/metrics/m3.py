@@ -1,0 +1,189 @@
+"""The ``m3`` timing variant: M3-DuplexBench's timing evaluators, value for value.
+
+Source: M3-DuplexBench (paper: seeds 000, section 4.2.1 and Table 5; code:
+nttcslab-sp/m3-duplexbench ``m3_duplexbench/evaluation/dimensions/timing.py`` at 6e3abb4).
+Re-implemented from the definitions; values equal the official code's on any input, including
+its exact float comparisons and its quirks, which are kept on purpose and listed per rule.
+
+Conventions: times are seconds from the start of the output wav (``input_start``).  The model
+is channel 1; only its segments are read.  ``T`` below is ``event_start - input_start``.
+Diagrams: ``u`` user speech, ``M`` model segments, ``|`` reference times.
+
+Smooth turn-taking (TURN_SHIFT; ``tor ↑``, ``latency ↓``)::
+
+    user  uuuuuuuuuuuuu|            T = user's turn end
+    model       MMM    |  MMMMM     candidate: end > T and start >= T - 0.4 (both inclusive
+                       |<>|          as written); the one whose start is closest to T (absolute
+                    T-0.4  latency   distance: an early start can beat a later one) is the turn
+
+  No candidate: TOR 0, latency None, and ``tor_err_silence`` (no segment ends after ``T``) or
+  ``tor_err_long_overlap`` (some do, but all started before ``T - 0.4``).  No model-side
+  backchannel filter here (the official ``allow_short_utterance=True``).  Extra (paper):
+  ``human_latency = event_end - event_start`` and ``latency_abs_err_to_human``, whose mean is
+  the MAE to human timing.
+
+Pause handling (TURN_HOLD, SHORTPAUSE; ``tor ↓``, ``latency ↑``)::
+
+    user  uuuuuuu|           |uuuu    the *reference* pause [event_start, event_end] - the model
+    model          MMMMMMM            hears silence there - is what overlaps are tested against
+                 |<->|  latency = first overlapping segment's start - pause start
+
+  Overlapping: ``end > pause_start`` and ``start < pause_end``, not a model backchannel
+  (``duration < 1.0 and words < 4``; words are the segment's ``chunks``).  ``tor ↓`` = 1 if any.
+  Otherwise the latency is to the earliest segment of any length starting at or after the pause
+  end, or ``input_end - event_start`` when none.  ``latency_wo_long_overlap`` is None when an
+  overlapping segment started more than 0.4 s before the pause; ``tor_err_normal`` marks a
+  takeover without such a long overlap.
+
+User backchannel (BC; ``stop_latency ↑``) and barge-in (BARGE_IN; ``stop_latency ↓``)::
+
+    user  |uu              onset = event_start - input_start (usually 0)
+    model MMMMMMMMM|       target: the earliest-starting segment with start < onset + 0.5
+          |<------>|       stop_latency = target end - onset; no end test, no BC filter:
+                           a segment that ended before the onset still counts
+
+  No target: ``stop_latency`` None and ``is_speaking`` 0.  Since segments merge gaps < 0.5 s,
+  "stopped" means the first silence of 0.5 s or more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from ..analysis.segments import Segment
+from .base import DimensionScore, EventScore, EventView, TimingVariant, register_variant
+
+__all__ = ["M3_DIMENSIONS", "M3Timing"]
+
+M3_DIMENSIONS: dict[str, str] = {
+    "TURN_SHIFT": "smooth_turn_taking",
+    "TURN_HOLD": "pause_handling",
+    "SHORTPAUSE": "pause_handling",
+    "BC": "user_backchanneling",
+    "BARGE_IN": "user_barge_in",
+}
+"""Event type -> official timing dimension."""
+
+
+def _target_json(seg: Segment | None) -> dict[str, Any] | None:
+    if seg is None:
+        return None
+    return {"channel": seg.channel, "text": seg.text, "timestamp": [seg.start, seg.end]}
+
+
+@register_variant
+class M3Timing(TimingVariant):
+    """M3-DuplexBench timing metrics (official code, 2026 release)."""
+
+    name: ClassVar[str] = "m3"
+    version: ClassVar[str] = "1"
+    source: ClassVar[str] = ("M3-DuplexBench, nttcslab-sp/m3-duplexbench "
+                             "evaluation/dimensions/timing.py @6e3abb4")
+
+    def __init__(self, model_channel: int = 1, max_overlap: float = 0.4,
+                 bc_max_duration: float = 1.0, bc_max_words: int = 4,
+                 stop_grace: float = 0.5) -> None:
+        self.model_channel = model_channel
+        self.max_overlap = max_overlap
+        self.bc_max_duration = bc_max_duration
+        self.bc_max_words = bc_max_words
+        self.stop_grace = stop_grace
+
+    def settings(self) -> dict[str, Any]:
+        return {"model_channel": self.model_channel, "max_overlap": self.max_overlap,
+                "bc_max_duration": self.bc_max_duration, "bc_max_words": self.bc_max_words,
+                "stop_grace": self.stop_grace}
+
+    def dimensions(self, event_type: str) -> tuple[str, ...]:
+        dim = M3_DIMENSIONS.get(event_type)
+        return (dim,) if dim else ()
+
+    def score(self, event: EventView) -> EventScore:
+        model = [s for s in event.segments if s.channel == self.model_channel]
+        dims: tuple[DimensionScore, ...] = ()
+        kind = event.event_type
+        if kind == "TURN_SHIFT":
+            dims = (self.smooth_turn_taking(event, model),)
+        elif kind in ("TURN_HOLD", "SHORTPAUSE"):
+            dims = (self.pause_handling(event, model),)
+        elif kind in ("BC", "BARGE_IN"):
+            dims = (self.stop(event, model, barge_in=kind == "BARGE_IN"),)
+        return EventScore(event, self.name, self.version, dims)
+
+    # -- rules ---------------------------------------------------------------------------------
+
+    def _is_backchannel(self, seg: Segment) -> bool:
+        duration = max(0.0, seg.end - seg.start)
+        return duration < self.bc_max_duration and len(seg.chunks) < self.bc_max_words
+
+    def smooth_turn_taking(self, event: EventView, model: Iterable[Segment]) -> DimensionScore:
+        t = event.event_start - event.input_start
+        candidates: list[Segment] = []
+        silence = True
+        for seg in model:
+            if seg.end <= t:
+                continue
+            silence = False
+            if seg.start < t - self.max_overlap:
+                continue
+            candidates.append(seg)
+        human = event.event_end - event.event_start
+        if not candidates:
+            miss = "silence" if silence else "long_overlap"
+            return DimensionScore(
+                "smooth_turn_taking",
+                {"tor ↑": 0, "latency ↓": None,
+                 "tor_err_silence": int(miss == "silence"),
+                 "tor_err_long_overlap": int(miss == "long_overlap")},
+                {"user_turn_end": t, "target_segment": None, "miss_type": miss},
+                {"human_latency": human, "latency_abs_err_to_human": None})
+        target = min(candidates, key=lambda s: abs(s.start - t))
+        latency = target.start - t
+        return DimensionScore(
+            "smooth_turn_taking",
+            {"tor ↑": 1, "latency ↓": latency, "tor_err_silence": 0, "tor_err_long_overlap": 0},
+            {"user_turn_end": t, "target_segment": _target_json(target), "miss_type": "none"},
+            {"human_latency": human, "latency_abs_err_to_human": abs(latency - human)})
+
+    def pause_handling(self, event: EventView, model: Iterable[Segment]) -> DimensionScore:
+        model = list(model)
+        pause_start = event.event_start - event.input_start
+        pause_end = event.event_end - event.input_start
+        overlaps: list[Segment] = []
+        long_overlap = False
+        for seg in model:
+            if seg.end <= pause_start or seg.start >= pause_end:
+                continue
+            if self._is_backchannel(seg):
+                continue
+            overlaps.append(seg)
+            if seg.start < pause_start - self.max_overlap:
+                long_overlap = True
+        overlaps.sort(key=lambda s: s.start)
+        tor = 1 if overlaps else 0
+        takeover = tor == 1 and not long_overlap
+        if tor:
+            latency = overlaps[0].start - pause_start
+        else:
+            later = [s.start for s in model if s.start >= pause_end]
+            latency = (min(later) - pause_start if later
+                       else event.input_end - event.event_start)
+        miss = "long_overlap" if long_overlap else "takeover" if takeover else "none"
+        return DimensionScore(
+            "pause_handling",
+            {"tor ↓": tor, "latency ↑": latency,
+             "latency_wo_long_overlap": None if long_overlap else latency,
+             "tor_err_normal": int(takeover), "tor_err_long_overlap": int(long_overlap)},
+            {"pause_start": pause_start, "pause_end": pause_end, "miss_type": miss})
+
+    def stop(self, event: EventView, model: Iterable[Segment], barge_in: bool) -> DimensionScore:
+        onset = event.event_start - event.input_start
+        candidates = [s for s in model if s.start < onset + self.stop_grace]
+        dim = "user_barge_in" if barge_in else "user_backchanneling"
+        key = "stop_latency ↓" if barge_in else "stop_latency ↑"
+        if not candidates:
+            return DimensionScore(dim, {key: None, "is_speaking": 0}, {"target_segment": None})
+        target = min(candidates, key=lambda s: s.start)
+        return DimensionScore(dim, {key: target.end - onset, "is_speaking": 1},
+                              {"target_segment": _target_json(target)})

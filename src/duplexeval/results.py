@@ -1,0 +1,121 @@
+"""``results.json``: the versioned record of one scoring (pydantic schema), and the score outputs.
+
+``duplexeval score`` writes into its output folder:
+
+* ``per_event.jsonl`` - one line per (event, dimension): ``event_id`` and the official metric
+  names and values (``"tor ↑"``, ``"latency ↓"``, ...), the variant's extra metrics and the miss
+  type;
+* ``aggregate.json`` - the official aggregation (a list of ``event_type, dimension, metric, n,
+  mean``) plus interval fields;
+* ``results.json`` - everything, with the variant's name, version and settings, the analysis
+  settings and the source, validated by :class:`Results`.
+
+Every file is written atomically; floats are written as computed (no rounding).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import __version__
+from .fileio import atomic_write_json, atomic_write_text, json_line
+from .metrics.base import EventScore, TimingVariant
+from .scoring import aggregate_rows, official_aggregate, per_event_rows
+
+__all__ = ["SCHEMA_VERSION", "Results", "load_results", "write_score_outputs"]
+
+SCHEMA_VERSION = 1
+
+Value = float | int | None
+
+
+class VariantInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    version: str
+    source: str
+    settings: dict[str, Any]
+
+
+class SourceInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["m3-official", "run"]
+    path: str
+    metadata: str
+
+
+class EventResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    event_id: str
+    sample_id: str
+    event_type: str
+    language: str
+    domain: str
+    dimension: str
+    values: dict[str, Value]
+    extras: dict[str, Value]
+    info: dict[str, Any]
+
+
+class AggregateRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    language: str
+    domain: str
+    official: bool
+    event_type: str
+    dimension: str
+    metric: str
+    n: int
+    mean: float | None
+    std: float | None
+    ci95_low: float | None
+    ci95_high: float | None
+    ci95_half_width: float | None
+    few_events: bool
+
+
+class Results(BaseModel):
+    """Schema of ``results.json`` (``schema_version`` changes with any incompatible change)."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_version: Literal[1] = SCHEMA_VERSION
+    tool: str = Field(default_factory=lambda: f"duplexeval {__version__}")
+    source: SourceInfo
+    variant: VariantInfo
+    analysis: dict[str, Any] | None
+    events: list[EventResult]
+    aggregates: list[AggregateRow]
+
+
+def build_results(scores: list[EventScore], variant: TimingVariant, source: SourceInfo,
+                  analysis: dict[str, Any] | None) -> Results:
+    events = [EventResult(event_id=s.event.event_id, sample_id=s.event.sample_id,
+                          event_type=s.event.event_type, language=s.event.language,
+                          domain=s.event.domain, dimension=d.dimension, values=d.values,
+                          extras=d.extras, info=d.info)
+              for s in scores for d in s.dimensions]
+    return Results(source=source,
+                   variant=VariantInfo(name=variant.name, version=variant.version,
+                                       source=variant.source, settings=variant.settings()),
+                   analysis=analysis, events=events,
+                   aggregates=[AggregateRow(**r) for r in aggregate_rows(scores)])
+
+
+def write_score_outputs(out: Path, scores: list[EventScore], variant: TimingVariant,
+                        source: SourceInfo, analysis: dict[str, Any] | None) -> Results:
+    """Write per_event.jsonl, aggregate.json and results.json into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    results = build_results(scores, variant, source, analysis)
+    atomic_write_text(out / "per_event.jsonl",
+                      "".join(json_line(r) for r in per_event_rows(scores)))
+    atomic_write_json(out / "aggregate.json", official_aggregate(scores))
+    atomic_write_json(out / "results.json", results.model_dump(mode="json"))
+    return results
+
+
+def load_results(path: Path) -> Results:
+    """Read and validate a results.json."""
+    return Results.model_validate_json(path.read_text(encoding="utf-8"))

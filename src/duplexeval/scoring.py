@@ -1,0 +1,114 @@
+"""Score analysed events with a timing variant and aggregate as the official code does.
+
+The official aggregation (M3 ``run_evaluation.aggregate_results``): for every event with results,
+every (dimension, metric, value) with a value that is not ``None`` (booleans as ints, any int or
+float as float) joins the group ``(event_type, dimension, metric)``; a group reports ``n`` and
+``mean = sum(values) / n``; rows sorted by that key.  :func:`official_aggregate` reproduces it and
+adds the Student-t interval fields of :mod:`duplexeval.stats` (``std``, ``ci95_low``,
+``ci95_high``, ``ci95_half_width``, ``few_events`` = the † marker).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from .metrics.base import EventScore, EventView, TimingVariant
+from .stats import summarize
+
+__all__ = [
+    "AggregateKey",
+    "aggregate_rows",
+    "official_aggregate",
+    "per_event_rows",
+    "score_events",
+]
+
+AggregateKey = tuple[str, str, str]
+
+
+def score_events(events: Iterable[EventView], variant: TimingVariant) -> list[EventScore]:
+    """Score every event the variant has a dimension for (others are left out, as officially)."""
+    return [s for s in (variant.score(e) for e in events) if s.dimensions]
+
+
+def _numeric(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    return None
+
+
+def _groups(scores: Iterable[EventScore], extras: bool,
+            keep: Callable[[EventScore], bool] = lambda s: True,
+            ) -> dict[AggregateKey, list[float]]:
+    groups: dict[AggregateKey, list[float]] = defaultdict(list)
+    for score in scores:
+        if not keep(score):
+            continue
+        for dim in score.dimensions:
+            for metric, value in (dim.extras if extras else dim.values).items():
+                x = _numeric(value)
+                if x is not None:
+                    groups[(score.event.event_type, dim.dimension, metric)].append(x)
+    return groups
+
+
+def _row(key: AggregateKey, values: Sequence[float]) -> dict[str, Any]:
+    event_type, dimension, metric = key
+    s = summarize(values)
+    return {"event_type": event_type, "dimension": dimension, "metric": metric, "n": s.n,
+            "mean": s.mean, "std": s.std, "ci95_low": s.ci_low, "ci95_high": s.ci_high,
+            "ci95_half_width": s.half_width, "few_events": s.few}
+
+
+def official_aggregate(scores: Iterable[EventScore]) -> list[dict[str, Any]]:
+    """The official summary rows (plus interval fields), sorted by (event_type, dimension,
+    metric)."""
+    return [_row(k, v) for k, v in sorted(_groups(scores, extras=False).items())]
+
+
+def aggregate_rows(scores: Sequence[EventScore]) -> list[dict[str, Any]]:
+    """Every aggregate for results.json: official metrics and the variant's extra metrics, over
+    all events and broken down by language, by domain and by both."""
+    rows: list[dict[str, Any]] = []
+    languages = sorted({s.event.language for s in scores})
+    domains = sorted({s.event.domain for s in scores})
+    breakdowns: list[tuple[str, str, Callable[[EventScore], bool]]] = [
+        ("all", "all", lambda s: True)]
+    if len(languages) > 1:
+        breakdowns += [(lang, "all", lambda s, x=lang: s.event.language == x)
+                       for lang in languages]
+    if len(domains) > 1:
+        breakdowns += [("all", dom, lambda s, x=dom: s.event.domain == x) for dom in domains]
+    if len(languages) > 1 or len(domains) > 1:
+        breakdowns += [(lang, dom, lambda s, a=lang, b=dom: s.event.language == a
+                        and s.event.domain == b) for lang in languages for dom in domains]
+    for language, domain, keep in breakdowns:
+        for extras in (False, True):
+            for key, values in sorted(_groups(scores, extras, keep).items()):
+                rows.append({"language": language, "domain": domain, "official": not extras,
+                             **_row(key, values)})
+    return rows
+
+
+def per_event_rows(scores: Iterable[EventScore]) -> list[dict[str, Any]]:
+    """One flat row per (event, dimension): ids, the official metric values, the extras and the
+    miss type."""
+    out = []
+    for score in scores:
+        for dim in score.dimensions:
+            row: dict[str, Any] = {"event_id": score.event.event_id,
+                                   "sample_id": score.event.sample_id,
+                                   "event_type": score.event.event_type,
+                                   "dimension": dim.dimension}
+            row.update(dim.values)
+            row.update(dim.extras)
+            if "miss_type" in dim.info:
+                row["miss_type"] = dim.info["miss_type"]
+            out.append(row)
+    return out

@@ -1,0 +1,112 @@
+"""Re-scoring an official M3-DuplexBench output folder (fixture: tests/fixtures/m3_outputs).
+
+The six events, in output-wav time (``input_start`` subtracted), model = channel 1::
+
+    0000 TURN_SHIFT  T = 2.5          model [2.9, 4.0]: TOR 1, latency 0.4; human 0.3 -> err 0.1
+    0001 TURN_SHIFT  T = 3.0          model [1.0, 3.5]: started > 0.4 s early -> long overlap
+    0002 TURN_HOLD   pause [2.0, 3.0] model [2.3, 2.6] 1 word (a backchannel), [4.0, 5.0]:
+                                      TOR 0, latency 4.0 - 2.0 = 2.0
+    0003 SHORTPAUSE  pause [1.0, 1.4] model [1.2, 3.0] 6 words: takeover, latency 0.2
+    0004 BC          onset 0          model [0.0, 2.5]: stop latency 2.5, speaking
+    0005 BARGE_IN    onset 0          no model speech: stop latency None, not speaking
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from duplexeval.cli import main
+from duplexeval.results import load_results
+
+FIXTURE = Path(__file__).parent / "fixtures" / "m3_outputs"
+
+EXPECTED_AGGREGATE = [
+    # (event_type, dimension, metric, n, mean)
+    ("BARGE_IN", "user_barge_in", "is_speaking", 1, 0.0),
+    ("BC", "user_backchanneling", "is_speaking", 1, 1.0),
+    ("BC", "user_backchanneling", "stop_latency ↑", 1, 2.5),
+    ("SHORTPAUSE", "pause_handling", "latency ↑", 1, 0.2),
+    ("SHORTPAUSE", "pause_handling", "latency_wo_long_overlap", 1, 0.2),
+    ("SHORTPAUSE", "pause_handling", "tor ↓", 1, 1.0),
+    ("SHORTPAUSE", "pause_handling", "tor_err_long_overlap", 1, 0.0),
+    ("SHORTPAUSE", "pause_handling", "tor_err_normal", 1, 1.0),
+    ("TURN_HOLD", "pause_handling", "latency ↑", 1, 2.0),
+    ("TURN_HOLD", "pause_handling", "latency_wo_long_overlap", 1, 2.0),
+    ("TURN_HOLD", "pause_handling", "tor ↓", 1, 0.0),
+    ("TURN_HOLD", "pause_handling", "tor_err_long_overlap", 1, 0.0),
+    ("TURN_HOLD", "pause_handling", "tor_err_normal", 1, 0.0),
+    ("TURN_SHIFT", "smooth_turn_taking", "latency ↓", 1, 0.4),
+    ("TURN_SHIFT", "smooth_turn_taking", "tor ↑", 2, 0.5),
+    ("TURN_SHIFT", "smooth_turn_taking", "tor_err_long_overlap", 2, 0.5),
+    ("TURN_SHIFT", "smooth_turn_taking", "tor_err_silence", 2, 0.0),
+]
+
+
+def test_rescoring_an_official_output_folder(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # transcript paths resolve relative to the folder
+    out = tmp_path / "scores"
+    assert main(["score", "--m3", str(FIXTURE), "-o", str(out), "--language", "ja",
+                 "--domain", "chat"]) == 0
+    printed = capsys.readouterr().out
+    assert "SHIFT TOR% ↑" in printed and "50.0±" in printed and "6 event(s) scored" in printed
+
+    aggregate = json.loads((out / "aggregate.json").read_text())
+    got = [(r["event_type"], r["dimension"], r["metric"], r["n"]) for r in aggregate]
+    assert got == [e[:4] for e in EXPECTED_AGGREGATE]
+    for row, expected in zip(aggregate, EXPECTED_AGGREGATE, strict=True):
+        assert row["mean"] == pytest.approx(expected[4])
+        assert row["few_events"] is True  # n < 20: the dagger
+    tor = next(r for r in aggregate if r["metric"] == "tor ↑")
+    # 1, 0: s = 0.7071, t(0.975, 1) = 12.7062: half-width 6.3531
+    assert tor["ci95_half_width"] == pytest.approx(6.353102, abs=1e-5)
+
+    rows = [json.loads(line) for line in (out / "per_event.jsonl").read_text().splitlines()]
+    by_id = {r["event_id"].split("_")[2]: r for r in rows}
+    assert by_id["0000"]["latency ↓"] == pytest.approx(0.4)
+    assert by_id["0000"]["latency_abs_err_to_human"] == pytest.approx(0.1)
+    assert by_id["0001"]["miss_type"] == "long_overlap" and by_id["0001"]["latency ↓"] is None
+    assert by_id["0002"]["latency ↑"] == pytest.approx(2.0)
+    assert by_id["0003"]["miss_type"] == "takeover"
+    assert by_id["0005"] == {"event_id": "d1_ch1_0005_user_barge_in", "sample_id": "d1",
+                             "event_type": "BARGE_IN", "dimension": "user_barge_in",
+                             "stop_latency ↓": None, "is_speaking": 0}
+
+    results = load_results(out / "results.json")
+    assert results.variant.name == "m3" and results.source.kind == "m3-official"
+    assert {e.language for e in results.events} == {"ja"}
+    extra = [r for r in results.aggregates if r.metric == "latency_abs_err_to_human"]
+    assert len(extra) == 1 and not extra[0].official and extra[0].mean == pytest.approx(0.1)
+
+
+def test_metadata_in_the_folder_and_plain_metadata_jsonl(tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    shutil.copytree(FIXTURE, folder)
+    (folder / "asr" / "metadata_mfa.jsonl").rename(folder / "metadata.jsonl")
+    assert main(["score", "--m3", str(folder), "-o", str(tmp_path / "s")]) == 0
+    assert len(json.loads((tmp_path / "s" / "aggregate.json").read_text())) == 17
+
+
+def test_missing_transcript_names_the_file_and_line(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "out"
+    shutil.copytree(FIXTURE, folder)
+    (folder / "asr" / "mfa" / "d1_ch0_0002_pause_handling.mfa.json").unlink()
+    (folder / "asr" / "mfa" / "d1_ch0_0003_pause_handling.mfa.json").write_text("{")
+    assert main(["score", "--m3", str(folder), "-o", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    meta = folder / "asr" / "metadata_mfa.jsonl"
+    assert err[0] == (f"duplexeval: {meta}:3: transcript not found: "
+                      "asr/mfa/d1_ch0_0002_pause_handling.mfa.json")
+    assert err[1].startswith(f"duplexeval: {meta}:4: ") and "not valid JSON" in err[1]
+    assert not (tmp_path / "s").exists()  # nothing half-written
+
+
+def test_folder_without_metadata(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", "--m3", str(tmp_path), "-o", str(tmp_path / "s")]) == 2
+    assert "no metadata_mfa.jsonl or metadata.jsonl found" in capsys.readouterr().err
