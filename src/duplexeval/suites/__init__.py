@@ -1,0 +1,200 @@
+"""Bundled benchmark suites: built offline from specs shipped in the package, cached.
+
+=====================  ==========================================================
+``m3-qa-en``           multi-turn information-seeking QA, English (specs/m3-qa-en)
+``m3-qa-ja``           the same dialogues in Japanese (same ids)
+``m3-chat-en``         casual two-person conversations of about 2 minutes, English
+``m3-chat-ja``         casual conversations, Japanese
+``m3-toy-ja-voiced``   the official M3 toy annotations voiced with OpenJTalk (needs the
+                       third-party toy data: ``$DUPLEXEVAL_M3_TOY`` or ``shared/m3_toy/ja``)
+=====================  ==========================================================
+
+A suite is built deterministically (:class:`~duplexeval.synth.build.Synthesizer`, seed 0) into
+``cache_root()/suites/NAME-KEY``, where KEY hashes the specs, the synthesis settings and the TTS
+engines' settings, so a change to any of them builds anew and an unchanged suite is reused.  The
+build writes into a temporary folder that is renamed into place when complete, so an interrupted
+build leaves nothing half-written.  Each built suite holds ``quality.json`` (see
+:mod:`duplexeval.synth.quality`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from ..cache import cache_root
+from ..errors import DuplexevalError
+from ..fileio import atomic_write_json
+
+__all__ = ["SUITES", "Suite", "build_suite", "suite_path", "suite_rows"]
+
+BUILD_VERSION = 1
+"""Bumped when the synthesizer changes what it builds from the same specs."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    language: str
+    domain: str
+    gaps: str = "chat"
+    """Timing reference of the turn-shift gaps (``chat`` or ``task``)."""
+    quick: int = 2
+    """Dialogues in the quick subset (``demo --quick``)."""
+    channels: tuple[int, ...] = (0, 1)
+    """User channels the plan evaluates."""
+
+    def spec_folder(self) -> Path:
+        return Path(str(resources.files("duplexeval.suites") / "specs" / self.name))
+
+    @property
+    def from_toy(self) -> bool:
+        return self.name == "m3-toy-ja-voiced"
+
+
+SUITES: dict[str, Suite] = {s.name: s for s in [
+    Suite("m3-qa-en", "multi-turn QA (TopiOCQA-style), English", "en", "task", "task",
+          channels=(0,)),
+    Suite("m3-qa-ja", "multi-turn QA, Japanese translation of m3-qa-en", "ja", "task", "task",
+          channels=(0,)),
+    Suite("m3-chat-en", "casual conversations of about 2 minutes, English", "en", "chat"),
+    Suite("m3-chat-ja", "casual conversations of about 2 minutes, Japanese", "ja", "chat"),
+    Suite("m3-toy-ja-voiced", "the official M3 toy annotations voiced with OpenJTalk", "ja",
+          "mixed", quick=2),
+]}
+
+
+def get_suite(name: str) -> Suite:
+    try:
+        return SUITES[name]
+    except KeyError:
+        raise DuplexevalError(f"unknown suite {name!r}; suites: {', '.join(SUITES)}") from None
+
+
+def _source_files(suite: Suite) -> list[Path]:
+    if suite.from_toy:
+        from ..demo import find_m3_toy
+
+        toy = find_m3_toy()
+        if toy is None:
+            raise DuplexevalError("m3-toy-ja-voiced needs the official M3 toy data: set "
+                                  "DUPLEXEVAL_M3_TOY to its ja/ folder")
+        return sorted(p for p in toy.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".txt"))
+    folder = suite.spec_folder()
+    files = sorted(p for p in folder.glob("*") if p.suffix in (".json", ".yaml", ".yml"))
+    if not files:
+        raise DuplexevalError(f"suite {suite.name}: no specs in {folder}")
+    return files
+
+
+def _key(suite: Suite, settings: dict[str, Any]) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps({"build": BUILD_VERSION, "suite": suite.name, "settings": settings},
+                        sort_keys=True).encode())
+    for path in _source_files(suite):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _settings(suite: Suite) -> dict[str, Any]:
+    from ..synth.build import Synthesizer, SynthSettings, reference_gaps
+
+    settings = SynthSettings(gaps=reference_gaps(suite.gaps))
+    engine = Synthesizer(settings).engine(suite.language)
+    return {"synth": settings.to_json(), "tts": engine.settings()}
+
+
+def suite_path(name: str) -> Path:
+    """Where the suite's current build lives (built or not)."""
+    suite = get_suite(name)
+    return cache_root() / "suites" / f"{suite.name}-{_key(suite, _settings(suite))}"
+
+
+def build_suite(name: str, force: bool = False, progress: bool = True, quality: bool = True,
+                log: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> Path:
+    """Build a suite (or reuse the cached build); returns the dataset folder."""
+    suite = get_suite(name)
+    target = suite_path(name)
+    if target.is_dir() and (target / "quality.json").is_file() and not force:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        if suite.from_toy:
+            from ..synth.toy import voice_toy
+
+            voice_toy(tmp, progress=progress)
+        else:
+            _build_from_specs(suite, tmp, progress)
+        if quality:
+            _write_quality(suite, tmp, log)
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _build_from_specs(suite: Suite, out: Path, progress: bool) -> None:
+    from ..synth.build import Synthesizer, SynthSettings, reference_gaps
+    from ..synth.spec import load_specs
+
+    specs = load_specs(suite.spec_folder())
+    synth = Synthesizer(SynthSettings(gaps=reference_gaps(suite.gaps)))
+    built = [synth.build(spec) for spec in tqdm(specs, desc=f"synth {suite.name}",
+                                                unit="dialogue", file=sys.stderr,
+                                                disable=not progress)]
+    synth.write(built, out, metadata={"name": suite.name, "description": suite.description})
+
+
+def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None]) -> None:
+    from ..data.validate import Need, load_dataset
+    from ..synth.build import reference_gaps
+    from ..synth.quality import quality_report
+
+    dataset, _ = load_dataset(folder, audio=Need.REQUIRE)
+    report = quality_report(dataset, reference_gaps(suite.gaps))
+    if suite.from_toy:
+        from ..synth.toy import annotation_round_trip
+
+        report["annotation_round_trip"] = annotation_round_trip(dataset)
+    atomic_write_json(folder / "quality.json", report)
+    asr = report.get("asr", {})
+    log(f"{suite.name}: {asr.get('metric')} {asr.get('value', float('nan')):.3f} over "
+        f"{asr.get('ipus')} IPUs; turn-shift gap KS {report['timing']['ks']}")
+
+
+def suite_rows() -> list[list[object]]:
+    """One row per suite: name, language, domain, dialogues, built?, audio minutes, MB, path."""
+    rows: list[list[object]] = []
+    for suite in SUITES.values():
+        try:
+            path = suite_path(suite.name)
+        except DuplexevalError as exc:
+            rows.append([suite.name, suite.language, suite.domain, "-", "unavailable", "-",
+                         "-", str(exc).split(":")[0]])
+            continue
+        specs = len(_source_files(suite)) if not suite.from_toy else 5
+        if (path / "quality.json").is_file():
+            q = json.loads((path / "quality.json").read_text(encoding="utf-8"))
+            size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+            rows.append([suite.name, suite.language, suite.domain, q["dialogues"], "built",
+                         f"{q['seconds'] / 60:.1f}", f"{size / 1e6:.1f}", str(path)])
+        else:
+            rows.append([suite.name, suite.language, suite.domain, specs, "not built", "-",
+                         "-", "duplexeval data build " + suite.name])
+    return rows

@@ -1,0 +1,385 @@
+"""The dialogue synthesizer: specs -> stereo audio, word alignments and events (M3 layout).
+
+Per turn, the speaker's text is synthesized once (:mod:`duplexeval.synth.tts`), resampled to
+the dataset rate (soxr) and trimmed to its speech (5 ms frames within 40 dB of the
+utterance's loudest frame); its words come from the engine's own timing (ASR word timestamps
+for engines without any).  Then it is placed on the speaker's channel:
+
+::
+
+    user    |==turn==|        |==turn====....pause....===turn===|
+    system             <gap>  ...              |bc|     <gap>|==turn==...
+                       sampled from the reference gaps (stratified, seeded)
+
+* **gap** - the silence between the end of the floor holder's speech and the start of a turn;
+  the spec's ``gap`` if given, otherwise drawn from the reference turn-shift gaps (default: the
+  gaps of the M3 chat toy annotations, ``timing_reference.json``) by stratified sampling, so
+  that a dialogue's gaps follow the reference distribution closely.  A turn by the same speaker
+  as the previous one follows after a drawn hold pause instead.
+* **pause** - silence inserted after a word so that the pause lasts exactly ``seconds``.
+* **backchannel** - the other speaker's short utterance, starting 0.05-0.25 s after the word,
+  sped up to at most 0.8 s.
+* **interruption** - the next turn starts 0.05-0.2 s after the word while this one goes on.
+
+Times are seconds from the start of the dialogue; the dialogue starts with ``lead`` seconds of
+silence and ends with ``tail``.  Events come from the words by the annotation rules
+(:func:`duplexeval.events.annotate_spans`), as for any other dataset.  Everything is
+deterministic given the spec, the settings and the seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import soundfile as sf
+import soxr
+
+from ..data.dialogue import AudioInfo, Dialogue, Word
+from ..data.m3 import audio_path, write_dataset
+from ..errors import DuplexevalError
+from ..events import annotate_spans
+from ..fileio import atomic_path
+from ..timeline import Span
+from .spec import DialogueSpec, Turn, _Position
+from .tts import TimedWord, TtsEngine, Utterance, load_engine
+
+__all__ = [
+    "DEFAULT_ENGINES",
+    "SynthSettings",
+    "SynthesizedDialogue",
+    "Synthesizer",
+    "reference_gaps",
+]
+
+DEFAULT_ENGINES: dict[str, str] = {"en": "piper", "ja": "openjtalk"}
+"""Language -> TTS engine used when the settings name none."""
+
+DEFAULT_VOICES: dict[str, tuple[str, ...]] = {"ja": ("mei-high", "mei")}
+"""Per language, the voices given to channel 0 and channel 1 when a spec names none (distinct
+where the engine has more than one)."""
+
+TRIM_DB = 40.0
+TRIM_FRAME_S = 0.005
+BC_MAX_SECONDS = 0.78
+JOIN_GAP_S = 0.1
+"""Engine word timings leave short spaces between words (the word-boundary symbol's duration);
+spaces shorter than this are given to the previous word, so that only real pauses (commas,
+inserted pauses) separate words, as in aligned natural speech."""
+
+
+def reference_gaps(name: str = "chat") -> tuple[float, ...]:
+    """Turn-shift gaps (seconds) of a packaged timing reference: ``chat`` (M3 chat toy set) or
+    ``task`` (M3 QA toy set); see ``timing_reference.json`` for the provenance."""
+    data = json.loads((resources.files("duplexeval.synth") / "timing_reference.json")
+                      .read_text(encoding="utf-8"))
+    try:
+        return tuple(float(x) for x in data["turn_shift_gaps"][name])
+    except KeyError:
+        raise DuplexevalError(f"no timing reference {name!r}; available: "
+                              f"{', '.join(sorted(data['turn_shift_gaps']))}") from None
+
+
+def reference_holds() -> tuple[float, ...]:
+    data = json.loads((resources.files("duplexeval.synth") / "timing_reference.json")
+                      .read_text(encoding="utf-8"))
+    return tuple(float(x) for x in data["turn_hold_pauses"])
+
+
+@dataclass(frozen=True)
+class SynthSettings:
+    """What a synthesized dataset depends on besides its specs."""
+
+    sample_rate: int = 16000
+    seed: int = 0
+    engines: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ENGINES))
+    gaps: tuple[float, ...] = field(default_factory=reference_gaps)
+    """Reference turn-shift gaps to draw from (seconds; negative = overlap)."""
+    holds: tuple[float, ...] = field(default_factory=reference_holds)
+    """Reference pauses between two turns of the same speaker (seconds, > 0.5)."""
+    lead: float = 0.5
+    tail: float = 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sample_rate": self.sample_rate, "seed": self.seed, "engines": self.engines,
+                "gaps": list(self.gaps), "holds": list(self.holds), "lead": self.lead,
+                "tail": self.tail}
+
+
+@dataclass(frozen=True)
+class SynthesizedDialogue:
+    """A built dialogue: stereo audio (samples, 2) at ``sample_rate``, words, and the spec."""
+
+    spec: DialogueSpec
+    audio: np.ndarray
+    sample_rate: int
+    words: tuple[Word, ...]
+    turn_shift_gaps: tuple[float, ...]
+    """The gaps the placement drew (for the quality report)."""
+
+    def dialogue(self, audio: AudioInfo | None = None) -> Dialogue:
+        """The :class:`Dialogue` with events annotated from the words."""
+        spans: dict[int, list[Span]] = {0: [], 1: []}
+        for w in self.words:
+            spans[w.channel].append(w.span)
+        answers = [{"turn": i, "question": t.text, "answer": t.answer}
+                   for i, t in enumerate(self.spec.turns) if t.answer]
+        extra: dict[str, Any] = {"title": self.spec.title} if self.spec.title else {}
+        if answers:
+            extra["qa_references"] = answers
+        return Dialogue(id=self.spec.id, events=tuple(annotate_spans(spans)),
+                        words=self.words, audio=audio, language=self.spec.language,
+                        domain=self.spec.domain, extra=extra)
+
+
+@dataclass
+class _Piece:
+    """A prepared utterance at the dataset rate: speech only, words from its first sample."""
+
+    audio: np.ndarray
+    words: list[TimedWord]
+    text: str
+
+    @property
+    def duration(self) -> float:
+        return float(self.words[-1].end) if self.words else 0.0
+
+
+def _seed(*parts: object) -> int:
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def _char_ends(text: str, words: Sequence[TimedWord]) -> list[int]:
+    """For each engine word, the offset in ``text`` just after its last character (matched
+    in order on letters and digits, case-insensitively)."""
+    keys = [(i, ch.lower()) for i, ch in enumerate(text) if ch.isalnum()]
+    pos = 0
+    ends = []
+    for w in words:
+        for ch in (c.lower() for c in w.text if c.isalnum()):
+            j = pos
+            while j < len(keys) and keys[j][1] != ch:
+                j += 1
+            if j < len(keys):
+                pos = j + 1
+        ends.append(keys[pos - 1][0] + 1 if pos > 0 else 0)
+    return ends
+
+
+def _char_offset(text: str, position: _Position) -> int:
+    if position.after_char is not None:
+        return position.after_char
+    k = position.after_word or 0
+    offset = 0
+    for seen, token in enumerate(text.split(), start=1):
+        offset = text.index(token, offset) + len(token)
+        if seen == k:
+            return offset
+    return len(text)
+
+
+def _boundary(piece: _Piece, position: _Position) -> int:
+    """Index of the last word spoken before ``position`` (at least the first word, at most the
+    second to last)."""
+    target = _char_offset(piece.text, position)
+    ends = _char_ends(piece.text, piece.words)
+    idx = 0
+    for i, end in enumerate(ends):
+        if end <= target + _skippable(piece.text, end, target):
+            idx = i
+    return max(0, min(idx, len(piece.words) - 2))
+
+
+def _skippable(text: str, end: int, target: int) -> int:
+    """Characters after ``target`` that are punctuation or space (a word may end after them)."""
+    n = 0
+    while target + n < len(text) and not text[target + n].isalnum():
+        n += 1
+    return n if end > target else 0
+
+
+class Synthesizer:
+    """Builds dialogues from specs with one TTS engine per language (loaded once)."""
+
+    def __init__(self, settings: SynthSettings = SynthSettings()) -> None:
+        self.settings = settings
+        self._engines: dict[str, TtsEngine] = {}
+        self._transcriber: Any = None
+
+    def engine(self, language: str) -> TtsEngine:
+        if language not in self._engines:
+            name = self.settings.engines.get(language)
+            if name is None:
+                raise DuplexevalError(f"no TTS engine for language {language!r}; configured: "
+                                      f"{', '.join(sorted(self.settings.engines))}")
+            self._engines[language] = load_engine(name)
+        return self._engines[language]
+
+    def voice(self, spec: DialogueSpec, speaker_id: str) -> str:
+        speaker = spec.speaker(speaker_id)
+        engine = self.engine(spec.language)
+        if speaker.voice is not None:
+            return engine.resolve_voice(speaker.voice)
+        voices = engine.voices()
+        preferred = [v for v in DEFAULT_VOICES.get(spec.language, ()) if v in voices]
+        if len(preferred) == 2:
+            return preferred[speaker.channel]
+        return voices[speaker.channel % len(voices)]
+
+    # -- utterances ------------------------------------------------------------------------
+
+    def _prepare(self, spec: DialogueSpec, speaker_id: str, text: str,
+                 speed: float = 1.0) -> _Piece:
+        engine = self.engine(spec.language)
+        utt = engine.synthesize(text, self.voice(spec, speaker_id), speed)
+        words = list(utt.words) or self._asr_words(utt, spec.language)
+        if not words:
+            raise DuplexevalError(f"{spec.id}: no words found in the synthesized {text!r}")
+        rate = self.settings.sample_rate
+        audio = utt.audio if utt.sample_rate == rate else \
+            soxr.resample(utt.audio, utt.sample_rate, rate).astype(np.float32)
+        hop = max(1, round(TRIM_FRAME_S * rate))
+        n = len(audio) // hop
+        rms = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop).astype(np.float64) ** 2, axis=1))
+        active = np.flatnonzero(rms > rms.max() * 10 ** (-TRIM_DB / 20))
+        a, b = int(active[0]) * hop, int(active[-1] + 1) * hop
+        audio = audio[a:b]
+        t0, dur = a / rate, (b - a) / rate
+        out: list[TimedWord] = []
+        for i, w in enumerate(words):
+            start = 0.0 if i == 0 else min(max(w.start - t0, 0.0), dur)
+            end = dur if i == len(words) - 1 else min(max(w.end - t0, 0.0), dur)
+            if out and start < out[-1].end:
+                start = out[-1].end
+            if out and start - out[-1].end < JOIN_GAP_S:
+                out[-1] = TimedWord(out[-1].start, start, out[-1].text)
+            if end > start:
+                out.append(TimedWord(start, end, w.text))
+        if out:
+            out[-1] = TimedWord(out[-1].start, dur, out[-1].text)
+        return _Piece(audio, out, text)
+
+    def _asr_words(self, utt: Utterance, language: str) -> list[TimedWord]:
+        if self._transcriber is None:
+            from ..analysis.asr import Transcriber
+
+            self._transcriber = Transcriber()
+        words = self._transcriber.transcribe(utt.audio, utt.sample_rate, language)
+        return [TimedWord(w.start, w.end, w.text) for w in words if w.end > w.start]
+
+    def _with_pauses(self, piece: _Piece, turn: Turn) -> _Piece:
+        """Insert silence so that each pause lasts exactly its ``seconds``."""
+        rate = self.settings.sample_rate
+        for pause in sorted(turn.all_pauses(), key=lambda p: -_boundary(piece, p)):
+            i = _boundary(piece, pause)
+            natural = piece.words[i + 1].start - piece.words[i].end
+            extra = max(0.0, pause.seconds - natural)
+            cut = round(piece.words[i].end * rate)
+            piece.audio = np.concatenate([piece.audio[:cut],
+                                          np.zeros(round(extra * rate), np.float32),
+                                          piece.audio[cut:]])
+            shift = round(extra * rate) / rate
+            piece.words = piece.words[:i + 1] + [
+                TimedWord(w.start + shift, w.end + shift, w.text) for w in piece.words[i + 1:]]
+        return piece
+
+    # -- placement ---------------------------------------------------------------------------
+
+    def _draw(self, values: Sequence[float], n: int, rng: np.random.Generator) -> list[float]:
+        """``n`` draws from the empirical distribution of ``values``, stratified: one uniform
+        draw per equal-probability stratum, in random order, through the quantile function."""
+        if n == 0:
+            return []
+        ref = np.sort(np.asarray(values, dtype=float))
+        u = (np.arange(n) + rng.uniform(0, 1, n)) / n
+        rng.shuffle(u)
+        positions = u * len(ref)
+        idx = np.minimum(positions.astype(int), len(ref) - 1)
+        return [float(round(ref[i], 3)) for i in idx]
+
+    def build(self, spec: DialogueSpec) -> SynthesizedDialogue:
+        """Synthesize one dialogue."""
+        st = self.settings
+        rate = st.sample_rate
+        rng = np.random.default_rng(_seed(st.seed, spec.id))
+        turns = spec.turns
+        shifts = sum(1 for i in range(1, len(turns)) if turns[i].gap is None
+                     and turns[i].speaker != turns[i - 1].speaker
+                     and turns[i - 1].interruption() is None)
+        holds = sum(1 for i in range(1, len(turns)) if turns[i].gap is None
+                    and turns[i].speaker == turns[i - 1].speaker)
+        gap_draws = iter(self._draw(st.gaps, shifts, rng))
+        hold_draws = iter(self._draw(st.holds, holds, rng))
+        placed: list[tuple[int, float, np.ndarray, list[TimedWord]]] = []
+        drawn: list[float] = []
+        floor_end = st.lead  # end of the latest speech so far
+        start_at: float | None = st.lead
+        for i, turn in enumerate(turns):
+            channel = spec.speaker(turn.speaker).channel
+            piece = self._with_pauses(self._prepare(spec, turn.speaker, turn.text), turn)
+            if start_at is None:  # not set by an interruption
+                if turn.gap is not None:
+                    gap = turn.gap
+                elif turn.speaker == turns[i - 1].speaker:
+                    gap = next(hold_draws)
+                else:
+                    gap = next(gap_draws)
+                    drawn.append(gap)
+                start_at = max(floor_end + gap, st.lead)
+            start = round(start_at * rate) / rate
+            placed.append((channel, start, piece.audio, piece.words))
+            floor_end = max(floor_end, start + piece.duration)
+            for bc in turn.backchannels:
+                at = start + piece.words[_boundary(piece, bc)].end + float(rng.uniform(.05, .25))
+                other = next(s.id for s in spec.speakers if s.id != turn.speaker)
+                bc_piece = self._prepare(spec, other, bc.text)
+                if bc_piece.duration > BC_MAX_SECONDS:
+                    speed = min(4.0, bc_piece.duration / BC_MAX_SECONDS * 1.05)
+                    bc_piece = self._prepare(spec, other, bc.text, speed)
+                placed.append((1 - channel, round(at * rate) / rate, bc_piece.audio,
+                               bc_piece.words))
+            interruption = turn.interruption()
+            if interruption is not None:
+                cut = piece.words[_boundary(piece, interruption)].end
+                start_at = start + cut + float(rng.uniform(0.05, 0.2))
+            else:
+                start_at = None
+        end = max(s + len(a) / rate for _, s, a, _ in placed) + st.tail
+        audio = np.zeros((round(end * rate), 2), dtype=np.float32)
+        words: list[Word] = []
+        for channel, start, clip, clip_words in placed:
+            a = round(start * rate)
+            audio[a:a + len(clip), channel] += clip
+            words += [Word(channel, round(start + w.start, 3), round(start + w.end, 3), w.text)
+                      for w in clip_words]
+        peak = float(np.abs(audio).max())
+        if peak > 0.99:
+            audio *= 0.99 / peak
+        words.sort(key=lambda w: (w.start, w.channel, w.end))
+        return SynthesizedDialogue(spec, audio, rate, tuple(words), tuple(drawn))
+
+    def write(self, built: Sequence[SynthesizedDialogue], out: Path, split: str = "test",
+              metadata: dict[str, Any] | None = None) -> list[Dialogue]:
+        """Write built dialogues in the M3 layout (wav PCM_16, alignments, events)."""
+        dialogues = []
+        for b in built:
+            target = audio_path(out, b.spec.id)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(target, suffix=".wav") as tmp:
+                sf.write(str(tmp), b.audio, b.sample_rate, subtype="PCM_16")
+            info = AudioInfo(target, b.sample_rate, len(b.audio), 2)
+            dialogues.append(b.dialogue(info))
+        langs = {b.spec.language for b in built}
+        domains = {b.spec.domain for b in built}
+        meta = {"language": langs.pop() if len(langs) == 1 else None,
+                "domain": domains.pop() if len(domains) == 1 else None,
+                "synth": self.settings.to_json(), **(metadata or {})}
+        write_dataset(out, split, dialogues, meta)
+        return dialogues

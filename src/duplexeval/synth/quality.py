@@ -1,0 +1,134 @@
+"""Data quality of a synthesized (or any aligned, voiced) dataset.
+
+* **ASR round trip** - every IPU (a channel's words merged across silences of at most 0.5 s) is
+  transcribed from its own channel with Whisper (offline base by default) and compared with the
+  aligned words: word error rate for English (lower case, punctuation removed), character error
+  rate after kana normalisation for Japanese (:func:`duplexeval.text.japanese.to_kana`: both
+  sides to katakana, punctuation stripped, so "3時" and "三時" agree).  Corpus-level rates:
+  total edits over total reference words (characters).
+* **Timing** - the two-sample Kolmogorov-Smirnov distance between the dataset's turn-shift gaps
+  (``end - start`` of TURN_SHIFT events) and a reference sample of gaps.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import jiwer
+import numpy as np
+import soundfile as sf
+from scipy import stats
+
+from ..data.dialogue import Dataset
+from ..events import EventKind, ipus_from_spans
+
+__all__ = ["asr_round_trip", "gap_distance", "normalize_en", "quality_report"]
+
+_PUNCT = re.compile(r"[^\w\s']")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _spell(match: re.Match[str]) -> str:
+    from num2words import num2words
+
+    token = match.group(0).replace(",", "")
+    value = float(token) if "." in token else int(token)
+    # four-digit whole numbers are read as years ("1818": eighteen eighteen)
+    year = isinstance(value, int) and 1100 <= value <= 2099 and value % 1000 >= 10
+    return " " + num2words(value, to="year" if year else "cardinal") + " "
+
+
+def normalize_en(text: str) -> str:
+    """Lower case, numbers spelled out (num2words; 1100-2099 read as years), punctuation (but
+    apostrophes) removed, hyphens split, spaces collapsed."""
+    text = _NUMBER.sub(_spell, text.lower().replace("%", " percent"))
+    text = text.replace("-", " ")
+    return " ".join(_PUNCT.sub(" ", text).split())
+
+
+def _normalize(text: str, language: str) -> str:
+    if language == "ja":
+        from ..text.japanese import to_kana
+
+        return " ".join(to_kana(text))  # characters as tokens: the CER
+    return normalize_en(text)
+
+
+def asr_round_trip(dataset: Dataset, transcriber: Any | None = None,
+                   pad: float = 0.15) -> dict[str, Any]:
+    """Transcribe every IPU of every dialogue and compare with its aligned words."""
+    if transcriber is None:
+        from ..analysis.asr import Transcriber
+
+        transcriber = Transcriber()
+    language = dataset.language or "en"
+    refs: list[str] = []
+    hyps: list[str] = []
+    worst: list[tuple[float, str, str, str]] = []
+    for d in dataset.dialogues:
+        if d.audio is None or not d.words:
+            continue
+        lang = d.language or language
+        x, rate = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
+        for channel in (0, 1):
+            words = d.words_on(channel)
+            for ipu in ipus_from_spans(channel, [w.span for w in words]):
+                inside = [w.text for w in words
+                          if w.start >= ipu.span.start - 1e-6 and w.end <= ipu.span.end + 1e-6]
+                ref = _normalize(("" if lang == "ja" else " ").join(inside), lang)
+                if not ref:
+                    continue
+                a = max(0, round((ipu.span.start - pad) * rate))
+                b = min(len(x), round((ipu.span.end + pad) * rate))
+                got = transcriber.transcribe(x[a:b, channel], rate, lang)
+                hyp = _normalize(("" if lang == "ja" else " ").join(w.text for w in got), lang)
+                refs.append(ref)
+                hyps.append(hyp)
+                err = jiwer.wer(ref, hyp) if hyp else 1.0
+                worst.append((err, d.id, ref, hyp))
+    if not refs:
+        return {"metric": "none", "units": 0}
+    rate_value = jiwer.wer(refs, [h if h else "∅" for h in hyps])
+    worst.sort(key=lambda t: -t[0])
+    return {
+        "metric": "kana_cer" if language == "ja" else "wer",
+        "value": rate_value,
+        "ipus": len(refs),
+        "units": sum(len(r.split()) for r in refs),
+        "worst": [{"error": e, "dialogue": i, "reference": r, "asr": h}
+                  for e, i, r, h in worst[:5]],
+    }
+
+
+def turn_shift_gaps(dataset: Dataset) -> list[float]:
+    """``end - start`` of every TURN_SHIFT event (seconds; negative: overlap)."""
+    return [e.end - e.start for d in dataset.dialogues for e in d.events
+            if e.kind == EventKind.TURN_SHIFT]
+
+
+def gap_distance(produced: Sequence[float], reference: Sequence[float]) -> dict[str, Any]:
+    """Two-sample KS distance between produced and reference turn-shift gaps."""
+    if not produced or not reference:
+        return {"ks": None, "n": len(produced), "n_reference": len(reference)}
+    result = stats.ks_2samp(np.asarray(produced), np.asarray(reference))
+    return {"ks": float(result.statistic), "p_value": float(result.pvalue),
+            "n": len(produced), "n_reference": len(reference),
+            "median": float(np.median(produced)),
+            "median_reference": float(np.median(reference))}
+
+
+def quality_report(dataset: Dataset, reference_gaps: Sequence[float],
+                   transcriber: Any | None = None, asr: bool = True) -> dict[str, Any]:
+    """The quality report of a voiced, aligned dataset (see the module docstring)."""
+    report: dict[str, Any] = {
+        "dialogues": len(dataset.dialogues),
+        "seconds": round(sum(d.duration for d in dataset.dialogues), 3),
+        "events": {k.value: sum(1 for d in dataset.dialogues for e in d.events if e.kind == k)
+                   for k in EventKind},
+        "timing": gap_distance(turn_shift_gaps(dataset), reference_gaps),
+    }
+    if asr:
+        report["asr"] = asr_round_trip(dataset, transcriber)
+    return report

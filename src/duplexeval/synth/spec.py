@@ -1,0 +1,177 @@
+"""Dialogue specs: the text a synthesized dialogue is built from (JSON or YAML, one per file).
+
+A spec names its speakers (one per channel) and lists turns in order.  Positions inside a turn
+are given after a number of words (``after_word``: whitespace-separated tokens, 1-based count of
+words spoken before the event) or, for languages written without spaces, after a number of
+characters (``after_char``).  See ``duplexeval/suites/specs/README.md`` for the format in full.
+
+Times are seconds.  Validation errors name the file and the field (exit code 2).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..errors import DatasetInvalid, Problem
+
+__all__ = ["Backchannel", "DialogueSpec", "Pause", "Speaker", "Turn", "load_spec", "load_specs"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Position(_Strict):
+    after_word: int | None = Field(default=None, ge=1)
+    after_char: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _one_position(self) -> _Position:
+        if (self.after_word is None) == (self.after_char is None):
+            raise ValueError("give exactly one of after_word and after_char")
+        return self
+
+
+class Pause(_Position):
+    """The speaker stops for ``seconds`` after the position, then continues the same turn."""
+
+    seconds: float = Field(gt=0, le=10)
+
+
+class Backchannel(_Position):
+    """The other speaker says ``text`` (a short backchannel) starting after the position."""
+
+    text: str = Field(min_length=1)
+
+
+class Speaker(_Strict):
+    id: str = Field(min_length=1)
+    channel: Literal[0, 1]
+    voice: str | None = None
+    """A voice of the language's engine; None lets the synthesizer pick distinct voices."""
+
+
+class Turn(_Strict):
+    speaker: str
+    text: str = Field(min_length=1)
+    answer: str | None = None
+    """Reference answer to this question (QA suites)."""
+    gap: float | None = Field(default=None, ge=-1.0, le=10.0)
+    """Silence before the turn (negative: overlap); None samples a natural gap."""
+    pause: Pause | None = None
+    pauses: tuple[Pause, ...] = ()
+    backchannels: tuple[Backchannel, ...] = ()
+    interrupted_after_word: int | None = Field(default=None, ge=1)
+    interrupted_after_char: int | None = Field(default=None, ge=1)
+    """The next turn (the other speaker) starts here, overlapping the rest of this one."""
+
+    def all_pauses(self) -> tuple[Pause, ...]:
+        return ((self.pause,) if self.pause else ()) + self.pauses
+
+    def interruption(self) -> _Position | None:
+        if self.interrupted_after_word is None and self.interrupted_after_char is None:
+            return None
+        return _Position(after_word=self.interrupted_after_word,
+                         after_char=self.interrupted_after_char)
+
+
+class DialogueSpec(_Strict):
+    """One dialogue to synthesize."""
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
+    language: str = Field(min_length=2)
+    domain: str = "chat"
+    title: str = ""
+    speakers: tuple[Speaker, Speaker]
+    turns: tuple[Turn, ...] = Field(min_length=1)
+    background: str | None = None
+    """Reserved for background speech (not synthesized yet)."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DialogueSpec:
+        ids = [s.id for s in self.speakers]
+        if len(set(ids)) != 2 or {s.channel for s in self.speakers} != {0, 1}:
+            raise ValueError("speakers: two distinct ids on channels 0 and 1")
+        for i, turn in enumerate(self.turns):
+            where = f"turns[{i}]"
+            if turn.speaker not in ids:
+                raise ValueError(f"{where}: unknown speaker {turn.speaker!r}")
+            if turn.interruption() is not None:
+                nxt = self.turns[i + 1] if i + 1 < len(self.turns) else None
+                if nxt is None or nxt.speaker == turn.speaker:
+                    raise ValueError(f"{where}: interrupted, but the next turn is not by the "
+                                     "other speaker")
+            words = len(turn.text.split())
+            chars = len(turn.text)
+            positions: list[_Position] = [*turn.all_pauses(), *turn.backchannels]
+            if turn.interruption() is not None:
+                positions.append(turn.interruption())  # type: ignore[arg-type]
+            for p in positions:
+                if p.after_word is not None and p.after_word >= words:
+                    raise ValueError(f"{where}: after_word {p.after_word} must be below the "
+                                     f"turn's {words} words")
+                if p.after_char is not None and p.after_char >= chars:
+                    raise ValueError(f"{where}: after_char {p.after_char} must be below the "
+                                     f"turn's {chars} characters")
+        return self
+
+    def speaker(self, speaker_id: str) -> Speaker:
+        return next(s for s in self.speakers if s.id == speaker_id)
+
+
+def _read(path: Path) -> Any:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return yaml.safe_load(text)
+    return json.loads(text)
+
+
+def load_spec(path: Path) -> DialogueSpec:
+    """Read and validate one spec file; problems raise :class:`DatasetInvalid` (file and
+    field per line)."""
+    try:
+        return DialogueSpec.model_validate(_read(path))
+    except FileNotFoundError:
+        raise DatasetInvalid([Problem(path, None, "no such file")]) from None
+    except (json.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        line = getattr(exc, "lineno", None)
+        mark = getattr(exc, "problem_mark", None)
+        if mark is not None:
+            line = mark.line + 1
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DatasetInvalid([Problem(path, line, f"cannot parse: {first}")]) from None
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = ".".join(str(x) for x in err["loc"])
+            problems.append(Problem(path, None, f"{loc}: {err['msg']}" if loc else err["msg"]))
+        raise DatasetInvalid(problems) from None
+
+
+def load_specs(source: Path) -> list[DialogueSpec]:
+    """Specs from a file or a folder (``*.json``, ``*.yaml``, ``*.yml``, sorted by name);
+    ids must be unique."""
+    files = [source] if source.is_file() else sorted(
+        p for p in source.iterdir() if p.suffix.lower() in (".json", ".yaml", ".yml")
+        and p.name != "suite.json") if source.is_dir() else []
+    if not files:
+        raise DatasetInvalid([Problem(source, None, "no dialogue spec files (*.json, *.yaml)")])
+    specs, problems, seen = [], [], {}
+    for path in files:
+        try:
+            spec = load_spec(path)
+        except DatasetInvalid as exc:
+            problems += exc.problems
+            continue
+        if spec.id in seen:
+            problems.append(Problem(path, None, f"id {spec.id!r} already used by {seen[spec.id]}"))
+        seen[spec.id] = path.name
+        specs.append(spec)
+    if problems:
+        raise DatasetInvalid(problems)
+    return specs

@@ -1,0 +1,1 @@
+"""Text processing for spoken-dialogue analysis: word segmentation and normalisation."""
