@@ -187,6 +187,72 @@ def _cmd_voice_bursts(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- synthesis and suites
+def _cmd_synth(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from .synth.build import Synthesizer, SynthSettings, reference_gaps
+    from .synth.quality import quality_report
+    from .synth.spec import load_specs
+
+    specs = load_specs(Path(args.spec))
+    out = Path(args.output)
+    if (out / f"{args.split}.jsonl").exists() and not args.force:
+        raise DuplexevalError(f"{out} already holds a dataset; pass --force to overwrite")
+    if args.timing_from:
+        from .data.validate import load_dataset
+        from .synth.quality import turn_shift_gaps
+
+        reference, _ = load_dataset(Path(args.timing_from))
+        gaps = tuple(turn_shift_gaps(reference))
+        if not gaps:
+            raise DuplexevalError(f"{args.timing_from}: no TURN_SHIFT events to take gaps from")
+    else:
+        gaps = reference_gaps(args.timing_reference)
+    settings = dataclasses.replace(SynthSettings(), seed=args.seed, gaps=gaps,
+                                   sample_rate=args.sample_rate)
+    synth = Synthesizer(settings)
+    from tqdm import tqdm
+
+    built = [synth.build(s) for s in tqdm(specs, desc="synth", unit="dialogue",
+                                           file=sys.stderr)]
+    synth.write(built, out, args.split)
+    print(f"{out}: {len(built)} dialogue(s), "
+          f"{sum(len(b.audio) for b in built) / settings.sample_rate / 60:.1f} min of audio")
+    if not args.no_quality:
+        from .data.validate import Need, load_dataset
+        from .fileio import atomic_write_json
+
+        dataset, _ = load_dataset(out, args.split, audio=Need.REQUIRE)
+        report = quality_report(dataset, gaps, asr=not args.no_asr)
+        atomic_write_json(out / "quality.json", report)
+        asr = report.get("asr")
+        if asr:
+            print(f"  ASR round trip: {asr['metric']} {asr['value']:.3f} over {asr['ipus']} IPUs")
+        print(f"  turn-shift gaps: KS {report['timing']['ks']} against the reference "
+              f"(n = {report['timing']['n']}); report in {out / 'quality.json'}")
+    return 0
+
+
+def _cmd_data_build(args: argparse.Namespace) -> int:
+    from .suites import SUITES, build_suite
+
+    names = list(SUITES) if args.name == "all" else [args.name]
+    for name in names:
+        path = build_suite(name, force=args.force)
+        print(f"{name}: {path}")
+    return 0
+
+
+def _cmd_data_list(args: argparse.Namespace) -> int:
+    from .report_text import format_table
+    from .suites import suite_rows
+
+    print("\n".join(format_table(["suite", "lang", "domain", "dialogues", "state", "audio min",
+                                  "MB", "path / how to build"], suite_rows())))
+    return 0
+
+
 # ---------------------------------------------------------------- analysis and scores
 def _analysis_options(args: argparse.Namespace) -> Any:
     from .analysis.activity import ActivityOptions, VadEngine
@@ -351,6 +417,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--truth", action="store_true", help="score the logged-truth analysis")
     _add_analysis_args(p)
     p.set_defaults(func=_cmd_score)
+
+    q = data_sub.add_parser("build", help="build a bundled suite (cached): "
+                            "m3-qa-en, m3-qa-ja, m3-chat-en, m3-chat-ja, m3-toy-ja-voiced, all")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("--force", action="store_true", help="rebuild even if cached")
+    q.set_defaults(func=_cmd_data_build)
+    q = data_sub.add_parser("list", help="the bundled suites, built or not, with sizes")
+    q.set_defaults(func=_cmd_data_list)
+
+    p = sub.add_parser("synth", help="synthesize a dataset (M3 layout) from dialogue specs")
+    p.add_argument("spec", metavar="SPEC", help="a spec file (JSON/YAML) or a folder of them")
+    p.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
+    p.add_argument("--split", default="test")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sample-rate", type=int, default=16000)
+    p.add_argument("--timing-reference", choices=["chat", "task"], default="chat",
+                   help="packaged turn-shift gap reference (M3 toy chat or QA set)")
+    p.add_argument("--timing-from", metavar="DATASET", default=None,
+                   help="take the turn-shift gaps from any annotated dataset instead")
+    p.add_argument("--no-quality", action="store_true", help="skip the quality report")
+    p.add_argument("--no-asr", action="store_true", help="quality report without ASR")
+    p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
+    p.set_defaults(func=_cmd_synth)
 
     p = sub.add_parser("demo", help="the main job on the bundled data")
     p.add_argument("--data", action="append", default=[], metavar="DATASET_DIR",

@@ -1,0 +1,153 @@
+"""The dialogue synthesizer: spec validation, placement rules, determinism, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from duplexeval.cli import main
+from duplexeval.data.validate import Need, load_dataset
+from duplexeval.events import EventKind
+from duplexeval.synth.build import Synthesizer, SynthSettings, reference_gaps
+from duplexeval.synth.quality import gap_distance, normalize_en
+from duplexeval.synth.spec import DialogueSpec, load_spec
+from duplexeval.synth.tts import engine_class
+
+needs_piper = pytest.mark.skipif(engine_class("piper").unavailable_reason() is not None,
+                                 reason="piper (duplexeval[tts-en]) not installed")
+needs_openjtalk = pytest.mark.skipif(engine_class("openjtalk").unavailable_reason() is not None,
+                                     reason="pyopenjtalk (duplexeval[tts]) not installed")
+
+SPEAKERS = [{"id": "user", "channel": 0}, {"id": "system", "channel": 1}]
+
+
+def spec(turns: list[dict], language: str = "en", **extra: object) -> dict:
+    return {"id": "t1", "language": language, "domain": "task", "speakers": SPEAKERS,
+            "turns": turns, **extra}
+
+
+EN = spec([
+    {"speaker": "user", "text": "Who wrote the novel Frankenstein?", "answer": "Mary Shelley"},
+    {"speaker": "system", "text": "It was written by Mary Shelley and published in 1818.",
+     "backchannels": [{"after_word": 5, "text": "mm-hm"}]},
+    {"speaker": "user", "text": "How old was Mary Shelley when the book first came out?",
+     "pause": {"after_word": 5, "seconds": 1.2}, "interrupted_after_word": 8},
+    {"speaker": "system", "text": "She was twenty years old at the time."},
+])
+
+
+def write(tmp: Path, obj: dict, name: str = "t1.json") -> Path:
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / name).write_text(json.dumps(obj, ensure_ascii=False), encoding="utf-8")
+    return tmp / name
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"turns": [{"speaker": "bob", "text": "hi"}]}, "unknown speaker 'bob'"),
+    ({"turns": [{"speaker": "user", "text": "one two", "pause": {"after_word": 2,
+                                                                "seconds": 1}}]},
+     "after_word 2 must be below the turn's 2 words"),
+    ({"turns": [{"speaker": "user", "text": "one two three", "interrupted_after_word": 1}]},
+     "the next turn is not by the other speaker"),
+    ({"turns": [{"speaker": "user", "text": "hi", "tone": "happy"}]}, "turns.0.tone"),
+    ({"turns": [{"speaker": "user", "text": "a b c", "pause": {"seconds": 1}}]},
+     "exactly one of after_word and after_char"),
+])
+def test_spec_errors_name_the_file_and_field(tmp_path: Path, change: dict, message: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path / "specs", {**spec([]), **change})
+    assert main(["synth", str(path), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and message in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_malformed_yaml_gives_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("id: x\nturns: [\n  - speaker: user\n", encoding="utf-8")
+    with pytest.raises(Exception) as info:
+        load_spec(path)
+    assert f"{path}:" in str(info.value)
+
+
+def test_stratified_gap_draws_follow_the_reference() -> None:
+    synth = Synthesizer()
+    ref = reference_gaps("chat")
+    draws = synth._draw(ref, 60, np.random.default_rng(0))
+    assert set(draws) <= {round(g, 3) for g in ref}
+    assert gap_distance(draws, ref)["ks"] <= 0.1
+
+
+def test_english_number_normalisation() -> None:
+    assert normalize_en("She was 20 in 1818, mm-hm.") == "she was twenty in eighteen eighteen mm hm"
+
+
+@needs_piper
+def test_placement_rules_and_determinism(tmp_path: Path) -> None:
+    """Turn 3 (user) pauses 1.2 s after "Shelley" and is interrupted after "book":
+
+    user   Who wrote..? |mm-hm|   How old was Mary Shelley ..1.2 s.. when the book first came out
+    system      It was written by Mary Shelley and ...                    |She was twenty ...
+                (mm-hm: the user's backchannel after word 5, "Mary")       BARGE_IN
+    """
+    synth = Synthesizer(SynthSettings(seed=3))
+    built = synth.build(DialogueSpec.model_validate(EN))
+    again = Synthesizer(SynthSettings(seed=3)).build(DialogueSpec.model_validate(EN))
+    assert np.array_equal(built.audio, again.audio) and built.words == again.words
+    words = {(w.channel, w.text): w for w in built.words}
+    # the pause lasts exactly its 1.2 s (to the word rounding of 1 ms)
+    assert words[(0, "when")].start - words[(0, "Shelley")].end == pytest.approx(1.2, abs=2e-3)
+    # the backchannel: the other channel, after word 5 ("Mary"), at most 0.8 s
+    bc = words[(0, "mm-hm")]
+    assert bc.start > words[(1, "Mary")].end and bc.end - bc.start <= 0.8
+    # the interruption starts after "book" while the user is still speaking
+    she = words[(1, "She")]
+    assert words[(0, "book")].end < she.start < words[(0, "first")].end
+    events = built.dialogue().events
+    kinds = {e.kind for e in events}
+    assert {EventKind.TURN_SHIFT, EventKind.TURN_HOLD, EventKind.BC,
+            EventKind.BARGE_IN} <= kinds
+    # the first turn shift's gap is one of the reference gaps drawn
+    shift = next(e for e in events if e.kind == EventKind.TURN_SHIFT and e.channel == 1)
+    assert round(shift.end - shift.start, 3) == pytest.approx(built.turn_shift_gaps[0], abs=2e-3)
+    assert built.turn_shift_gaps[0] in {round(g, 3) for g in reference_gaps()}
+    # another seed draws other gaps
+    other = Synthesizer(SynthSettings(seed=4)).build(DialogueSpec.model_validate(EN))
+    assert other.turn_shift_gaps != built.turn_shift_gaps
+
+
+@needs_piper
+def test_synth_cli_writes_a_valid_dataset_with_quality(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path / "specs", EN)
+    out = tmp_path / "out"
+    assert main(["synth", str(path), "-o", str(out), "--no-asr"]) == 0
+    dataset, _ = load_dataset(out, audio=Need.REQUIRE, alignment=Need.REQUIRE)
+    d = dataset.dialogues[0]
+    assert dataset.language == "en" and d.extra["qa_references"][0]["answer"] == "Mary Shelley"
+    x, rate = sf.read(str(d.audio.path))
+    assert rate == 16000 and x.shape[1] == 2
+    quality = json.loads((out / "quality.json").read_text())
+    assert quality["timing"]["n"] >= 1 and quality["events"]["BARGE_IN"] == 1
+    assert main(["synth", str(path), "-o", str(out)]) == 2
+    assert "pass --force" in capsys.readouterr().err
+
+
+@needs_openjtalk
+def test_japanese_positions_by_character(tmp_path: Path) -> None:
+    ja = spec([
+        {"speaker": "user", "text": "その本を書いたのは、誰ですか？",
+         "pause": {"after_char": 10, "seconds": 0.9}},
+        {"speaker": "system", "text": "メアリー・シェリーが書きました。"},
+    ], language="ja")
+    built = Synthesizer().build(DialogueSpec.model_validate(ja))
+    user = [w for w in built.words if w.channel == 0]
+    texts = [w.text for w in user]
+    i = texts.index("は")  # the last word before the comma (character 10)
+    assert user[i + 1].start - user[i].end == pytest.approx(0.9, abs=2e-3)
+    voices = {Synthesizer().voice(DialogueSpec.model_validate(ja), s) for s in ("user", "system")}
+    assert len(voices) == 2  # distinct voices per speaker
