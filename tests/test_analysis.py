@@ -24,7 +24,7 @@ from duplexeval.runs import execute_run
 from duplexeval.scoring import score_events
 from duplexeval.systems.registry import load_system
 
-VAD_ONLY = AnalysisOptions(vad=ActivityOptions(engine=VadEngine.ENERGY), asr="none")
+VAD_ONLY = AnalysisOptions(vad=ActivityOptions(engine=VadEngine.SILERO), asr="none")
 
 
 @pytest.fixture(scope="module")

@@ -99,10 +99,10 @@ def _source_files(suite: Suite) -> list[Path]:
     return files
 
 
-def _key(suite: Suite, settings: dict[str, Any]) -> str:
+def _key(suite: Suite, settings: dict[str, Any], limit: int | None = None) -> str:
     h = hashlib.sha256()
-    h.update(json.dumps({"build": BUILD_VERSION, "suite": suite.name, "settings": settings},
-                        sort_keys=True).encode())
+    h.update(json.dumps({"build": BUILD_VERSION, "suite": suite.name, "settings": settings,
+                         "limit": limit}, sort_keys=True).encode())
     for path in _source_files(suite):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
@@ -116,17 +116,21 @@ def _settings(suite: Suite) -> dict[str, Any]:
     return {"synth": settings.to_json(), "tts": engine.settings()}
 
 
-def suite_path(name: str) -> Path:
-    """Where the suite's current build lives (built or not)."""
+def suite_path(name: str, limit: int | None = None) -> Path:
+    """Where the suite's current build lives (built or not); ``limit`` = the build of its first
+    ``limit`` dialogues only."""
     suite = get_suite(name)
-    return cache_root() / "suites" / f"{suite.name}-{_key(suite, _settings(suite))}"
+    label = suite.name if limit is None else f"{suite.name}-first{limit}"
+    return cache_root() / "suites" / f"{label}-{_key(suite, _settings(suite), limit)}"
 
 
 def build_suite(name: str, force: bool = False, progress: bool = True, quality: bool = True,
-                log: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> Path:
-    """Build a suite (or reuse the cached build); returns the dataset folder."""
+                log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+                limit: int | None = None) -> Path:
+    """Build a suite (or reuse the cached build); returns the dataset folder.  ``limit``
+    builds only the first ``limit`` dialogues (a quick subset, cached separately)."""
     suite = get_suite(name)
-    target = suite_path(name)
+    target = suite_path(name, limit)
     if target.is_dir() and (target / "quality.json").is_file() and not force:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -135,9 +139,9 @@ def build_suite(name: str, force: bool = False, progress: bool = True, quality: 
         if suite.from_toy:
             from ..synth.toy import voice_toy
 
-            voice_toy(tmp, progress=progress)
+            voice_toy(tmp, progress=progress, limit=limit)
         else:
-            _build_from_specs(suite, tmp, progress)
+            _build_from_specs(suite, tmp, progress, limit)
         if quality:
             _write_quality(suite, tmp, log)
         if target.exists():

@@ -1,8 +1,10 @@
 """Data quality of a synthesized (or any aligned, voiced) dataset.
 
 * **ASR round trip** - every IPU (a channel's words merged across silences of at most 0.5 s) is
-  transcribed from its own channel with Whisper (offline base by default) and compared with the
-  aligned words: word error rate for English (lower case, punctuation removed), character error
+  transcribed from its own channel with Whisper (offline base by default; the IPUs of a channel
+  go through :meth:`Transcriber.transcribe` as regions, packed into Whisper windows) and each
+  recognised word is given to the nearest IPU; then compared with the aligned words: word
+  error rate for English (lower case, numbers spelled out, punctuation removed), character error
   rate after kana normalisation for Japanese (:func:`duplexeval.text.japanese.to_kana`: both
   sides to katakana, punctuation stripped, so "3時" and "三時" agree).  Corpus-level rates:
   total edits over total reference words (characters).
@@ -23,6 +25,7 @@ from scipy import stats
 
 from ..data.dialogue import Dataset
 from ..events import EventKind, ipus_from_spans
+from ..timeline import Span
 
 __all__ = ["asr_round_trip", "gap_distance", "normalize_en", "quality_report"]
 
@@ -40,12 +43,18 @@ def _spell(match: re.Match[str]) -> str:
     return " " + num2words(value, to="year" if year else "cardinal") + " "
 
 
+FILLERS = frozenset({"mm", "mmm", "hm", "hmm", "mhm", "mmhm", "uh", "um", "huh", "uhhuh", "m",
+                     "h", "ah", "er", "erm"})
+"""Filler and backchannel sounds left out of the English WER (spelled every which way by ASR:
+"mm-hm", "m m h m", "mhm"), as Whisper's own English normaliser does."""
+
+
 def normalize_en(text: str) -> str:
     """Lower case, numbers spelled out (num2words; 1100-2099 read as years), punctuation (but
-    apostrophes) removed, hyphens split, spaces collapsed."""
+    apostrophes) removed, hyphens split, fillers (:data:`FILLERS`) dropped, spaces collapsed."""
     text = _NUMBER.sub(_spell, text.lower().replace("%", " percent"))
     text = text.replace("-", " ")
-    return " ".join(_PUNCT.sub(" ", text).split())
+    return " ".join(w for w in _PUNCT.sub(" ", text).split() if w not in FILLERS)
 
 
 def _normalize(text: str, language: str) -> str:
@@ -57,7 +66,7 @@ def _normalize(text: str, language: str) -> str:
 
 
 def asr_round_trip(dataset: Dataset, transcriber: Any | None = None,
-                   pad: float = 0.15) -> dict[str, Any]:
+                   pad: float = 0.05) -> dict[str, Any]:
     """Transcribe every IPU of every dialogue and compare with its aligned words."""
     if transcriber is None:
         from ..analysis.asr import Transcriber
@@ -74,16 +83,25 @@ def asr_round_trip(dataset: Dataset, transcriber: Any | None = None,
         x, rate = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
         for channel in (0, 1):
             words = d.words_on(channel)
-            for ipu in ipus_from_spans(channel, [w.span for w in words]):
+            ipus = [ipu.span for ipu in ipus_from_spans(channel, [w.span for w in words])]
+            if not ipus:
+                continue
+            heard: list[list[str]] = [[] for _ in ipus]
+            got = transcriber.transcribe(x[:, channel], rate, lang,
+                                         [Span(max(0.0, u.start - pad), u.end + pad)
+                                          for u in ipus])
+            for w in got:  # each recognised word to the IPU nearest its middle
+                mid = (w.start + w.end) / 2
+                k = min(range(len(ipus)), key=lambda i: max(ipus[i].start - mid,
+                                                            mid - ipus[i].end, 0.0))
+                heard[k].append(w.text)
+            for ipu, hyp_words in zip(ipus, heard, strict=True):
                 inside = [w.text for w in words
-                          if w.start >= ipu.span.start - 1e-6 and w.end <= ipu.span.end + 1e-6]
+                          if w.start >= ipu.start - 1e-6 and w.end <= ipu.end + 1e-6]
                 ref = _normalize(("" if lang == "ja" else " ").join(inside), lang)
                 if not ref:
                     continue
-                a = max(0, round((ipu.span.start - pad) * rate))
-                b = min(len(x), round((ipu.span.end + pad) * rate))
-                got = transcriber.transcribe(x[a:b, channel], rate, lang)
-                hyp = _normalize(("" if lang == "ja" else " ").join(w.text for w in got), lang)
+                hyp = _normalize(("" if lang == "ja" else " ").join(hyp_words), lang)
                 refs.append(ref)
                 hyps.append(hyp)
                 err = jiwer.wer(ref, hyp) if hyp else 1.0

@@ -116,13 +116,14 @@ def find_toy() -> Path:
     return toy
 
 
-def voice_toy(out: Path, progress: bool = True) -> Dataset:
-    """Voice every toy dialogue (both sets) into one dataset at ``out``."""
+def voice_toy(out: Path, progress: bool = True, limit: int | None = None) -> Dataset:
+    """Voice every toy dialogue (both sets; the first ``limit`` if given) into one dataset at
+    ``out``."""
     toy = find_toy()
     engine = load_engine("openjtalk")
     dialogues: list[Dialogue] = []
     sources = [load_dataset(toy / rel)[0] for rel in TOY_SETS]
-    todo = [(ds, d) for ds in sources for d in ds.dialogues]
+    todo = [(ds, d) for ds in sources for d in ds.dialogues][:limit]
     for ds, d in tqdm(todo, desc="voicing m3 toy", unit="dialogue", file=sys.stderr,
                       disable=not progress):
         audio = voice_dialogue(d, engine)
