@@ -68,6 +68,9 @@ where the engine has more than one)."""
 TRIM_DB = 40.0
 TRIM_FRAME_S = 0.005
 BC_MAX_SECONDS = 0.78
+SELF_GAP = 0.6
+"""Least silence (seconds) between two utterances placed on the same channel that the spec did
+not join (more than the 0.5 s that separates IPUs)."""
 JOIN_GAP_S = 0.1
 """Engine word timings leave short spaces between words (the word-boundary symbol's duration);
 spaces shorter than this are given to the previous word, so that only real pauses (commas,
@@ -320,6 +323,7 @@ class Synthesizer:
         placed: list[tuple[int, float, np.ndarray, list[TimedWord]]] = []
         drawn: list[float] = []
         floor_end = st.lead  # end of the latest speech so far
+        busy = [0.0, 0.0]  # per channel: where its latest speech ends (no self-overlap)
         start_at: float | None = st.lead
         for i, turn in enumerate(turns):
             channel = spec.speaker(turn.speaker).channel
@@ -333,9 +337,12 @@ class Synthesizer:
                     gap = next(gap_draws)
                     drawn.append(gap)
                 start_at = max(floor_end + gap, st.lead)
-            start = round(start_at * rate) / rate
+            # a speaker never overlaps itself (e.g. its own backchannel late in the other's
+            # turn): the turn waits for it
+            start = round(max(start_at, busy[channel] + SELF_GAP) * rate) / rate
             placed.append((channel, start, piece.audio, piece.words))
             floor_end = max(floor_end, start + piece.duration)
+            busy[channel] = start + piece.duration
             for bc in turn.backchannels:
                 at = start + piece.words[_boundary(piece, bc)].end + float(rng.uniform(.05, .25))
                 other = next(s.id for s in spec.speakers if s.id != turn.speaker)
@@ -343,8 +350,11 @@ class Synthesizer:
                 if bc_piece.duration > BC_MAX_SECONDS:
                     speed = min(4.0, bc_piece.duration / BC_MAX_SECONDS * 1.05)
                     bc_piece = self._prepare(spec, other, bc.text, speed)
-                placed.append((1 - channel, round(at * rate) / rate, bc_piece.audio,
-                               bc_piece.words))
+                at = round(max(at, busy[1 - channel] + SELF_GAP) * rate) / rate
+                if at + bc_piece.duration > start + piece.duration:
+                    continue  # the listener is still talking until past this turn: no room
+                placed.append((1 - channel, at, bc_piece.audio, bc_piece.words))
+                busy[1 - channel] = at + bc_piece.duration
             interruption = turn.interruption()
             if interruption is not None:
                 cut = piece.words[_boundary(piece, interruption)].end
