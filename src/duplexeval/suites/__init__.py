@@ -153,11 +153,11 @@ def build_suite(name: str, force: bool = False, progress: bool = True, quality: 
     return target
 
 
-def _build_from_specs(suite: Suite, out: Path, progress: bool) -> None:
+def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: int | None) -> None:
     from ..synth.build import Synthesizer, SynthSettings, reference_gaps
     from ..synth.spec import load_specs
 
-    specs = load_specs(suite.spec_folder())
+    specs = load_specs(suite.spec_folder())[:limit]
     synth = Synthesizer(SynthSettings(gaps=reference_gaps(suite.gaps)))
     built = [synth.build(spec) for spec in tqdm(specs, desc=f"synth {suite.name}",
                                                 unit="dialogue", file=sys.stderr,

@@ -1,0 +1,53 @@
+"""The bundled suites: specs load and are consistent across languages; listing and errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from duplexeval.cli import main
+from duplexeval.suites import SUITES, suite_path
+from duplexeval.synth.spec import load_specs
+
+
+def test_bundled_specs_are_valid_and_translations_match() -> None:
+    specs = {name: load_specs(SUITES[name].spec_folder())
+             for name in ("m3-qa-en", "m3-qa-ja", "m3-chat-en", "m3-chat-ja")}
+    assert len(specs["m3-qa-en"]) >= 12 and len(specs["m3-chat-en"]) >= 6
+    assert len(specs["m3-chat-ja"]) >= 6
+    en = {s.id: s for s in specs["m3-qa-en"]}
+    ja = {s.id: s for s in specs["m3-qa-ja"]}
+    assert set(en) == set(ja)  # the Japanese set translates the same dialogues
+    for dialogue_id, spec in en.items():
+        assert 8 <= len(spec.turns) <= 14
+        assert [t.speaker for t in spec.turns] == [t.speaker for t in ja[dialogue_id].turns]
+        questions = [t for t in spec.turns if t.speaker == "user"]
+        assert all(t.answer for t in questions)
+        assert spec.language == "en" and ja[dialogue_id].language == "ja"
+    for spec in specs["m3-chat-en"]:
+        kinds = [bool(t.all_pauses()) for t in spec.turns]
+        assert sum(kinds) >= 3 and any(t.interruption() for t in spec.turns)
+        assert sum(len(t.backchannels) for t in spec.turns) >= 4
+
+
+def test_suite_builds_are_keyed_by_content(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path))
+    full, first = suite_path("m3-qa-en"), suite_path("m3-qa-en", limit=2)
+    assert full != first and full.parent == tmp_path / "suites"
+    assert suite_path("m3-qa-en") == full  # stable
+
+
+def test_data_list_and_unknown_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path))
+    monkeypatch.setenv("DUPLEXEVAL_M3_TOY", str(tmp_path / "absent"))
+    assert main(["data", "list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("m3-qa-en", "m3-qa-ja", "m3-chat-en", "m3-chat-ja"):
+        assert name in out and f"duplexeval data build {name}" in out
+    assert "m3-toy-ja-voiced" in out and "unavailable" in out
+    assert main(["data", "build", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown suite 'nope'" in err and "m3-chat-ja" in err
