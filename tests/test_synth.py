@@ -152,3 +152,39 @@ def test_japanese_positions_by_character(tmp_path: Path) -> None:
     assert user[i + 1].start - user[i].end == pytest.approx(0.9, abs=2e-3)
     voices = {Synthesizer().voice(DialogueSpec.model_validate(ja), s) for s in ("user", "system")}
     assert len(voices) == 2  # distinct voices per speaker
+
+
+class _WordlessEngine:
+    """A TTS stand-in without word timing: clip-bank speech for a known English sentence."""
+
+    name = "wordless"
+    language = "en"
+
+    def voices(self) -> list[str]:
+        return ["clip"]
+
+    def resolve_voice(self, voice: str | None) -> str:
+        return "clip"
+
+    def synthesize(self, text: str, voice: str | None = None, speed: float = 1.0):
+        from duplexeval.synth.tts import Utterance
+        from duplexeval.systems.clipbank import ClipBank
+
+        clip = next(c for c in ClipBank.load().clips("en") if c.text.strip() == text.strip())
+        audio = np.concatenate([np.zeros(3200, np.float32), clip.audio,
+                                np.zeros(3200, np.float32)])
+        return Utterance(audio, clip.sample_rate, ())
+
+
+def test_engines_without_word_timing_are_aligned_with_asr() -> None:
+    from duplexeval.systems.clipbank import ClipBank
+
+    clip = max(ClipBank.load().clips("en", "utterance"), key=lambda c: len(c.text.split()))
+    synth = Synthesizer()
+    synth._engines["en"] = _WordlessEngine()  # type: ignore[assignment]
+    built = synth.build(DialogueSpec.model_validate(
+        spec([{"speaker": "user", "text": clip.text}])))
+    got = [normalize_en(w.text) for w in built.words]
+    assert " ".join(got) == normalize_en(clip.text)
+    assert built.words[0].start == pytest.approx(0.5, abs=0.01)  # the lead-in, speech trimmed
+    assert all(a.end <= b.start for a, b in zip(built.words, built.words[1:], strict=False))

@@ -323,7 +323,7 @@ class Synthesizer:
         placed: list[tuple[int, float, np.ndarray, list[TimedWord]]] = []
         drawn: list[float] = []
         floor_end = st.lead  # end of the latest speech so far
-        busy = [0.0, 0.0]  # per channel: where its latest speech ends (no self-overlap)
+        busy = [-SELF_GAP, -SELF_GAP]  # per channel: where its latest speech ends
         start_at: float | None = st.lead
         for i, turn in enumerate(turns):
             channel = spec.speaker(turn.speaker).channel

@@ -89,8 +89,6 @@ class DialogueSpec(_Strict):
     title: str = ""
     speakers: tuple[Speaker, Speaker]
     turns: tuple[Turn, ...] = Field(min_length=1)
-    background: str | None = None
-    """Reserved for background speech (not synthesized yet)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> DialogueSpec:
