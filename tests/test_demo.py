@@ -1,4 +1,4 @@
-"""The demo runs end to end on the bundled data."""
+"""The demo runs end to end: suite build, plans, runs, analysis and the M3 timing table."""
 
 from __future__ import annotations
 
@@ -8,15 +8,28 @@ from pathlib import Path
 import pytest
 
 from duplexeval.demo import run_demo
+from duplexeval.synth.tts import engine_class
 
 
-def test_demo_on_bundled_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                              capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.skipif(engine_class("piper").unavailable_reason() is not None,
+                    reason="piper (duplexeval[tts-en]) not installed")
+def test_demo_on_one_bundled_dialogue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("DUPLEXEVAL_M3_TOY", str(tmp_path / "absent"))
-    assert run_demo([], runs_root=tmp_path / "runs") == 0
+    monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path / "cache"))
+    assert run_demo([], runs_root=tmp_path / "runs", suites=["m3-qa-en"], limit=1) == 0
     out = capsys.readouterr().out
     assert "sample-en: 2 dialogue(s), annotation from word alignments reproduces 49/49" in out
-    for name in ("reference", "scripted"):
-        summary = json.loads((tmp_path / "runs" / f"{name}-sample-en" /
-                              "run_summary.json").read_text())
-        assert summary["samples"] == 22 and summary["failed"] == 0
+    assert "m3-qa-en (first 1)" in out and "M3 timing" in out
+    table = out[out.index("M3 timing"):].splitlines()
+    rows = {line.split()[0]: line for line in table if line.strip().startswith(
+        ("reference", "scripted", "silence"))}
+    assert set(rows) == {"reference", "scripted", "silence"}
+    # the human reference takes every turn; silence never does
+    assert rows["reference"].split()[1].startswith("100.0")
+    assert rows["silence"].split()[1].startswith("0.0")
+    for name in ("reference", "scripted", "silence"):
+        run = tmp_path / "runs" / f"{name}-m3-qa-en-first-1"
+        summary = json.loads((run / "run_summary.json").read_text())
+        assert summary["samples"] > 0 and summary["failed"] == 0
+        assert (run / "scores" / "results.json").is_file()

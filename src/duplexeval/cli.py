@@ -313,7 +313,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    return run_demo([Path(p) for p in args.data])
+    return run_demo([Path(p) for p in args.data], full=args.full,
+                    limit=1 if args.quick else None)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -444,6 +445,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the main job on the bundled data")
     p.add_argument("--data", action="append", default=[], metavar="DATASET_DIR",
                    help="extra dataset folders to include (repeatable)")
+    p.add_argument("--full", action="store_true",
+                   help="the whole suites instead of their quick subsets")
+    p.add_argument("--quick", action="store_true",
+                   help="one dialogue per suite: a smoke run in a minute or two")
     p.set_defaults(func=_cmd_demo)
     return parser
 
