@@ -27,6 +27,7 @@ BUILTIN: dict[str, str] = {
     "silence": "duplexeval.systems.builtin:SilenceSystem",
     "reference": "duplexeval.systems.builtin:ReferenceSystem",
     "scripted": "duplexeval.systems.scripted:ScriptedSystem",
+    "cascade": "duplexeval.systems.cascade:CascadeSystem",
 }
 
 
