@@ -23,12 +23,13 @@ def test_demo_on_one_bundled_dialogue(tmp_path: Path, monkeypatch: pytest.Monkey
     assert "m3-qa-en (first 1)" in out and "M3 timing" in out
     table = out[out.index("M3 timing"):].splitlines()
     rows = {line.split()[0]: line for line in table if line.strip().startswith(
-        ("reference", "scripted", "silence"))}
-    assert set(rows) == {"reference", "scripted", "silence"}
-    # the human reference takes every turn; silence never does
+        ("reference", "cascade", "silence"))}
+    assert set(rows) == {"reference", "cascade", "silence"}
+    # the human reference and the cascade take every question's turn; silence never does
     assert rows["reference"].split()[1].startswith("100.0")
+    assert rows["cascade"].split()[1].startswith("100.0")
     assert rows["silence"].split()[1].startswith("0.0")
-    for name in ("reference", "scripted", "silence"):
+    for name in ("reference", "cascade", "silence"):
         run = tmp_path / "runs" / f"{name}-m3-qa-en-first-1"
         summary = json.loads((run / "run_summary.json").read_text())
         assert summary["samples"] > 0 and summary["failed"] == 0

@@ -6,7 +6,8 @@
    their quick subsets by default, everything with ``--full``.
 3. Plans under the three protocols, with the model-seconds of the official per-event execution
    and of shared-prefix execution.
-4. Runs of the demo systems under multi-gen into ``runs/demo/`` (resumable).
+4. Runs of ``cascade``, ``reference`` (the human row) and ``silence`` (the floor) under
+   multi-gen into ``runs/demo/`` (resumable).
 5. Analysis (Silero VAD + Whisper base, cached) and the M3 timing table per suite.
 
 The official M3 toy data is third-party and not shipped: it is looked up in
@@ -138,8 +139,9 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     return 0
 
 
-DEMO_SYSTEMS = ("reference", "scripted", "silence")
-"""The rows of the demo table: the human reference, a rule-based system and the floor."""
+DEMO_SYSTEMS = ("cascade", "reference", "silence")
+"""The rows of the demo table: the CPU cascade (the system measured), the human reference and
+the floor."""
 
 
 def _slug(name: str) -> str:
