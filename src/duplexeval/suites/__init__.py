@@ -69,10 +69,12 @@ SUITES: dict[str, Suite] = {s.name: s for s in [
           channels=(0,)),
     Suite("m3-qa-ja", "multi-turn QA, Japanese translation of m3-qa-en", "ja", "task", "task",
           channels=(0,)),
-    Suite("m3-chat-en", "casual conversations of about 2 minutes, English", "en", "chat"),
-    Suite("m3-chat-ja", "casual conversations of about 2 minutes, Japanese", "ja", "chat"),
+    Suite("m3-chat-en", "casual conversations of about 2 minutes, English", "en", "chat",
+          quick=1),
+    Suite("m3-chat-ja", "casual conversations of about 2 minutes, Japanese", "ja", "chat",
+          quick=1),
     Suite("m3-toy-ja-voiced", "the official M3 toy annotations voiced with OpenJTalk", "ja",
-          "mixed", quick=2),
+          "mixed", quick=1),
 ]}
 
 
