@@ -188,3 +188,26 @@ def test_engines_without_word_timing_are_aligned_with_asr() -> None:
     assert " ".join(got) == normalize_en(clip.text)
     assert built.words[0].start == pytest.approx(0.5, abs=0.01)  # the lead-in, speech trimmed
     assert all(a.end <= b.start for a, b in zip(built.words, built.words[1:], strict=False))
+
+
+@needs_openjtalk
+def test_background_speech_is_mixed_quietly_and_not_aligned() -> None:
+    turns = [{"speaker": "user", "text": "今日はいい天気ですね。散歩に行きませんか。"},
+             {"speaker": "system", "text": "いいですね、行きましょう。"}]
+    plain = Synthesizer().build(DialogueSpec.model_validate(spec(turns, language="ja")))
+    noisy = Synthesizer().build(DialogueSpec.model_validate(spec(
+        turns, language="ja", background=[{"channel": 1, "text": "テレビの音です。",
+                                           "at_turn": 0, "offset": 0.3, "gain_db": -20}])))
+    assert noisy.words == plain.words  # not aligned, and the dialogue's timing is unchanged
+    (b,) = noisy.background
+    assert b["channel"] == 1 and b["start"] == pytest.approx(0.8, abs=1e-3)
+    rate = noisy.sample_rate
+    span = slice(round(b["start"] * rate), round(b["end"] * rate))
+    added = noisy.audio[span, 1] - plain.audio[span, 1]
+    loud = np.sqrt(np.mean(plain.audio[plain.audio[:, 1] != 0, 1] ** 2))
+    level = 20 * np.log10(np.sqrt(np.mean(added**2)) / loud)
+    assert -26 < level < -14  # about gain_db below the voices
+    assert noisy.dialogue().extra["background_speech"][0]["text"] == "テレビの音です。"
+    with pytest.raises(Exception, match="at_turn 5"):
+        DialogueSpec.model_validate(spec(turns, language="ja",
+                                         background=[{"channel": 0, "text": "x", "at_turn": 5}]))

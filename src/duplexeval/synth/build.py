@@ -20,6 +20,9 @@ for engines without any).  Then it is placed on the speaker's channel:
 * **backchannel** - the other speaker's short utterance, starting 0.05-0.25 s after the word,
   sped up to at most 0.8 s.
 * **interruption** - the next turn starts 0.05-0.2 s after the word while this one goes on.
+* **background** - another voice (one neither speaker uses, where the engine has one) mixed
+  into a channel ``gain_db`` below the speakers, placed against a turn's start; it is not in
+  the word alignments (its placement is recorded in the record's ``background_speech``).
 
 Times are seconds from the start of the dialogue; the dialogue starts with ``lead`` seconds of
 silence and ends with ``tail``.  Events come from the words by the annotation rules
@@ -125,6 +128,8 @@ class SynthesizedDialogue:
     words: tuple[Word, ...]
     turn_shift_gaps: tuple[float, ...]
     """The gaps the placement drew (for the quality report)."""
+    background: tuple[dict[str, Any], ...] = ()
+    """Where background speech was placed (channel, start, end, text, gain_db)."""
 
     def dialogue(self, audio: AudioInfo | None = None) -> Dialogue:
         """The :class:`Dialogue` with events annotated from the words."""
@@ -136,6 +141,8 @@ class SynthesizedDialogue:
         extra: dict[str, Any] = {"title": self.spec.title} if self.spec.title else {}
         if answers:
             extra["qa_references"] = answers
+        if self.background:
+            extra["background_speech"] = list(self.background)
         return Dialogue(id=self.spec.id, events=tuple(annotate_spans(spans)),
                         words=self.words, audio=audio, language=self.spec.language,
                         domain=self.spec.domain, extra=extra)
@@ -238,10 +245,22 @@ class Synthesizer:
 
     # -- utterances ------------------------------------------------------------------------
 
+    def _background_voice(self, spec: DialogueSpec, voice: str | None) -> str:
+        engine = self.engine(spec.language)
+        if voice is not None:
+            return engine.resolve_voice(voice)
+        used = {self.voice(spec, s.id) for s in spec.speakers}
+        free = [v for v in engine.voices() if v not in used]
+        return free[0] if free else engine.voices()[0]
+
     def _prepare(self, spec: DialogueSpec, speaker_id: str, text: str,
                  speed: float = 1.0) -> _Piece:
+        return self._prepare_voice(spec, text, self.voice(spec, speaker_id), speed)
+
+    def _prepare_voice(self, spec: DialogueSpec, text: str, voice: str,
+                       speed: float = 1.0) -> _Piece:
         engine = self.engine(spec.language)
-        utt = engine.synthesize(text, self.voice(spec, speaker_id), speed)
+        utt = engine.synthesize(text, voice, speed)
         words = list(utt.words) or self._asr_words(utt, spec.language)
         if not words:
             raise DuplexevalError(f"{spec.id}: no words found in the synthesized {text!r}")
@@ -322,6 +341,7 @@ class Synthesizer:
         hold_draws = iter(self._draw(st.holds, holds, rng))
         placed: list[tuple[int, float, np.ndarray, list[TimedWord]]] = []
         drawn: list[float] = []
+        turn_starts: list[float] = []
         floor_end = st.lead  # end of the latest speech so far
         busy = [-SELF_GAP, -SELF_GAP]  # per channel: where its latest speech ends
         start_at: float | None = st.lead
@@ -341,6 +361,7 @@ class Synthesizer:
             # turn): the turn waits for it
             start = round(max(start_at, busy[channel] + SELF_GAP) * rate) / rate
             placed.append((channel, start, piece.audio, piece.words))
+            turn_starts.append(start)
             floor_end = max(floor_end, start + piece.duration)
             busy[channel] = start + piece.duration
             for bc in turn.backchannels:
@@ -361,6 +382,14 @@ class Synthesizer:
                 start_at = start + cut + float(rng.uniform(0.05, 0.2))
             else:
                 start_at = None
+        background = []
+        for b in spec.background:
+            piece = self._prepare_voice(spec, b.text, self._background_voice(spec, b.voice))
+            at = round(max(0.0, turn_starts[b.at_turn] + b.offset) * rate) / rate
+            placed.append((b.channel, at, piece.audio * np.float32(10 ** (b.gain_db / 20)), []))
+            background.append({"channel": b.channel, "start": round(at, 3),
+                               "end": round(at + len(piece.audio) / rate, 3), "text": b.text,
+                               "gain_db": b.gain_db})
         end = max(s + len(a) / rate for _, s, a, _ in placed) + st.tail
         audio = np.zeros((round(end * rate), 2), dtype=np.float32)
         words: list[Word] = []
@@ -373,7 +402,8 @@ class Synthesizer:
         if peak > 0.99:
             audio *= 0.99 / peak
         words.sort(key=lambda w: (w.start, w.channel, w.end))
-        return SynthesizedDialogue(spec, audio, rate, tuple(words), tuple(drawn))
+        return SynthesizedDialogue(spec, audio, rate, tuple(words), tuple(drawn),
+                                   tuple(background))
 
     def write(self, built: Sequence[SynthesizedDialogue], out: Path, split: str = "test",
               metadata: dict[str, Any] | None = None) -> list[Dialogue]:

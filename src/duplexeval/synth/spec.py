@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..errors import DatasetInvalid, Problem
 
-__all__ = ["Backchannel", "DialogueSpec", "Pause", "Speaker", "Turn", "load_spec", "load_specs"]
+__all__ = ["Backchannel", "Background", "DialogueSpec", "Pause", "Speaker", "Turn", "load_spec",
+           "load_specs"]
 
 
 class _Strict(BaseModel):
@@ -80,6 +81,23 @@ class Turn(_Strict):
                          after_char=self.interrupted_after_char)
 
 
+class Background(_Strict):
+    """Speech in the background of one channel (a TV, a passer-by): another voice, quieter,
+    not aligned as words and not part of the dialogue's events unless loud enough to be heard
+    as speech by an annotator working from audio."""
+
+    channel: Literal[0, 1]
+    text: str = Field(min_length=1)
+    at_turn: int = Field(default=0, ge=0)
+    """Index of the turn whose start the background speech is placed against."""
+    offset: float = Field(default=0.0, ge=-30, le=30)
+    """Seconds after (negative: before) that turn's start."""
+    gain_db: float = Field(default=-20.0, le=0)
+    """Level relative to the synthesized voice (dB)."""
+    voice: str | None = None
+    """A voice of the language's engine; None picks one that neither speaker uses."""
+
+
 class DialogueSpec(_Strict):
     """One dialogue to synthesize."""
 
@@ -89,9 +107,14 @@ class DialogueSpec(_Strict):
     title: str = ""
     speakers: tuple[Speaker, Speaker]
     turns: tuple[Turn, ...] = Field(min_length=1)
+    background: tuple[Background, ...] = ()
 
     @model_validator(mode="after")
     def _consistent(self) -> DialogueSpec:
+        for i, b in enumerate(self.background):
+            if b.at_turn >= len(self.turns):
+                raise ValueError(f"background[{i}]: at_turn {b.at_turn} but the dialogue has "
+                                 f"{len(self.turns)} turns")
         ids = [s.id for s in self.speakers]
         if len(set(ids)) != 2 or {s.channel for s in self.speakers} != {0, 1}:
             raise ValueError("speakers: two distinct ids on channels 0 and 1")
