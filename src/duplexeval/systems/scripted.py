@@ -25,12 +25,21 @@ Behaviour (all times in seconds, decided on the frame clock)::
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
 
-from .base import Capabilities, Forced, Session, SessionSpec, StepOutput, System
+from .base import (
+    Capabilities,
+    Forced,
+    PlainStateSession,
+    Session,
+    SessionSpec,
+    StepOutput,
+    System,
+    log_speech,
+    rng_state,
+)
 from .clipbank import ClipBank
 
 __all__ = ["ScriptedSystem"]
@@ -39,7 +48,7 @@ _FLOAT_ARGS = {"delay": 0.3, "duration": 2.0, "stop_delay": 0.2, "ignore_shorter
                "jitter": 0.0, "threshold_db": -45.0, "min_user": 0.1}
 
 
-class _ScriptedSession(Session):
+class _ScriptedSession(PlainStateSession):
     def __init__(self, params: dict[str, float], rate: int, frame: int, language: str,
                  seed: int) -> None:
         self.p = params
@@ -50,24 +59,18 @@ class _ScriptedSession(Session):
             "frame": 0, "speaking": False, "user_active_frames": 0, "user_silent_frames": 0,
             "heard_user": False, "onset_frame": None, "speak_end": 0, "stop_at": None,
             "utterance": [], "pos": 0, "speech": [], "turns": [], "threshold_delay": None,
-            "rng": np.random.default_rng(seed).bit_generator.state, "clips_said": 0,
+            "rng": rng_state(seed), "clips_said": 0,
         }
 
     # -- helpers ---------------------------------------------------------------------------
-    def _rng(self) -> np.random.Generator:
-        gen = np.random.default_rng()
-        gen.bit_generator.state = self.state["rng"]
-        return gen
-
     def _frames(self, seconds: float) -> int:
         return max(0, round(seconds * self.rate / self.frame))
 
     def _start_speaking(self) -> None:
         s = self.state
-        gen = self._rng()
         n_clips = len(self.bank.clips(self.language, "utterance"))
-        index = int(gen.integers(0, n_clips))
-        s["rng"] = gen.bit_generator.state
+        with self.rng() as gen:
+            index = int(gen.integers(0, n_clips))
         s["utterance"] = [index]
         s["pos"] = 0
         s["speaking"] = True
@@ -93,30 +96,15 @@ class _ScriptedSession(Session):
             clip = picked.resampled(self.rate)
             take = min(self.frame - filled, len(clip) - s["pos"])
             out[filled:filled + take] = clip[s["pos"]:s["pos"] + take]
-            self._log_speech(picked.speech_samples(self.rate), s["pos"], take,
-                             s["frame"] * self.frame + filled)
+            log_speech(s["speech"], picked.speech_samples(self.rate), s["pos"], take,
+                       s["frame"] * self.frame + filled)
             filled += take
             s["pos"] += take
             if s["pos"] >= len(clip):
-                gen = self._rng()
-                s["utterance"].append(int(gen.integers(0, 1 << 30)))
-                s["rng"] = gen.bit_generator.state
+                with self.rng() as gen:
+                    s["utterance"].append(int(gen.integers(0, 1 << 30)))
                 s["pos"] = 0
         return out
-
-    def _log_speech(self, speech: tuple[tuple[int, int], ...], pos: int, take: int,
-                    at: int) -> None:
-        """Log the clip's speech inside ``[pos, pos + take)``, placed at output sample ``at``."""
-        log = self.state["speech"]
-        for a, b in speech:
-            a, b = max(a, pos), min(b, pos + take)
-            if a >= b:
-                continue
-            start, end = at + a - pos, at + b - pos
-            if log and log[-1][1] == start:
-                log[-1][1] = end
-            else:
-                log.append([start, end])
 
     def _hear(self, user: np.ndarray) -> bool:
         rms = float(np.sqrt(np.mean(np.square(user, dtype=np.float64)))) if len(user) else 0.0
@@ -160,10 +148,11 @@ class _ScriptedSession(Session):
                 s["heard_user"] = active
         elif s["heard_user"] and not active:
             if s["threshold_delay"] is None:
-                gen = self._rng()
                 jitter = self.p["jitter"]
-                extra = float(gen.uniform(-jitter, jitter)) if jitter > 0 else 0.0
-                s["rng"] = gen.bit_generator.state
+                extra = 0.0
+                if jitter > 0:
+                    with self.rng() as gen:
+                        extra = float(gen.uniform(-jitter, jitter))
                 s["threshold_delay"] = max(1, self._frames(self.p["delay"] + extra))
             if s["user_silent_frames"] >= s["threshold_delay"]:
                 s["heard_user"] = False
@@ -174,15 +163,6 @@ class _ScriptedSession(Session):
         audio = self._speech_frame() if s["speaking"] else np.zeros(self.frame, np.float32)
         s["frame"] += 1
         return StepOutput(audio)
-
-    def snapshot(self) -> Any:
-        return copy.deepcopy(self.state)
-
-    def restore(self, state: Any) -> None:
-        self.state = copy.deepcopy(state)
-
-    def reseed(self, seed: int) -> None:
-        self.state["rng"] = np.random.default_rng(seed).bit_generator.state
 
     def trace(self) -> dict[str, Any]:
         turns = [[a, b if b is not None else self.state["frame"] * self.frame]

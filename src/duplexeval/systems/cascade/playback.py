@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base import log_speech
 from .voice import Speech
 
 __all__ = ["new_output", "render", "spoken_text"]
@@ -31,19 +32,6 @@ def new_output(kind: str, speech: Speech, text: str, play_from: int) -> dict[str
     return {"kind": kind, "text": text, "audio": speech.audio, "pos": 0,
             "play_from": play_from, "hold_at": None, "paused_at": None, "drop": False,
             "words": [list(w) for w in speech.words], "speech": [list(s) for s in speech.speech]}
-
-
-def _log(speech_log: list[list[int]], intervals: list[list[int]], pos: int, n: int,
-         at: int) -> None:
-    for a, b in intervals:
-        a, b = max(a, pos), min(b, pos + n)
-        if a >= b:
-            continue
-        start, end = at + a - pos, at + b - pos
-        if speech_log and speech_log[-1][1] == start:
-            speech_log[-1][1] = end
-        else:
-            speech_log.append([start, end])
 
 
 def render(out: dict[str, Any], f0: int, frame: int, speech_log: list[list[int]]
@@ -60,7 +48,7 @@ def render(out: dict[str, Any], f0: int, frame: int, speech_log: list[list[int]]
             pos = out["pos"]
             n = min(b - a, len(out["audio"]) - pos)
             y[a - f0:a - f0 + n] = out["audio"][pos:pos + n]
-            _log(speech_log, out["speech"], pos, n, a)
+            log_speech(speech_log, out["speech"], pos, n, a)
             words = [w[2] for w in out["words"] if pos <= w[0] < pos + n]
             out["pos"] = pos + n
         if out["hold_at"] is not None and out["hold_at"] <= f1:

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Forced, Session, StepOutput
+from ..base import Forced, PlainStateSession, StepOutput, rng_state
 from .config import CascadeConfig
 from .engines import Engines
 from .listener import SpeechEdge, initial_listener, listen
@@ -61,7 +61,7 @@ BACKCHANNELS: dict[str, str] = {"en": "Mm-hm.", "ja": "うん。"}
 """The system's own backchannel, by language (``backchannels=1``)."""
 
 
-class CascadeSession(Session):
+class CascadeSession(PlainStateSession):
     """See the module docstring."""
 
     def __init__(self, config: CascadeConfig, engines: Engines, rate: int, frame: int,
@@ -75,7 +75,7 @@ class CascadeSession(Session):
         self.start_time = start_time
         self.vad = engines.vad
         self.state: dict[str, Any] = {
-            "frame": 0, "rng": np.random.default_rng(seed).bit_generator.state,
+            "frame": 0, "rng": rng_state(seed),
             "vad": StreamingVad.initial_state(), "ear": initial_listener(),
             "buffer": [], "buffer_start": 0, "turn": None, "overlap": None, "out": None,
             "history": [], "speech": [],
@@ -91,11 +91,6 @@ class CascadeSession(Session):
         """A log entry: session ``sample`` and dialogue ``time`` (s), plus ``fields``."""
         return {"sample": int(sample), "time": round(self.start_time + sample / self.rate, 6),
                 **fields}
-
-    def _rng(self) -> np.random.Generator:
-        gen = np.random.default_rng()
-        gen.bit_generator.state = self.state["rng"]
-        return gen
 
     def _sep(self) -> str:
         return "" if self.language == "ja" else " "
@@ -131,15 +126,6 @@ class CascadeSession(Session):
         self._hear(np.asarray(user, dtype=np.float32), now, forced=force is not None)
         s["frame"] += 1
         return StepOutput(audio, text)
-
-    def snapshot(self) -> Any:
-        return copy.deepcopy(self.state)
-
-    def restore(self, state: Any) -> None:
-        self.state = copy.deepcopy(state)
-
-    def reseed(self, seed: int) -> None:
-        self.state["rng"] = np.random.default_rng(seed).bit_generator.state
 
     def trace(self) -> dict[str, Any]:
         s = self.state
@@ -378,9 +364,8 @@ class CascadeSession(Session):
         if match is not None and match.score >= self.c.match_threshold:
             return match.answer, "retrieval", time.perf_counter() - started, \
                 round(match.score, 6)
-        gen = self._rng()
-        answer = acknowledgement(self.language, gen)
-        s["rng"] = gen.bit_generator.state
+        with self.rng() as gen:
+            answer = acknowledgement(self.language, gen)
         score = None if match is None else round(match.score, 6)
         return answer, "ack", time.perf_counter() - started, score
 
