@@ -87,12 +87,9 @@ def get_suite(name: str) -> Suite:
 
 def _source_files(suite: Suite) -> list[Path]:
     if suite.from_toy:
-        from ..demo import find_m3_toy
+        from ..synth.toy import find_toy
 
-        toy = find_m3_toy()
-        if toy is None:
-            raise DuplexevalError("m3-toy-ja-voiced needs the official M3 toy data: set "
-                                  "DUPLEXEVAL_M3_TOY to its ja/ folder")
+        toy = find_toy()
         return sorted(p for p in toy.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".txt"))
     folder = suite.spec_folder()
     files = sorted(p for p in folder.glob("*") if p.suffix in (".json", ".yaml", ".yml"))

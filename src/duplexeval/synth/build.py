@@ -59,6 +59,7 @@ __all__ = [
     "SynthesizedDialogue",
     "Synthesizer",
     "reference_gaps",
+    "speech_bounds",
 ]
 
 DEFAULT_ENGINES: dict[str, str] = {"en": "piper", "ja": "openjtalk"}
@@ -78,6 +79,20 @@ JOIN_GAP_S = 0.1
 """Engine word timings leave short spaces between words (the word-boundary symbol's duration);
 spaces shorter than this are given to the previous word, so that only real pauses (commas,
 inserted pauses) separate words, as in aligned natural speech."""
+
+
+def speech_bounds(audio: np.ndarray, rate: int) -> tuple[int, int]:
+    """``[a, b)``: the samples from the first to the last 5 ms frame whose RMS is within
+    :data:`TRIM_DB` of the loudest frame (``(0, 0)`` when there is none)."""
+    hop = max(1, round(TRIM_FRAME_S * rate))
+    n = len(audio) // hop
+    if n == 0:
+        return 0, 0
+    rms = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop).astype(np.float64) ** 2, axis=1))
+    active = np.flatnonzero(rms > rms.max() * 10 ** (-TRIM_DB / 20))
+    if active.size == 0:
+        return 0, 0
+    return int(active[0]) * hop, int(active[-1] + 1) * hop
 
 
 def reference_gaps(name: str = "chat") -> tuple[float, ...]:
@@ -267,11 +282,9 @@ class Synthesizer:
         rate = self.settings.sample_rate
         audio = utt.audio if utt.sample_rate == rate else \
             soxr.resample(utt.audio, utt.sample_rate, rate).astype(np.float32)
-        hop = max(1, round(TRIM_FRAME_S * rate))
-        n = len(audio) // hop
-        rms = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop).astype(np.float64) ** 2, axis=1))
-        active = np.flatnonzero(rms > rms.max() * 10 ** (-TRIM_DB / 20))
-        a, b = int(active[0]) * hop, int(active[-1] + 1) * hop
+        a, b = speech_bounds(audio, rate)
+        if b <= a:
+            raise DuplexevalError(f"{spec.id}: the TTS engine produced silence for {text!r}")
         audio = audio[a:b]
         t0, dur = a / rate, (b - a) / rate
         out: list[TimedWord] = []

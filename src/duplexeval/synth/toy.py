@@ -27,6 +27,7 @@ from ..data.validate import load_dataset
 from ..errors import DuplexevalError
 from ..events import EventKind
 from ..fileio import atomic_path
+from .build import speech_bounds
 from .tts import load_engine
 
 __all__ = ["CHUNK_GAP", "annotation_round_trip", "voice_toy"]
@@ -50,24 +51,20 @@ def _chunks(words: list[Word]) -> list[list[Word]]:
     return out
 
 
-def _trimmed(audio: np.ndarray, rate: int) -> np.ndarray:
-    hop = max(1, rate // 200)
-    n = len(audio) // hop
-    rms = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop).astype(np.float64) ** 2, axis=1))
-    active = np.flatnonzero(rms > rms.max() * 0.01)
-    if active.size == 0:
-        return audio[:0]
-    return audio[int(active[0]) * hop:int(active[-1] + 1) * hop]
+def _spoken(engine: Any, text: str, voice: str, speed: float = 1.0) -> tuple[np.ndarray, int]:
+    """The engine's speech for ``text``, trimmed to its speech, and its sample rate."""
+    utt = engine.synthesize(text, voice, speed)
+    a, b = speech_bounds(utt.audio, utt.sample_rate)
+    return utt.audio[a:b], utt.sample_rate
 
 
 def _fitted(engine: Any, text: str, voice: str, seconds: float) -> np.ndarray:
     """``text`` spoken to last exactly ``seconds`` (at :data:`RATE`)."""
     n = max(1, round(seconds * RATE))
-    first = _trimmed(engine.synthesize(text, voice).audio, engine_rate(engine))
-    natural = len(first) / engine_rate(engine)
+    first, rate = _spoken(engine, text, voice)
+    natural = len(first) / rate
     speed = float(np.clip(natural / seconds, 0.5, 2.5)) if seconds > 0 else 1.0
-    audio = first if abs(speed - 1.0) < 0.03 else \
-        _trimmed(engine.synthesize(text, voice, speed).audio, engine_rate(engine))
+    audio = first if abs(speed - 1.0) < 0.03 else _spoken(engine, text, voice, speed)[0]
     if len(audio) == 0:
         return np.zeros(n, np.float32)
     # resample to exactly n samples: the residual stretch changes the pitch a little
@@ -81,14 +78,6 @@ def _fitted(engine: Any, text: str, voice: str, seconds: float) -> np.ndarray:
         out[:fade] *= ramp
         out[-fade:] *= ramp[::-1]
     return out
-
-
-def engine_rate(engine: Any) -> int:
-    rate = getattr(engine, "sample_rate", None)
-    if rate is None:
-        rate = engine.synthesize("あ").sample_rate
-        engine.sample_rate = rate
-    return int(rate)
 
 
 def voice_dialogue(dialogue: Dialogue, engine: Any) -> np.ndarray:
