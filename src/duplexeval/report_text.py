@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .protocols import TASKS, Plan
+from .stats import Summary
 
 if TYPE_CHECKING:
     from .results import AggregateRow, Results
@@ -88,10 +89,5 @@ def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all
 
 
 def _cell(row: AggregateRow, scale: float) -> str:
-    if row.mean is None:
-        return "-"
-    digits = 1 if scale == 100.0 else 2
-    text = f"{row.mean * scale:.{digits}f}"
-    if row.ci95_half_width is not None:
-        text += f"±{row.ci95_half_width * scale:.{digits}f}"
-    return text + ("†" if row.few_events else "")
+    summary = Summary(row.n, row.mean, row.std, row.ci95_low, row.ci95_high)
+    return summary.format(scale, digits=1 if scale == 100.0 else 2, sep="±")

@@ -42,13 +42,13 @@ class Summary:
         """True where n is below :data:`FEW_EVENTS` (the † marker)."""
         return self.n < FEW_EVENTS
 
-    def format(self, scale: float = 1.0, digits: int = 2) -> str:
+    def format(self, scale: float = 1.0, digits: int = 2, sep: str = " ± ") -> str:
         """``mean ± half-width`` (times ``scale``, e.g. 100 for percent), ``†`` when few."""
         if self.mean is None:
             return "-"
         text = f"{self.mean * scale:.{digits}f}"
         if self.half_width is not None:
-            text += f" ± {self.half_width * scale:.{digits}f}"
+            text += f"{sep}{self.half_width * scale:.{digits}f}"
         return text + ("†" if self.few else "")
 
 
