@@ -40,8 +40,8 @@ from duplexeval.protocols import PlanOptions, Protocol, build_plan
 from duplexeval.report_text import format_table
 from duplexeval.runs import execute_run
 from duplexeval.score_run import score_run_dir
+from duplexeval.session_view import session_spec
 from duplexeval.suites import build_suite, get_suite
-from duplexeval.systems.base import SessionSpec
 from duplexeval.systems.cascade import CascadeConfig, CascadeSystem
 from duplexeval.systems.cascade.engines import Engines
 from duplexeval.systems.cascade.responder import best_match
@@ -136,7 +136,7 @@ def rtf_continuous(dataset: Dataset) -> tuple[float, float]:
         x, _ = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
         user = x[:, 0]
         start = time.perf_counter()
-        session = system.open(SessionSpec(sample_rate=SR, seed=0, dialogue=d))
+        session = system.open(session_spec(system.capabilities, d, 1, 0))
         for k in range(0, len(user) - frame + 1, frame):
             session.step(user[k:k + frame])
         wall += time.perf_counter() - start

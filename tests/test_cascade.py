@@ -6,6 +6,7 @@ LLM endpoint (a loopback fake) and the retrieval responder."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,8 @@ from duplexeval.execute import DialogueAudio, run_group
 from duplexeval.protocols import PlanOptions, Protocol, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.score_run import score_run_dir
-from duplexeval.systems.base import SessionSpec, System
+from duplexeval.session_view import session_spec
+from duplexeval.systems.base import Oracle, System
 from duplexeval.systems.cascade.responder import acknowledgement, best_match, normalise
 from duplexeval.systems.cascade.vad import StreamingVad
 from duplexeval.systems.registry import load_system
@@ -90,9 +92,11 @@ def _silence(seconds: float) -> np.ndarray:
 
 def _drive(system: System, user: np.ndarray, dialogue: Dialogue | None,
            seed: int = 0) -> tuple[np.ndarray, dict[str, Any]]:
-    """Step a fresh session over ``user`` (16 kHz); its output audio and trace."""
+    """Step a fresh session over ``user`` (16 kHz), opened as the runner opens one (system on
+    channel 1); its output audio and trace."""
     frame = system.capabilities.frame_size
-    session = system.open(SessionSpec(sample_rate=SR, seed=seed, dialogue=dialogue))
+    dialogue = dialogue or Dialogue(id="synthetic", events=(), language="en")
+    session = system.open(session_spec(system.capabilities, dialogue, 1, seed))
     padded = np.concatenate([user, np.zeros(-len(user) % frame, np.float32)])
     out = [session.step(padded[k:k + frame]).audio for k in range(0, len(padded), frame)]
     return np.concatenate(out), session.trace()
@@ -163,8 +167,6 @@ def test_takes_the_turn_with_its_declared_latency(qa_run: Path, cascade: System)
 
 
 def test_retrieval_answers_with_the_reference_answer(qa_run: Path, qa: Dataset) -> None:
-    import json
-
     answered = 0
     for record_path in sorted(qa_run.glob("samples/*/*smooth_turn_taking.json")):
         record = json.loads(record_path.read_text())
@@ -316,6 +318,68 @@ def test_replies_come_from_the_llm_endpoint_with_the_history(qa: Dataset) -> Non
     assert requests[1]["messages"][1]["content"] == asr[0]
     assert requests[1]["messages"][2]["content"] == trace["replies"][0]["text"]
     assert requests[1]["messages"][3]["content"] == asr[1]
+
+
+def test_half_duplex_does_not_hear_a_barge_in(qa: Dataset, cascade: System) -> None:
+    """``half_duplex=1``: the same reply, but a barge-in 1 s into it neither silences nor
+    stops it; the full-duplex cascade stops within stop_delay (+ VAD lag)."""
+    dialogue = _long_answer_dialogue()
+    turns = _user_turns(qa.dialogues[0])
+    lead, question = _silence(0.5), turns[0]
+    _, trace = _drive(cascade, np.concatenate([lead, question, _silence(4.0)]), dialogue)
+    start = trace["replies"][0]["sample"]
+    barge = _voiced(turns[3], 1.5)
+    user = np.concatenate([lead, question, _silence(12.0)])
+    at = start + SR
+    user[at:at + len(barge)] += barge
+    half = load_system("cascade", {"half_duplex": "1"})
+    _, full_trace = _drive(cascade, user, dialogue)
+    _, half_trace = _drive(half, user, dialogue)
+    assert half_trace["replies"][0]["sample"] == start
+    assert [s["how"] for s in full_trace["stops"]] == ["barge-in"]
+    assert half_trace["stops"] == [] and half_trace["holds"] == []
+    said = next(m["content"] for m in half_trace["history"] if m["role"] == "assistant")
+    assert said == LONG_ANSWER  # it spoke to the end over the user
+
+    def spoke(trace: dict[str, Any], a: float, b: float) -> bool:
+        lo, hi = at + round(a * SR), at + round(b * SR)
+        return any(s < hi and e > lo for s, e in trace["speech_samples"])
+
+    assert not spoke(full_trace, 0.6, 1.5) and spoke(half_trace, 0.6, 1.5)
+
+
+def test_chat_turns_get_the_reference_next_turn(qa: Dataset, tmp_path: Path) -> None:
+    """Without QA references (a chat dialogue) the reference responder matches the user's words
+    to the reference transcript and says the reference system's next turn; ``responder=ack``
+    declares no oracle and only acknowledges."""
+    import dataclasses
+
+    d = dataclasses.replace(qa.dialogues[0], extra={})  # as a chat dialogue: no QA references
+    chat = dataclasses.replace(qa, dialogues=(d,))
+    plan = build_plan(chat.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN,
+                                                  channels=QA_CHANNELS))
+    plan = dataclasses.replace(plan, samples=plan.samples[:3])
+    system = load_system("cascade", {})
+    assert system.capabilities.oracle == {Oracle.QA_REFERENCES, Oracle.REFERENCE_TRANSCRIPT}
+    execute_run(system, chat, plan, tmp_path / "ref", seed=3, progress=False)
+    expected = {}
+    for e in sorted((e for e in d.events if e.kind is EventKind.TURN), key=lambda e: e.start):
+        text = " ".join(w.text for w in d.words_on(e.channel) if e.start <= w.start <= e.end)
+        expected.setdefault(e.channel, []).append(text)
+    answers = set(expected[1])
+    replies = [r for p in sorted((tmp_path / "ref").glob("samples/*/*.json"))
+               for r in json.loads(p.read_text())["trace"]["replies"]]
+    retrieved = [r for r in replies if r["source"] == "retrieval"]
+    assert len(retrieved) >= 2 and all(r["text"] in answers for r in retrieved)
+    assert retrieved[0]["text"] == expected[1][0]  # the first question's reference answer
+    ack = load_system("cascade", {"responder": "ack"})
+    assert ack.capabilities.oracle == frozenset()
+    execute_run(ack, chat, plan, tmp_path / "ack", seed=3, progress=False)
+    replies = [r for p in sorted((tmp_path / "ack").glob("samples/*/*.json"))
+               for r in json.loads(p.read_text())["trace"]["replies"]]
+    assert replies and {r["source"] for r in replies} == {"ack"}
+    config = json.loads((tmp_path / "ack" / "config.json").read_text())
+    assert config["system"]["capabilities"]["oracle"] == []
 
 
 def test_llm_failure_is_a_system_error(qa: Dataset) -> None:

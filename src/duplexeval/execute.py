@@ -19,7 +19,13 @@ Protocols
 * Systems without ``snapshot`` replay the prefix from T0 for every sample (the official cost);
   for deterministic systems the outputs are bit-identical either way.
 
-Seeds: the pass uses ``derive_seed(run_seed, "{dialogue}/ch{user}/{protocol}")``; each sample
+Context: a pass starts at its samples' ``context_start``, so every sample hears exactly its own
+context ``[context_start, input_start)`` and nothing earlier.  Without ``context_max_len`` all
+samples of a (dialogue, user channel) start at 0 and share one pass; with it, only samples with
+the same context start share a pass (:meth:`~duplexeval.protocols.Plan.passes`).
+
+Seeds: the pass uses ``derive_seed(run_seed, "{dialogue}/ch{user}/{protocol}")`` (with
+``"@{context_start}"`` appended when that start is not 0); each sample
 reseeds at its fork with ``derive_seed(run_seed, event_id + "/" + protocol)``, so a sample's
 output never depends on which other samples ran or in which order.
 """
@@ -36,8 +42,9 @@ import numpy as np
 import soxr
 
 from .data.dialogue import Dialogue, Word
-from .protocols import Protocol, Sample
-from .systems.base import Capabilities, Forced, Session, SessionSpec, System
+from .protocols import Protocol, Sample, split_passes
+from .session_view import session_spec
+from .systems.base import Capabilities, Forced, Session, System
 
 __all__ = ["DialogueAudio", "SampleOutput", "derive_seed", "run_group"]
 
@@ -110,18 +117,22 @@ def frames_needed(samples: list[Sample], protocol: Protocol, capabilities: Capab
                   use_snapshot: bool = True) -> int:
     """Frames :func:`run_group` steps for one (dialogue, user channel) group, on its frame grid.
 
-    Conventions: the grid starts at the group's earliest ``context_start`` (``input_start``
-    under single); a fork snaps to the frame boundary at or before ``fork_time`` and a sample
-    ends at the boundary at or after ``input_end``.  So each pass is within one frame of the
-    plan's seconds at its end, and a continuation also within one frame at its start."""
+    Conventions: a pass's grid starts at its samples' ``context_start`` (``input_start`` under
+    single; samples with different context starts run separate passes); a fork snaps to the
+    frame boundary at or before ``fork_time`` and a sample ends at the boundary at or after
+    ``input_end``.  So each pass is within one frame of the plan's seconds at its end, and a
+    continuation also within one frame at its start."""
     caps = capabilities
     if protocol is Protocol.SINGLE:
         return sum(_Grid(s.input_start, caps.sample_rate, caps.frame_size).ceil_frame(s.input_end)
                    for s in samples)
-    grid = _Grid(min(s.context_start for s in samples), caps.sample_rate, caps.frame_size)
-    forks = [grid.floor_frame(s.fork_time) for s in samples]
-    tails = sum(grid.ceil_frame(s.input_end) - f for s, f in zip(samples, forks, strict=True))
-    return (max(forks) if use_snapshot else sum(forks)) + tails
+    total = 0
+    for members in split_passes(samples):
+        grid = _Grid(members[0].context_start, caps.sample_rate, caps.frame_size)
+        forks = [grid.floor_frame(s.fork_time) for s in members]
+        total += sum(grid.ceil_frame(s.input_end) - f for s, f in zip(members, forks, strict=True))
+        total += max(forks) if use_snapshot else sum(forks)
+    return total
 
 
 def _words_by_frame(words: Iterable[Word], channel: int, grid: _Grid) -> dict[int, str]:
@@ -185,44 +196,62 @@ def run_group(
     use_snapshot: bool | None = None,
     on_error: Callable[[Sample, BaseException], None] | None = None,
 ) -> tuple[list[SampleOutput], int]:
-    """Run the samples of one (dialogue, user channel); returns their outputs and the total
-    number of frames stepped.  ``use_snapshot=None`` uses snapshots when the system has them."""
+    """Run the samples of one (dialogue, user channel); returns their outputs (in the order of
+    ``samples``) and the total number of frames stepped; samples with different context starts
+    run in separate passes.  ``use_snapshot=None`` uses snapshots when the system has them."""
     caps = system.capabilities
     if use_snapshot is None:
         use_snapshot = caps.snapshot
     if protocol is Protocol.MULTI_REF and not caps.teacher_forcing_audio:
         raise ValueError(f"system {system.name!r} does not support teacher forcing "
                          "(needed by multi-ref)")
+    outputs: list[SampleOutput] = []
+    frames = 0
     if protocol is Protocol.SINGLE:
-        outputs, frames = [], 0
         for s in samples:
             out, n = _run_single(system, dialogue, audio, s, run_seed, on_error)
             frames += n
             if out is not None:
                 outputs.append(out)
         return outputs, frames
-    return _run_shared(system, dialogue, audio, samples, protocol, run_seed, use_snapshot,
-                       on_error)
+    for members in split_passes(samples):
+        outs, n = _run_shared(system, dialogue, audio, members, protocol, run_seed,
+                              use_snapshot, on_error)
+        outputs += outs
+        frames += n
+    order = {s.event_id: i for i, s in enumerate(samples)}
+    return sorted(outputs, key=lambda o: order[o.sample.event_id]), frames
 
 
 def _open(system: System, dialogue: Dialogue, audio: DialogueAudio, system_channel: int,
           t0: float, seed: int) -> Session:
+    """A session shown the redacted dialogue and exactly the oracle data it declared."""
     caps = system.capabilities
-    extras: dict[str, Any] = {}
-    if system.needs_reference_audio:
+
+    def reference_audio() -> np.ndarray:
         ref = audio.channel(system_channel, caps.sample_rate)
-        extras["reference_audio"] = ref[round(t0 * caps.sample_rate):]
-    return system.open(SessionSpec(sample_rate=caps.sample_rate, seed=seed, dialogue=dialogue,
-                                   system_channel=system_channel, start_time=t0,
-                                   extras=extras))
+        return ref[round(t0 * caps.sample_rate):]
+
+    return system.open(session_spec(caps, dialogue, system_channel, seed, reference_audio))
 
 
 def _trace_seconds(trace: dict[str, Any], t0: float) -> dict[str, Any]:
+    """The session's trace in dialogue time: ``speech_samples`` (session samples at
+    ``sample_rate``) become ``system_speech`` in seconds, and every logged entry that has a
+    session ``sample`` gets its dialogue ``time`` (s, rounded to 1 µs) right after it."""
     out = dict(trace)
     speech = trace.get("speech_samples")
     rate = trace.get("sample_rate")
     if speech is not None and rate:
         out["system_speech"] = [[t0 + a / rate, t0 + b / rate] for a, b in speech]
+    if rate:
+        for key, value in trace.items():
+            if isinstance(value, list) and value and all(
+                    isinstance(e, dict) and "sample" in e for e in value):
+                out[key] = [{"sample": e["sample"],
+                             "time": round(t0 + e["sample"] / rate, 6),
+                             **{k: v for k, v in e.items() if k not in ("sample", "time")}}
+                            for e in value]
     return out
 
 
@@ -260,13 +289,14 @@ def _run_shared(system: System, dialogue: Dialogue, audio: DialogueAudio, sample
                 on_error: Callable[[Sample, BaseException], None] | None,
                 ) -> tuple[list[SampleOutput], int]:
     caps = system.capabilities
-    t0 = min(s.context_start for s in samples)
+    t0 = samples[0].context_start  # one pass: every sample has this context start
     grid = _Grid(t0, caps.sample_rate, caps.frame_size)
     user = samples[0].user_channel
     system_channel = samples[0].system_channel
     inputs = _Inputs(audio, dialogue, user, grid)
     forced = protocol is Protocol.MULTI_REF
-    pass_seed = derive_seed(run_seed, f"{dialogue.id}/ch{user}/{protocol.value}")
+    key = f"{dialogue.id}/ch{user}/{protocol.value}" + (f"@{t0:.6f}" if t0 > 0 else "")
+    pass_seed = derive_seed(run_seed, key)
     forks = {s.event_id: grid.floor_frame(s.fork_time) for s in samples}
     total_frames = 0
 

@@ -57,6 +57,7 @@ __all__ = [
     "Sample",
     "build_plan",
     "plan_dialogue",
+    "split_passes",
 ]
 
 TASKS: tuple[str, ...] = ("smooth_turn_taking", "pause_handling", "backchanneling", "barge_in")
@@ -108,11 +109,6 @@ class PlanOptions:
             raise ValueError("context_max_len must be > 0 seconds")
         if not self.channels or any(c not in (0, 1) for c in self.channels):
             raise ValueError("channels must be a non-empty subset of {0, 1}")
-
-    @property
-    def shares_prefix(self) -> bool:
-        """True when the samples of one (dialogue, user channel) can share one continuous pass."""
-        return self.protocol.uses_context and self.context_max_len is None
 
 
 @dataclass(frozen=True)
@@ -271,6 +267,21 @@ def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) ->
     return samples
 
 
+def split_passes(samples: Iterable[Sample]) -> list[list[Sample]]:
+    """Samples grouped by ``context_start`` (equal within :data:`~duplexeval.timeline.TOL`), in
+    order of first appearance: the samples that can share one continuous pass, since a pass
+    starts at its samples' context start and each sample must hear exactly its own context."""
+    passes: list[list[Sample]] = []
+    for s in samples:
+        for members in passes:
+            if approx_eq(members[0].context_start, s.context_start):
+                members.append(s)
+                break
+        else:
+            passes.append([s])
+    return passes
+
+
 @dataclass(frozen=True)
 class Plan:
     """All samples of a dataset under one set of options, with the official counters."""
@@ -293,16 +304,18 @@ class Plan:
         return sum(s.input_end - s.input_start for s in self.samples)
 
     def model_seconds_shared_prefix(self) -> float:
-        """Audio the shared-prefix execution feeds: one pass per group from the context start
-        to its latest fork, plus ``input_end - fork_time`` per sample.  Equals the per-event
-        figure where samples cannot share a prefix."""
-        if not self.options.shares_prefix:
+        """Audio the shared-prefix execution feeds: one pass per group and context start
+        (:func:`split_passes`) from that start to its latest fork, plus
+        ``input_end - fork_time`` per sample.  Equals the per-event figure where no two
+        samples share a context start (and under ``single``)."""
+        if not self.options.protocol.uses_context:
             return self.model_seconds_per_event()
         total = 0.0
         for members in self.groups().values():
-            start = min(s.context_start for s in members)
-            total += max(s.fork_time for s in members) - start
-            total += sum(s.input_end - s.fork_time for s in members)
+            for shared in split_passes(members):
+                start = shared[0].context_start
+                total += max(s.fork_time for s in shared) - start
+                total += sum(s.input_end - s.fork_time for s in shared)
         return total
 
     def summary_json(self) -> dict[str, Any]:

@@ -4,7 +4,8 @@
 
     system = MySystem(**system_args)                # strings from --system-arg k=v
     session = system.open(SessionSpec(sample_rate=system.capabilities.sample_rate, seed=...,
-                                      dialogue=..., start_time=...))
+                                      dialogue=DialogueInfo(id, language, domain),
+                                      system_channel=...))
     out = session.step(user_frame)                  # one frame in, one frame out
     out = session.step(user_frame, force=Forced(reference_system_frame, "words"))
     state = session.snapshot(); session.restore(state)      # capability ``snapshot``
@@ -18,8 +19,15 @@ Conventions
   once to that rate and pads the last frame with zeros.
 * ``step`` returns the system's audio for the same frame interval (a full-duplex system emits
   one frame per input frame) and any text it emitted during that frame.
-* Time inside a session is counted in frames from ``SessionSpec.start_time`` (seconds of the
-  dialogue where the first stepped frame begins).
+* Time inside a session is counted in frames from its first ``step``.  A session is not told
+  where in the dialogue it starts: the runner converts what it reports (``trace``) to dialogue
+  time.
+* What a session sees is what a deployed system would: the audio it is stepped with and a
+  redacted :class:`DialogueInfo` (id, language, domain) plus its channel.  Anything more (the
+  reference audio, the reference transcript, the reference answers) is *oracle* data: a system
+  declares each kind it needs in ``Capabilities.oracle``, the runner hands exactly those in
+  ``SessionSpec.oracle``, and the run config and the result tables mark the system as using
+  oracle data.
 * Teacher forcing: ``force`` carries the reference system audio of that frame (and the reference
   words that start in it); a system that declares ``teacher_forcing_audio`` must behave as if it
   had said that audio, and its returned audio is ignored by the runner.
@@ -39,12 +47,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..data.dialogue import Dialogue
-
 __all__ = [
     "Capabilities",
     "ClockKind",
+    "DialogueInfo",
     "Forced",
+    "Oracle",
     "PlainStateSession",
     "Session",
     "SessionSpec",
@@ -67,6 +75,22 @@ class ClockKind(StrEnum):
     """A wall-clock service (real-time driver: deadline pacing, recorded trace)."""
 
 
+class Oracle(StrEnum):
+    """Reference data a deployed system would not have; a system declares each kind it reads
+    (``Capabilities.oracle``) and gets exactly those in ``SessionSpec.oracle``."""
+
+    REFERENCE_AUDIO = "reference_audio"
+    """The reference system channel: ``float32`` mono at the native rate, from the session's
+    first frame (the ``reference`` system replays it)."""
+    REFERENCE_TRANSCRIPT = "reference_transcript"
+    """The dialogue's reference words as IPUs in time order: a tuple of
+    ``{"role": "user" | "system", "text": str}`` (roles relative to the session's channels),
+    the whole dialogue, future turns included (an oracle-content responder reads it)."""
+    QA_REFERENCES = "qa_references"
+    """The dialogue's reference questions and answers: a tuple of ``{"turn", "question",
+    "answer"}`` (synthesized QA suites; empty elsewhere)."""
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What a system declares it can do; the runner never guesses."""
@@ -80,6 +104,8 @@ class Capabilities:
     snapshot: bool = False
     batch: bool = False
     clock: ClockKind = ClockKind.FRAME
+    oracle: frozenset[Oracle] = frozenset()
+    """Oracle data the system reads (empty for a system that could be deployed as is)."""
 
     @property
     def frame_seconds(self) -> float:
@@ -93,6 +119,7 @@ class Capabilities:
             "teacher_forcing": {"audio": self.teacher_forcing_audio,
                                 "text": self.teacher_forcing_text},
             "snapshot": self.snapshot, "batch": self.batch, "clock": self.clock.value,
+            "oracle": sorted(o.value for o in self.oracle),
         }
 
 
@@ -114,20 +141,28 @@ class StepOutput:
 
 
 @dataclass(frozen=True)
+class DialogueInfo:
+    """What a deployed system could know of the conversation it joins: no times, no words."""
+
+    id: str = ""
+    language: str | None = None
+    """ISO 639-1 code (``en``, ``ja``) or ``None`` when the dataset does not say."""
+    domain: str | None = None
+    """``chat``, ``qa``, ... or ``None``."""
+
+
+@dataclass(frozen=True)
 class SessionSpec:
     """What a session is opened for."""
 
     sample_rate: int
     seed: int
-    dialogue: Dialogue | None = None
-    """The dialogue being evaluated (ids, language, domain; reference systems read more)."""
+    dialogue: DialogueInfo = DialogueInfo()
+    """The redacted dialogue: id, language, domain."""
     system_channel: int = 0
     """The dialogue channel whose role the system takes."""
-    start_time: float = 0.0
-    """Dialogue time (s) at which the first stepped frame starts."""
-    extras: Mapping[str, Any] = field(default_factory=dict)
-    """Runner-provided data, e.g. ``"reference_audio"``: the reference system channel at the
-    native rate from ``start_time`` (for the ``reference`` system)."""
+    oracle: Mapping[Oracle, Any] = field(default_factory=dict)
+    """The oracle data the system declared in ``Capabilities.oracle`` (nothing else)."""
 
 
 class SystemError_(RuntimeError):
@@ -213,9 +248,6 @@ class System(abc.ABC):
     version: ClassVar[str] = "0"
     description: ClassVar[str] = ""
     capabilities: Capabilities = Capabilities()
-    needs_reference_audio: ClassVar[bool] = False
-    """True when :meth:`open` needs ``SessionSpec.extras["reference_audio"]``: the reference
-    system channel at the native rate from ``start_time`` (the ``reference`` system)."""
 
     def __init__(self, **args: str) -> None:
         unknown = set(args) - set(self.arg_names())

@@ -3,11 +3,12 @@ dialogue's reference system channel: the human row of every table)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
-from .base import Capabilities, Forced, Session, SessionSpec, StepOutput, System
+from .base import Capabilities, Forced, Oracle, Session, SessionSpec, StepOutput, System
 
 __all__ = ["ReferenceSystem", "SilenceSystem"]
 
@@ -87,17 +88,20 @@ class ReferenceSystem(_ReplaySystem):
     """Replays the reference system channel of the dialogue, ignoring what it hears.
 
     Its smooth turn-taking latency equals the human latency by construction: a check on the
-    whole chain (plan, run, analysis, metrics).  Needs the dialogue audio.
+    whole chain (plan, run, analysis, metrics).  Reads the oracle reference audio.
     """
 
     name = "reference"
     version = "1"
     description = "replays the dialogue's reference system channel (the human row)"
 
-    needs_reference_audio: ClassVar[bool] = True
+    def __init__(self, **args: str) -> None:
+        super().__init__(**args)
+        self.capabilities = replace(self.capabilities,
+                                    oracle=frozenset({Oracle.REFERENCE_AUDIO}))
 
     def open(self, spec: SessionSpec) -> Session:
-        reference = spec.extras.get("reference_audio")
+        reference = spec.oracle.get(Oracle.REFERENCE_AUDIO)
         if reference is None:
             raise ValueError("the reference system needs the dialogue audio (none was given)")
         return _ReferenceSession(np.asarray(reference, dtype=np.float32),

@@ -193,7 +193,7 @@ class ScriptedSystem(System):
         return (*_FLOAT_ARGS, "sample_rate", "frame_size", "language")
 
     def open(self, spec: SessionSpec) -> Session:
-        language = self.language or (spec.dialogue.language if spec.dialogue else None) or "en"
+        language = self.language or spec.dialogue.language or "en"
         if language not in ClipBank.load().languages():
             language = "en"
         return _ScriptedSession(self.params, self.capabilities.sample_rate,

@@ -18,7 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["ASR_LATENCY", "LLM_LATENCY", "TTS_LATENCY", "CascadeConfig"]
+__all__ = ["ASR_LATENCY", "LLM_LATENCY", "RESPONDERS", "TTS_LATENCY", "CascadeConfig"]
+
+RESPONDERS = ("reference", "ack")
+"""The built-in responders (``responder=``)."""
 
 ASR_LATENCY = 0.77
 """Measured median compute of ASR on a user turn (s; 0.765): benchmarks/cascade_speed.py."""
@@ -65,6 +68,10 @@ class CascadeConfig:
     barge_in_min: float = 0.8
     """User speech at least this long while the system speaks is a barge-in (shorter: a
     backchannel, after which the system resumes)."""
+    half_duplex: bool = False
+    """Do not listen while speaking: from the end-of-turn decision until its reply (or
+    backchannel) has played out, the user's audio is not heard (replaced by silence), so it
+    never yields, cancels or notices a barge-in; like half-duplex cascades (VocalNet)."""
     stop_delay: float = 0.2
     """The system's output goes silent this long after a user onset while it speaks."""
     resume_gap: float = 0.5
@@ -87,9 +94,14 @@ class CascadeConfig:
     """Whisper beam size."""
     language: str = ""
     """Reply language ('' = the dialogue's, else ``en``)."""
+    responder: str = "reference"
+    """Built-in responder (used without ``llm_url``): ``reference`` answers with oracle content
+    (the dialogue's reference answer to the best-matching reference question on the QA suites,
+    else the reference system's next turn after the best-matching reference user words; an
+    acknowledgement below ``match_threshold``); ``ack`` only acknowledges (no oracle data)."""
     match_threshold: float = 0.5
-    """Retrieval responder: difflib ratio (0-1) of normalised ASR text and a reference question
-    needed to answer with that question's reference answer."""
+    """Reference responder: difflib ratio (0-1) of normalised ASR text and a reference question
+    (or reference user words) needed to answer with the reference answer (or next turn)."""
     llm_url: str = ""
     """OpenAI-compatible base URL (``http://host:port/v1``); '' = built-in responder."""
     llm_model: str = ""
@@ -143,8 +155,16 @@ class CascadeConfig:
             raise ValueError("need 0 < vad_neg_threshold <= vad_threshold < 1")
         if self.asr_beam < 1 or self.llm_max_tokens < 1:
             raise ValueError("asr_beam and llm_max_tokens must be >= 1")
+        if self.responder not in RESPONDERS:
+            raise ValueError(f"responder must be one of {', '.join(RESPONDERS)}")
         if self.llm_url and not self.llm_url.startswith(("http://", "https://")):
             raise ValueError("llm_url must be an http(s) URL")
+
+    @property
+    def uses_oracle(self) -> bool:
+        """True when replies come from the dialogue's reference data (no ``llm_url`` and
+        ``responder=reference``)."""
+        return not self.llm_url and self.responder == "reference"
 
     def budget(self) -> float:
         """Sum of the declared stage budgets (seconds)."""

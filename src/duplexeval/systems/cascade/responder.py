@@ -1,6 +1,6 @@
 """The built-in, deterministic responder: a retrieval baseline plus acknowledgements.
 
-Retrieval (dialogues with ``extra["qa_references"]``, the synthesized QA suites): the user's
+Retrieval over QA references (oracle ``qa_references``, the synthesized QA suites): the user's
 ASR text is compared with every reference question; with the best match's similarity at or
 above ``threshold`` the reply is that question's reference answer.  Similarity is
 :class:`difflib.SequenceMatcher`'s ratio (0-1) of the normalised texts as sequences of units
@@ -10,8 +10,17 @@ questions of the same dialogue: on ``m3-qa-en`` the asked question scored 0.67-1
 ASR text (first two dialogues), the best other question at most 0.31, and two questions of one
 dialogue are at most 0.44 alike.
 
-It is a *retrieval baseline*: it reads the reference answers from the dataset, so it measures
-the timing of a cascade with a perfect-content back end, not a system's knowledge.
+Retrieval over the reference transcript (oracle ``reference_transcript``, dialogues without QA
+references, e.g. the chat suites): :func:`transcript_pairs` turns the transcript into the same
+question/answer form: every window of up to :data:`MAX_WINDOW` consecutive user IPUs of one
+user turn is a question, and its answer is the reference system's next turn after the window
+(its TURN IPUs up to the next user TURN IPU; system backchannels are skipped).  Only the words
+are retrieved: when to speak stays the cascade's own decision, so a matched pause is answered
+with the reference's *next* system turn even though the reference stayed silent there.
+
+Both are *retrieval baselines*: they read reference content from the dataset, so they measure
+the timing of a cascade with a perfect-content back end, not a system's knowledge (declared as
+oracle data and marked in the tables).
 
 Otherwise the reply is an acknowledgement drawn from the session's random generator:
 "I see." / "Sure, go on." in English, "なるほど。" / "そうなんですね。" in Japanese.
@@ -28,13 +37,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ACKNOWLEDGEMENTS", "Match", "acknowledgement", "best_match", "normalise"]
+__all__ = ["ACKNOWLEDGEMENTS", "MAX_WINDOW", "Match", "acknowledgement", "best_match",
+           "normalise", "transcript_pairs"]
 
 ACKNOWLEDGEMENTS: dict[str, tuple[str, ...]] = {
     "en": ("I see.", "Sure, go on."),
     "ja": ("なるほど。", "そうなんですね。"),
 }
 """Replies when nothing is retrieved, by language."""
+MAX_WINDOW = 4
+"""Most consecutive user IPUs one transcript question spans."""
 _CJK = 0x2E80  # from here on: CJK radicals, kana, kanji (compared per character)
 
 
@@ -84,3 +96,36 @@ def acknowledgement(language: str, rng: np.random.Generator) -> str:
     """One acknowledgement of ``language`` (English for others), drawn from ``rng``."""
     options = ACKNOWLEDGEMENTS.get(language, ACKNOWLEDGEMENTS["en"])
     return options[int(rng.integers(0, len(options)))]
+
+
+def transcript_pairs(transcript: Sequence[Mapping[str, str]], separator: str = " ",
+                     ) -> list[dict[str, Any]]:
+    """Question/answer pairs (the form :func:`best_match` takes) from a reference transcript
+    (``{"role": "user" | "system", "kind": "turn" | "bc", "text"}`` IPUs in time order): each
+    window of 1..:data:`MAX_WINDOW` consecutive user IPUs not separated by a system TURN IPU,
+    joined with ``separator``, answered by the texts of the next run of system TURN IPUs."""
+    entries = [e for e in transcript if not (e.get("role") == "system" and e.get("kind") == "bc")]
+    pairs: list[dict[str, Any]] = []
+    for i, first in enumerate(entries):
+        if first.get("role") != "user":
+            continue
+        for j in range(i, min(i + MAX_WINDOW, len(entries))):
+            if entries[j].get("role") != "user":
+                break
+            answer = _next_system_turn(entries, j + 1, separator)
+            if answer:
+                question = separator.join(str(e["text"]) for e in entries[i:j + 1])
+                pairs.append({"turn": i, "question": question, "answer": answer})
+    return pairs
+
+
+def _next_system_turn(entries: Sequence[Mapping[str, str]], start: int, separator: str) -> str:
+    """The joined texts of the first run of system entries at or after ``start``."""
+    k = start
+    while k < len(entries) and entries[k].get("role") != "system":
+        k += 1
+    texts = []
+    while k < len(entries) and entries[k].get("role") == "system":
+        texts.append(str(entries[k]["text"]))
+        k += 1
+    return separator.join(texts)

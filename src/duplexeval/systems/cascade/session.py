@@ -65,14 +65,12 @@ class CascadeSession(PlainStateSession):
     """See the module docstring."""
 
     def __init__(self, config: CascadeConfig, engines: Engines, rate: int, frame: int,
-                 language: str, references: Sequence[Mapping[str, Any]], seed: int,
-                 start_time: float = 0.0) -> None:
+                 language: str, references: Sequence[Mapping[str, Any]], seed: int) -> None:
         self.c = config
         self.engines = engines
         self.rate, self.frame = rate, frame
         self.language = language
         self.references = [dict(r) for r in references]
-        self.start_time = start_time
         self.vad = engines.vad
         self.state: dict[str, Any] = {
             "frame": 0, "rng": rng_state(seed),
@@ -87,10 +85,10 @@ class CascadeSession(PlainStateSession):
     def _samples(self, seconds: float) -> int:
         return round(seconds * self.rate)
 
-    def _stamp(self, sample: int, **fields: Any) -> dict[str, Any]:
-        """A log entry: session ``sample`` and dialogue ``time`` (s), plus ``fields``."""
-        return {"sample": int(sample), "time": round(self.start_time + sample / self.rate, 6),
-                **fields}
+    @staticmethod
+    def _stamp(sample: int, **fields: Any) -> dict[str, Any]:
+        """A log entry: session ``sample`` plus ``fields`` (the runner adds dialogue time)."""
+        return {"sample": int(sample), **fields}
 
     def _sep(self) -> str:
         return "" if self.language == "ja" else " "
@@ -192,6 +190,8 @@ class CascadeSession(PlainStateSession):
     # -- listening -----------------------------------------------------------------------------
     def _hear(self, user: np.ndarray, now: int, forced: bool) -> None:
         s = self.state
+        if self.c.half_duplex and s["out"] is not None:  # busy answering: deaf
+            user = np.zeros_like(user)
         self._buffer(user)
         first, probs = self.vad.feed(s["vad"], user)
         for edge in listen(s["ear"], first, probs, self.c.vad_threshold,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import Capabilities, Session, SessionSpec, System
+from ..base import Capabilities, Oracle, Session, SessionSpec, System
 from .config import CascadeConfig
 from .engines import Engines
+from .responder import transcript_pairs
 from .session import CascadeSession
 from .voice import ENGINE_FOR_LANGUAGE
 
@@ -32,9 +33,11 @@ class CascadeSystem(System):
     def __init__(self, **args: str) -> None:
         super().__init__(**args)
         self.config = CascadeConfig.from_args(self.args)
+        oracle = frozenset({Oracle.QA_REFERENCES, Oracle.REFERENCE_TRANSCRIPT}) \
+            if self.config.uses_oracle else frozenset()
         self.capabilities = Capabilities(sample_rate=SAMPLE_RATE, frame_size=FRAME_SIZE,
                                          teacher_forcing_audio=True, teacher_forcing_text=True,
-                                         snapshot=True)
+                                         snapshot=True, oracle=oracle)
         self.engines = Engines(self.config, SAMPLE_RATE)
 
     @classmethod
@@ -42,11 +45,13 @@ class CascadeSystem(System):
         return CascadeConfig.names()
 
     def open(self, spec: SessionSpec) -> Session:
-        dialogue = spec.dialogue
-        language = self.config.language or (dialogue.language if dialogue else None) or "en"
+        language = self.config.language or spec.dialogue.language or "en"
         if language not in ENGINE_FOR_LANGUAGE:
             language = "en"
-        references: list[Any] = list(dialogue.extra.get("qa_references", ())) if dialogue \
-            else []
+        references: list[Any] = list(spec.oracle.get(Oracle.QA_REFERENCES, ()))
+        if not references:
+            separator = "" if spec.dialogue.language == "ja" else " "
+            references = transcript_pairs(spec.oracle.get(Oracle.REFERENCE_TRANSCRIPT, ()),
+                                          separator)
         return CascadeSession(self.config, self.engines, SAMPLE_RATE, FRAME_SIZE, language,
-                              references, spec.seed, spec.start_time)
+                              references, spec.seed)
