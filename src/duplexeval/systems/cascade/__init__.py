@@ -3,8 +3,9 @@
 ::
 
     user ─▶ Silero VAD ─▶ end of turn ─▶ Whisper ─▶ responder ─▶ TTS ─▶ system audio
-             (streamed,                              (LLM endpoint, or retrieval of the
-             32 ms windows)                           QA reference answer, or "I see.")
+             (streamed,                              (LLM endpoint, or oracle retrieval of
+             32 ms windows)                           the reference answer / next turn, or
+                                                      "I see.")
              │ user onset while it speaks: silent after stop_delay; resumes resume_gap after
              │ the speech if it ended before barge_in_min (a backchannel); drops the reply once
              ╰ it lasts barge_in_min (a barge-in), and the user's speech opens a turn
@@ -29,15 +30,21 @@ content hash, so forks do not recompute them.
 * Understanding: Whisper base (:class:`~duplexeval.analysis.asr.Transcriber`) on the turn's
   audio from ``pre_roll`` before its first onset to the end-of-turn decision.
 * Responding: with ``llm_url`` an OpenAI-compatible chat endpoint (:mod:`.llm`), else
-  :mod:`.responder` (a retrieval baseline that knows the QA reference answers, and
-  acknowledgements drawn from the session seed).
+  :mod:`.responder`: ``responder=reference`` (default) is a retrieval baseline over oracle
+  content (the QA reference answers, or on chat data the reference system's next turn after
+  the best-matching reference user words), declared as ``Capabilities.oracle`` and so marked
+  in the tables; ``responder=ack`` only acknowledges and reads no reference data.  Either way
+  the timing is its own.
+* ``half_duplex=1``: it does not listen while it answers (from the end-of-turn decision until
+  the reply has played out), so it never yields to a barge-in; the half-duplex baseline that
+  the duplex metrics should separate from the full-duplex one.
 * Speaking: piper (en) / OpenJTalk (ja), per sentence, resampled to 16 kHz.
 * Teacher forcing: forced frames replace its output and the forced words enter its history as
   what it said; it keeps listening (and transcribing user turns) and speaks on its own only
   after forcing ends.
 * ``trace()``: ``speech_samples`` (its audible ``[start, end)`` samples at 16 kHz from the
-  session start) and ``sample_rate``, plus its decisions, each with the session ``sample`` and
-  the dialogue ``time`` in seconds: ``vad`` onsets/offsets, ``eot`` (end-of-turn decisions),
+  session start) and ``sample_rate``, plus its decisions, each with the session ``sample`` (the
+  runner adds the dialogue ``time`` in seconds): ``vad`` onsets/offsets, ``eot`` (end-of-turn decisions),
   ``asr`` texts, ``replies`` (sample = first reply sample; text, source, user text), ``holds``,
   ``resumes``, ``stops`` (barge-ins: sample = when its output went silent), ``cancels``
   (replies cancelled because the user went on), ``backchannels``, ``smart_turn``, and the final
