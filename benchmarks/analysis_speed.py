@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from duplexeval.analysis.activity import ActivityOptions, VadEngine
 from duplexeval.analysis.pipeline import AnalysisOptions, analyze_run
-from duplexeval.systems.clipbank import ClipBank
+from duplexeval.speech.activity import ActivityOptions, VadEngine
+from duplexeval.speech.clipbank import ClipBank
 
 RATE = 16000
 SAMPLE_S = 10.0

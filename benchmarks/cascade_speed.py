@@ -32,15 +32,15 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from duplexeval.analysis.asr import Transcriber
 from duplexeval.data.dialogue import Dataset
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.events import EventKind
+from duplexeval.metrics.score_run import score_run_dir
 from duplexeval.protocols import PlanOptions, Protocol, build_plan
-from duplexeval.report_text import format_table
+from duplexeval.report.text import format_table
 from duplexeval.runs import execute_run
-from duplexeval.score_run import score_run_dir
 from duplexeval.session_view import session_spec
+from duplexeval.speech.asr import Transcriber
 from duplexeval.suites import build_suite, get_suite
 from duplexeval.systems.cascade import CascadeConfig, CascadeSystem
 from duplexeval.systems.cascade.engines import Engines

@@ -11,7 +11,7 @@ import time
 from duplexeval.data.validate import load_dataset
 from duplexeval.demo import default_datasets
 from duplexeval.protocols import PlanOptions, Protocol, build_plan
-from duplexeval.report_text import PLAN_HEADER, format_table, plan_row
+from duplexeval.report.text import PLAN_HEADER, format_table, plan_row
 
 
 def main() -> None:

@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from duplexeval.analysis.activity import ActivityOptions, VadEngine, detect_activity
-from duplexeval.systems.clipbank import ClipBank
+from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.speech.clipbank import ClipBank
 
 ENGINES: dict[str, ActivityOptions] = {
     "energy": ActivityOptions(engine=VadEngine.ENERGY),

@@ -1,6 +1,6 @@
 """Synthesize the clip bank of the ``scripted`` system (short English and Japanese speech).
 
-A developer tool, run once; its output is committed under src/duplexeval/systems/clips/.
+A developer tool, run once; its output is committed under src/duplexeval/speech/clips/.
 The TTS engines are NOT dependencies of duplexeval: install them into a throwaway venv and
 run this script with that venv's Python (it does not import duplexeval)::
 

@@ -9,19 +9,19 @@ from pathlib import Path
 import pytest
 
 from duplexeval.analysis import pipeline
-from duplexeval.analysis.accuracy import boundary_errors, compare_scores, describe
-from duplexeval.analysis.activity import ActivityOptions, VadEngine
 from duplexeval.analysis.pipeline import AnalysisOptions, analyze_run
 from duplexeval.cli import main
-from duplexeval.data.m3_outputs import read_m3_outputs
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.data.voice_bursts import voice_bursts
 from duplexeval.demo import bundled_dataset
 from duplexeval.metrics import get_variant
+from duplexeval.metrics.accuracy import boundary_errors, compare_scores, describe
+from duplexeval.metrics.m3_outputs import read_m3_outputs
+from duplexeval.metrics.results import load_results
+from duplexeval.metrics.scoring import score_events
 from duplexeval.protocols import PlanOptions, Protocol, build_plan
-from duplexeval.results import load_results
 from duplexeval.runs import execute_run
-from duplexeval.scoring import score_events
+from duplexeval.speech.activity import ActivityOptions, VadEngine
 from duplexeval.systems.registry import load_system
 
 VAD_ONLY = AnalysisOptions(vad=ActivityOptions(engine=VadEngine.SILERO), asr="none")

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from duplexeval.analysis.activity import ActivityOptions, VadEngine, detect_activity
 from duplexeval.cli import main
 from duplexeval.data.annotate import annotate_audio_files
 from duplexeval.data.m3 import read_alignment
 from duplexeval.data.validate import load_dataset
+from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
 from duplexeval.timeline import Span
 
 

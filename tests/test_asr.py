@@ -17,13 +17,12 @@ import numpy as np
 import pytest
 import soxr
 
-from duplexeval.analysis import whisper_model
-from duplexeval.analysis.activity import ActivityOptions, VadEngine, detect_activity
-from duplexeval.analysis.asr import AsrWord, Transcriber, merge_japanese_pieces
 from duplexeval.errors import DuplexevalError
-from duplexeval.systems.clipbank import ClipBank
-from duplexeval.text import japanese
-from duplexeval.text.japanese import segment_words, to_kana, word_spans
+from duplexeval.speech import japanese, whisper_model
+from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.speech.asr import AsrWord, Transcriber, merge_japanese_pieces
+from duplexeval.speech.clipbank import ClipBank
+from duplexeval.speech.japanese import segment_words, to_kana, word_spans
 from duplexeval.timeline import Span
 
 HAVE_ASR = all(importlib.util.find_spec(m) is not None for m in (

@@ -22,9 +22,9 @@ from duplexeval.data.validate import Need, load_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import EventKind
 from duplexeval.execute import DialogueAudio, run_group
+from duplexeval.metrics.score_run import score_run_dir
 from duplexeval.protocols import PlanOptions, Protocol, build_plan
 from duplexeval.runs import execute_run
-from duplexeval.score_run import score_run_dir
 from duplexeval.session_view import session_spec
 from duplexeval.systems.base import Oracle, System
 from duplexeval.systems.cascade.responder import acknowledgement, best_match, normalise

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from duplexeval.systems.clipbank import KINDS, Clip, ClipBank, ClipBankInvalid, fill_span
+from duplexeval.speech.clipbank import KINDS, Clip, ClipBank, ClipBankInvalid, fill_span
 
 CLIPS = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "systems" / "clips"
 RATE = 16_000

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from duplexeval.demo import run_demo
-from duplexeval.synth.tts import engine_class
+from duplexeval.speech.tts import engine_class
 
 
 @pytest.mark.skipif(engine_class("piper").unavailable_reason() is not None,

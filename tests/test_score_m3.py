@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.results import load_results
+from duplexeval.metrics.results import load_results
 
 FIXTURE = Path(__file__).parent / "fixtures" / "m3_outputs"
 

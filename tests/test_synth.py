@@ -12,10 +12,10 @@ import soundfile as sf
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.events import EventKind
+from duplexeval.speech.tts import engine_class
 from duplexeval.synth.build import Synthesizer, SynthSettings, reference_gaps
 from duplexeval.synth.quality import gap_distance, normalize_en
 from duplexeval.synth.spec import DialogueSpec, load_spec
-from duplexeval.synth.tts import engine_class
 
 needs_piper = pytest.mark.skipif(engine_class("piper").unavailable_reason() is not None,
                                  reason="piper (duplexeval[tts-en]) not installed")
@@ -167,8 +167,8 @@ class _WordlessEngine:
         return "clip"
 
     def synthesize(self, text: str, voice: str | None = None, speed: float = 1.0):
-        from duplexeval.synth.tts import Utterance
-        from duplexeval.systems.clipbank import ClipBank
+        from duplexeval.speech.clipbank import ClipBank
+        from duplexeval.speech.tts import Utterance
 
         clip = next(c for c in ClipBank.load().clips("en") if c.text.strip() == text.strip())
         audio = np.concatenate([np.zeros(3200, np.float32), clip.audio,
@@ -177,7 +177,7 @@ class _WordlessEngine:
 
 
 def test_engines_without_word_timing_are_aligned_with_asr() -> None:
-    from duplexeval.systems.clipbank import ClipBank
+    from duplexeval.speech.clipbank import ClipBank
 
     clip = max(ClipBank.load().clips("en", "utterance"), key=lambda c: len(c.text.split()))
     synth = Synthesizer()

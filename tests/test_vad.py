@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import soxr
 
-from duplexeval.analysis.activity import ActivityOptions, VadEngine, detect_activity
-from duplexeval.systems.clipbank import ClipBank, fill_span
+from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.speech.clipbank import ClipBank, fill_span
 from duplexeval.timeline import Span
 
 pytest.importorskip("faster_whisper")

@@ -80,11 +80,11 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- annotate
 def _cmd_annotate(args: argparse.Namespace) -> int:
-    from .analysis.activity import ActivityOptions, VadEngine
     from .data.annotate import SourceKind, annotate_source
     from .data.m3 import record_json
     from .events import AnnotationRules
     from .fileio import atomic_write_text, json_line
+    from .speech.activity import ActivityOptions, VadEngine
 
     rules = AnnotationRules(args.ipu_gap, args.bc_max, args.max_shift_overlap)
     activity = ActivityOptions(engine=VadEngine(args.vad), threshold_db=args.vad_threshold_db)
@@ -119,7 +119,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     if args.summary_json:
         print(json.dumps(plan.summary_json(), ensure_ascii=False))
     if not (args.json or args.summary_json):
-        from .report_text import plan_summary_lines
+        from .report.text import plan_summary_lines
 
         print("\n".join(plan_summary_lines(dataset.name or str(args.dataset), plan)))
     return 0
@@ -127,7 +127,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- systems / run
 def _cmd_systems(args: argparse.Namespace) -> int:
-    from .report_text import format_table
+    from .report.text import format_table
     from .systems.registry import available_systems, load_system
 
     rows = []
@@ -245,7 +245,7 @@ def _cmd_data_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_data_list(args: argparse.Namespace) -> int:
-    from .report_text import format_table
+    from .report.text import format_table
     from .suites import suite_rows
 
     print("\n".join(format_table(["suite", "lang", "domain", "dialogues", "state", "audio min",
@@ -255,8 +255,8 @@ def _cmd_data_list(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- analysis and scores
 def _analysis_options(args: argparse.Namespace) -> Any:
-    from .analysis.activity import ActivityOptions, VadEngine
     from .analysis.pipeline import AnalysisOptions
+    from .speech.activity import ActivityOptions, VadEngine
 
     vad = ActivityOptions(engine=VadEngine(args.vad))
     if args.vad_threshold is not None:
@@ -284,8 +284,8 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    from .report_text import timing_table_lines
-    from .score_run import score_official, score_run_dir
+    from .metrics.score_run import score_official, score_run_dir
+    from .report.text import timing_table_lines
 
     path = Path(args.path)
     if args.m3:

@@ -31,7 +31,7 @@ from .data.dialogue import Dataset
 from .data.m3 import ALIGN_DIR
 from .data.validate import load_dataset
 from .protocols import PlanOptions, Protocol, build_plan
-from .report_text import PLAN_HEADER, format_table, plan_row
+from .report.text import PLAN_HEADER, format_table, plan_row
 
 __all__ = ["DemoDataset", "bundled_dataset", "default_datasets", "demo_suites", "find_m3_toy",
            "run_demo"]
@@ -180,8 +180,8 @@ def _score_runs(runs: list[tuple[str, str, Path]]) -> list[str]:
     timing metrics read only the system channel's words, so the demo transcribes that channel
     only (``duplexeval score`` transcribes both by default)."""
     from .analysis.pipeline import AnalysisOptions
-    from .report_text import timing_table_lines
-    from .score_run import score_run_dir
+    from .metrics.score_run import score_run_dir
+    from .report.text import timing_table_lines
 
     options = AnalysisOptions(asr_channels=(1,))
     lines = ["", "M3 timing (mean ± 95 % CI half-width; † fewer than 20 events; analysis: "

@@ -3,7 +3,7 @@
 For each finished sample the stereo output wav (channel 0 the user input as fed, channel 1 the
 system output; time zero = ``input_start``) is analysed channel by channel:
 
-1. voice activity (:func:`~duplexeval.analysis.activity.detect_activity`) gives speech spans;
+1. voice activity (:func:`~duplexeval.speech.activity.detect_activity`) gives speech spans;
 2. spans closer than 0.5 s merge into segments (the official segmentation rule);
 3. with ASR, the speech regions are transcribed (word timestamps) and each word is attached to
    the segment it overlaps most (words over no segment are dropped as hallucinations on
@@ -42,8 +42,8 @@ from .. import __version__
 from ..cache import cache_root
 from ..errors import DuplexevalError
 from ..fileio import atomic_write_json, atomic_write_text, json_line
+from ..speech.activity import ActivityOptions, VadEngine, detect_activity
 from ..timeline import Span
-from .activity import ActivityOptions, VadEngine, detect_activity
 from .segments import Chunk, Segment, segments_from_spans, transcript_json
 
 __all__ = ["ANALYSIS_DIR", "TRUTH_DIR", "AnalysisOptions", "analyze_channel", "analyze_run"]
@@ -99,7 +99,7 @@ class _Analyzer:
     @property
     def transcriber(self) -> Any:
         if self._transcriber is None and self.options.asr != "none":
-            from .asr import Transcriber
+            from ..speech.asr import Transcriber
 
             self._transcriber = Transcriber(model=self.options.asr)
         return self._transcriber

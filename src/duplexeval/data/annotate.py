@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from ..analysis.activity import ActivityOptions, detect_activity
 from ..errors import DatasetInvalid, DuplexevalError, Problem
 from ..events import AnnotationRules, annotate_spans
+from ..speech.activity import ActivityOptions, detect_activity
 from ..timeline import Span
 from .dialogue import Dialogue
 from .m3 import ALIGN_DIR, AUDIO_DIR, read_alignment

@@ -18,7 +18,7 @@ import soundfile as sf
 
 from ..errors import DuplexevalError
 from ..fileio import atomic_path
-from ..systems.clipbank import ClipBank, fill_span
+from ..speech.clipbank import ClipBank, fill_span
 from .dialogue import Dataset, Dialogue
 from .m3 import METADATA_FILE, alignment_path, audio_path, write_dataset
 

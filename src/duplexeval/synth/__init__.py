@@ -1,6 +1,6 @@
-"""Dialogue synthesis from text: the TTS layer (:mod:`duplexeval.synth.tts`)."""
+"""Dialogue synthesis from text specs (speech from :mod:`duplexeval.speech.tts`)."""
 
-from .tts import (
+from ..speech.tts import (
     ENGINES,
     TimedWord,
     TtsEngine,

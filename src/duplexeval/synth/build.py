@@ -1,6 +1,6 @@
 """The dialogue synthesizer: specs -> stereo audio, word alignments and events (M3 layout).
 
-Per turn, the speaker's text is synthesized once (:mod:`duplexeval.synth.tts`), resampled to
+Per turn, the speaker's text is synthesized once (:mod:`duplexeval.speech.tts`), resampled to
 the dataset rate (soxr) and trimmed to its speech (5 ms frames within 40 dB of the
 utterance's loudest frame); its words come from the engine's own timing (ASR word timestamps
 for engines without any).  Then it is placed on the speaker's channel:
@@ -49,9 +49,9 @@ from ..data.m3 import audio_path, write_dataset
 from ..errors import DuplexevalError
 from ..events import annotate_spans
 from ..fileio import atomic_path
+from ..speech.tts import TimedWord, TtsEngine, Utterance, load_engine
 from ..timeline import Span
 from .spec import DialogueSpec, Turn, _Position
-from .tts import TimedWord, TtsEngine, Utterance, load_engine
 
 __all__ = [
     "DEFAULT_ENGINES",
@@ -303,7 +303,7 @@ class Synthesizer:
 
     def _asr_words(self, utt: Utterance, language: str) -> list[TimedWord]:
         if self._transcriber is None:
-            from ..analysis.asr import Transcriber
+            from ..speech.asr import Transcriber
 
             self._transcriber = Transcriber()
         words = self._transcriber.transcribe(utt.audio, utt.sample_rate, language)

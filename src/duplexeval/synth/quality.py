@@ -5,7 +5,7 @@
   go through :meth:`Transcriber.transcribe` as regions, packed into Whisper windows) and each
   recognised word is given to the nearest IPU; then compared with the aligned words: word
   error rate for English (lower case, numbers spelled out, punctuation removed), character error
-  rate after kana normalisation for Japanese (:func:`duplexeval.text.japanese.to_kana`: both
+  rate after kana normalisation for Japanese (:func:`duplexeval.speech.japanese.to_kana`: both
   sides to katakana, punctuation stripped, so "3時" and "三時" agree).  Corpus-level rates:
   total edits over total reference words (characters).
 * **Timing** - the two-sample Kolmogorov-Smirnov distance between the dataset's turn-shift gaps
@@ -59,7 +59,7 @@ def normalize_en(text: str) -> str:
 
 def _normalize(text: str, language: str) -> str:
     if language == "ja":
-        from ..text.japanese import to_kana
+        from ..speech.japanese import to_kana
 
         return " ".join(to_kana(text))  # characters as tokens: the CER
     return normalize_en(text)
@@ -69,7 +69,7 @@ def asr_round_trip(dataset: Dataset, transcriber: Any | None = None,
                    pad: float = 0.05) -> dict[str, Any]:
     """Transcribe every IPU of every dialogue and compare with its aligned words."""
     if transcriber is None:
-        from ..analysis.asr import Transcriber
+        from ..speech.asr import Transcriber
 
         transcriber = Transcriber()
     language = dataset.language or "en"

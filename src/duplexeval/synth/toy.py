@@ -27,8 +27,8 @@ from ..data.validate import load_dataset
 from ..errors import DuplexevalError
 from ..events import EventKind
 from ..fileio import atomic_path
+from ..speech.tts import load_engine
 from .build import speech_bounds
-from .tts import load_engine
 
 __all__ = ["CHUNK_GAP", "annotation_round_trip", "voice_toy"]
 
@@ -134,8 +134,8 @@ def voice_toy(out: Path, progress: bool = True, limit: int | None = None) -> Dat
 def annotation_round_trip(dataset: Dataset, tolerance: float = 0.1) -> dict[str, Any]:
     """Annotate the voiced audio from voice activity (energy VAD) and count the official
     TURN_SHIFT events recovered: same channel, start and end within ``tolerance`` s."""
-    from ..analysis.activity import detect_activity
     from ..events import annotate_spans
+    from ..speech.activity import detect_activity
 
     total = found = 0
     for d in dataset.dialogues:

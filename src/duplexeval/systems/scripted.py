@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..speech.clipbank import ClipBank
 from .base import (
     Capabilities,
     Forced,
@@ -40,7 +41,6 @@ from .base import (
     log_speech,
     rng_state,
 )
-from .clipbank import ClipBank
 
 __all__ = ["ScriptedSystem"]
 

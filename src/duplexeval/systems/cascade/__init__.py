@@ -27,7 +27,7 @@ content hash, so forks do not recompute them.
   in the session state; onset at probability >= ``vad_threshold``, offset after
   ``vad_hangover`` below ``vad_neg_threshold``; end of turn after ``eot_silence`` of silence
   (optionally earlier when Smart Turn v3 calls the turn complete, ``smart_turn=1``).
-* Understanding: Whisper base (:class:`~duplexeval.analysis.asr.Transcriber`) on the turn's
+* Understanding: Whisper base (:class:`~duplexeval.speech.asr.Transcriber`) on the turn's
   audio from ``pre_roll`` before its first onset to the end-of-turn decision.
 * Responding: with ``llm_url`` an OpenAI-compatible chat endpoint (:mod:`.llm`), else
   :mod:`.responder`: ``responder=reference`` (default) is a retrieval baseline over oracle
@@ -43,11 +43,12 @@ content hash, so forks do not recompute them.
   what it said; it keeps listening (and transcribing user turns) and speaks on its own only
   after forcing ends.
 * ``trace()``: ``speech_samples`` (its audible ``[start, end)`` samples at 16 kHz from the
-  session start) and ``sample_rate``, plus its decisions, each with the session ``sample`` (the
-  runner adds the dialogue ``time`` in seconds): ``vad`` onsets/offsets, ``eot`` (end-of-turn decisions),
-  ``asr`` texts, ``replies`` (sample = first reply sample; text, source, user text), ``holds``,
-  ``resumes``, ``stops`` (barge-ins: sample = when its output went silent), ``cancels``
-  (replies cancelled because the user went on), ``backchannels``, ``smart_turn``, and the final
+  session start) and ``sample_rate``, plus its decisions, each with the session ``sample``
+  (the runner adds the dialogue ``time`` in seconds): ``vad`` onsets/offsets, ``eot``
+  (end-of-turn decisions), ``asr`` texts, ``replies`` (sample = first reply sample; text,
+  source, user text), ``holds``, ``resumes``, ``stops`` (barge-ins: sample = when its output
+  went silent), ``cancels`` (replies cancelled because the user went on), ``backchannels``,
+  ``smart_turn``, and the final
   chat ``history``.
 
 Arguments (``--system-arg``) are the fields of :class:`~.config.CascadeConfig`.

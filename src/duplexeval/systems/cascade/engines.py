@@ -1,7 +1,7 @@
 """The models one ``cascade`` system shares among its sessions, with their result caches.
 
 Loaded lazily (the first session that needs a model loads it): the streaming VAD, Whisper
-(:class:`~duplexeval.analysis.asr.Transcriber`), a :class:`~.voice.Voice` per language, the
+(:class:`~duplexeval.speech.asr.Transcriber`), a :class:`~.voice.Voice` per language, the
 chat endpoint and Smart Turn.  Every expensive call goes through a content-hash cache
 (:mod:`.cache`), so results are computed once per process for the same inputs and settings.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ...analysis.asr import Transcriber
+from ...speech.asr import Transcriber
 from .cache import ResultCache, content_key
 from .config import CascadeConfig
 from .llm import ChatEndpoint

@@ -5,7 +5,7 @@ playing the first sentence while the next is synthesized, so the time to first a
 first sentence's synthesis) and concatenated.  The audio is resampled (soxr) to the native rate,
 scaled by ``gain`` and trimmed to its audible extent, so the speech starts at sample 0.
 
-Speech intervals use the clip bank's rule (:meth:`duplexeval.systems.clipbank.Clip.speech_samples`):
+Speech intervals use the clip bank's rule (:meth:`duplexeval.speech.clipbank.Clip.speech_samples`):
 5 ms frames within 40 dB of the loudest frame are speech, silences under 50 ms are bridged.
 Word times come from the engine (sentence offsets added), in native-rate samples from the
 start of the trimmed audio.
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import soxr
 
-from ...synth.tts import TtsEngine, load_engine
+from ...speech.tts import TtsEngine, load_engine
 from .cache import ResultCache, content_key
 
 __all__ = ["ENGINE_FOR_LANGUAGE", "Speech", "Voice", "speech_intervals", "split_sentences"]

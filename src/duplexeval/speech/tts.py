@@ -60,10 +60,10 @@ WRAPPER_VERSION = 1
 """Bumped whenever this package changes what an engine returns for the same inputs."""
 
 ENGINES: dict[str, str] = {
-    "piper": "duplexeval.synth.engines.piper:PiperEngine",
-    "openjtalk": "duplexeval.synth.engines.openjtalk:OpenJTalkEngine",
-    "kokoro-ja": "duplexeval.synth.engines.kokoro:KokoroJaEngine",
-    "espeak": "duplexeval.synth.engines.espeak:EspeakEngine",
+    "piper": "duplexeval.speech.engines.piper:PiperEngine",
+    "openjtalk": "duplexeval.speech.engines.openjtalk:OpenJTalkEngine",
+    "kokoro-ja": "duplexeval.speech.engines.kokoro:KokoroJaEngine",
+    "espeak": "duplexeval.speech.engines.espeak:EspeakEngine",
 }
 """Engine name -> ``module:Class``."""
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..analysis.segments import read_transcript
 from ..errors import DatasetInvalid, DuplexevalError, Problem
-from ..metrics.base import EventView
+from .base import EventView
 
 __all__ = ["METADATA_NAMES", "find_metadata", "read_m3_outputs"]
 

@@ -20,9 +20,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import __version__
-from .fileio import atomic_write_json, atomic_write_text, json_line
-from .metrics.base import EventScore, TimingVariant
+from .. import __version__
+from ..fileio import atomic_write_json, atomic_write_text, json_line
+from .base import EventScore, TimingVariant
 from .scoring import aggregate_rows, official_aggregate, per_event_rows
 
 __all__ = ["SCHEMA_VERSION", "Results", "load_results", "write_score_outputs"]

@@ -4,7 +4,7 @@ The official aggregation (M3 ``run_evaluation.aggregate_results``): for every ev
 every (dimension, metric, value) with a value that is not ``None`` (booleans as ints, any int or
 float as float) joins the group ``(event_type, dimension, metric)``; a group reports ``n`` and
 ``mean = sum(values) / n``; rows sorted by that key.  :func:`official_aggregate` reproduces it and
-adds the Student-t interval fields of :mod:`duplexeval.stats` (``std``, ``ci95_low``,
+adds the Student-t interval fields of :mod:`duplexeval.metrics.stats` (``std``, ``ci95_low``,
 ``ci95_high``, ``ci95_half_width``, ``few_events`` = the † marker).
 """
 
@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .metrics.base import EventScore, EventView, TimingVariant
+from .base import EventScore, EventView, TimingVariant
 from .stats import summarize
 
 __all__ = [

@@ -14,7 +14,7 @@ Conventions
 Regions
 -------
 ``transcribe(..., regions=spans)`` runs Whisper only on the given speech regions (e.g. from
-:func:`duplexeval.analysis.activity.detect_activity`)::
+:func:`duplexeval.speech.activity.detect_activity`)::
 
     regions         |--a--|   |-b-|                 |--c--|
     chunks         [----a-------b---]             [---c---]
@@ -39,7 +39,7 @@ Japanese
 --------
 For ``ja`` Whisper's "words" are sub-word pieces (``天``, ``気``, ``ですね。``).  The pieces of a
 segment are joined into its text, the text is segmented into words with
-:func:`duplexeval.text.japanese.word_spans`, and each word takes the times of its characters:
+:func:`duplexeval.speech.japanese.word_spans`, and each word takes the times of its characters:
 a piece's time is shared equally among its non-punctuation characters.
 """
 
@@ -53,8 +53,8 @@ from typing import Any
 
 import numpy as np
 
-from ..text import japanese
 from ..timeline import Span, merge_spans
+from . import japanese
 from .whisper_model import PACKAGED, faster_whisper_versions, load_whisper, model_provenance
 
 __all__ = ["AsrWord", "Transcriber", "merge_japanese_pieces"]
@@ -89,7 +89,7 @@ class Transcriber:
     """Whisper via faster-whisper; the model is loaded on the first :meth:`transcribe`.
 
     ``model``: ``"base-packaged"`` (offline default, see
-    :mod:`duplexeval.analysis.whisper_model`), a faster-whisper size/name or a local CTranslate2
+    :mod:`duplexeval.speech.whisper_model`), a faster-whisper size/name or a local CTranslate2
     folder.  ``region_pad`` and ``merge_gap`` are seconds; ``silence_dbfs`` is dB full scale.
     Thread-safe (one lock around the model).
     """

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .analysis.pipeline import ANALYSIS_DIR, TRUTH_DIR, AnalysisOptions, analyze_run, run_language
-from .data.m3_outputs import read_m3_outputs
-from .metrics import get_variant
+from ..analysis.pipeline import ANALYSIS_DIR, TRUTH_DIR, AnalysisOptions, analyze_run, run_language
+from . import get_variant
+from .m3_outputs import read_m3_outputs
 from .results import Results, SourceInfo, write_score_outputs
 from .scoring import score_events
 
@@ -16,7 +16,7 @@ __all__ = ["score_official", "score_run_dir"]
 
 def score_official(path: Path, out: Path, variant: str = "m3", language: str = "",
                    domain: str = "", transcript_key: str = "output_asr_path") -> Results:
-    """Re-score an official pipeline's output folder (see :mod:`duplexeval.data.m3_outputs`)."""
+    """Re-score an official pipeline's output folder (see :mod:`duplexeval.metrics.m3_outputs`)."""
     events, meta = read_m3_outputs(path, transcript_key, language, domain)
     timing = get_variant(variant)
     scores = score_events(events, timing)

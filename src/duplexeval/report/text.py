@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .protocols import TASKS, Plan
-from .stats import Summary
+from ..metrics.stats import Summary
+from ..protocols import TASKS, Plan
 
 if TYPE_CHECKING:
-    from .results import AggregateRow, Results
+    from ..metrics.results import AggregateRow, Results
 
 __all__ = ["format_table", "plan_summary_lines", "timing_table_lines"]
 

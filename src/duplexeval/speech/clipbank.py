@@ -1,6 +1,6 @@
 """The clip bank: short recorded (synthesized) utterances that the ``scripted`` system speaks.
 
-The bank ships as package data in ``duplexeval/systems/clips/``: 16 kHz mono 16-bit FLAC files
+The bank ships as package data in ``duplexeval/speech/clips/``: 16 kHz mono 16-bit FLAC files
 and a manifest ``clips.json`` (made once by ``scripts/make_clip_bank.py``).  Every file is
 checked against the SHA-256 in the manifest when the bank is loaded.  Nothing here needs a TTS
 engine or the network.
@@ -202,8 +202,8 @@ def _faded(audio: np.ndarray, fade: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=1)
 def _default_bank() -> ClipBank:
-    folder = resources.files("duplexeval.systems").joinpath("clips")
-    return _load_folder(folder, "duplexeval/systems/clips")
+    folder = resources.files("duplexeval.speech").joinpath("clips")
+    return _load_folder(folder, "duplexeval/speech/clips")
 
 
 def _load_folder(folder: Traversable | Path, where: str) -> ClipBank:

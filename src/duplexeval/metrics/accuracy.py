@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metrics.base import EventScore, EventView
-from .segments import Segment
+from ..analysis.segments import Segment
+from .base import EventScore, EventView
 
 __all__ = ["Agreement", "boundary_errors", "compare_scores"]
 

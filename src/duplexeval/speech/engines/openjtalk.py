@@ -16,7 +16,7 @@ audio length exactly; when they do not (or the C API is not reachable), words ar
 
 Phonemes are grouped into morae (a mora ends with a vowel, ``N`` or ``cl``), morae into NJD
 nodes by their ``mora_size``; ``pau`` / ``sil`` belong to no word.  The words are those of
-:func:`duplexeval.text.japanese.word_spans` (NJD words, kanji numerals regrouped, substrings of
+:func:`duplexeval.speech.japanese.word_spans` (NJD words, kanji numerals regrouped, substrings of
 the input, punctuation dropped); each is timed by the nodes that cover its characters.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ...text.japanese import is_ignorable, word_spans
+from ..japanese import is_ignorable, word_spans
 from ..tts import TimedWord, TtsEngine, Utterance
 
 __all__ = ["VOICES", "OpenJTalkEngine"]

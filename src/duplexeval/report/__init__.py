@@ -1,0 +1,1 @@
+"""Reports: text tables (and, next, the HTML report) built from scored results."""

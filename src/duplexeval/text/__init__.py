@@ -1,1 +1,0 @@
-"""Text processing for spoken-dialogue analysis: word segmentation and normalisation."""
