@@ -23,12 +23,14 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m ruff check src tests benchmarks
+	$(BIN)/lint-imports
 	@$(BIN)/python -m pytest -q $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest ran no tests; that is a failure" >&2; exit 1; fi; \
 	exit $$rc
 
 lint: $(STAMP)
 	$(BIN)/python -m ruff check src tests benchmarks
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist

@@ -11,9 +11,9 @@ import pytest
 from duplexeval.analysis import pipeline
 from duplexeval.analysis.pipeline import AnalysisOptions, analyze_run
 from duplexeval.cli import main
+from duplexeval.data.locate import bundled_dataset
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.data.voice_bursts import voice_bursts
-from duplexeval.demo import bundled_dataset
 from duplexeval.metrics import get_variant
 from duplexeval.metrics.accuracy import boundary_errors, compare_scores, describe
 from duplexeval.metrics.m3_outputs import read_m3_outputs

@@ -383,11 +383,11 @@ def test_chat_turns_get_the_reference_next_turn(qa: Dataset, tmp_path: Path) -> 
 
 
 def test_llm_failure_is_a_system_error(qa: Dataset) -> None:
-    from duplexeval.systems.base import SystemError_
+    from duplexeval.systems.base import SystemFailure
 
     system = load_system("cascade", {"llm_url": "http://127.0.0.1:9/v1", "llm_timeout": "2"})
     user = np.concatenate([_silence(0.3), _user_turns(qa.dialogues[0])[0], _silence(1.5)])
-    with pytest.raises(SystemError_, match="LLM endpoint"):
+    with pytest.raises(SystemFailure, match="LLM endpoint"):
         _drive(system, user, None)
 
 

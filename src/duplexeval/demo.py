@@ -17,24 +17,22 @@ parents.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from tqdm import tqdm
 
 from .data.annotate import annotate_alignment_files
 from .data.dialogue import Dataset
+from .data.locate import bundled_dataset, find_m3_toy
 from .data.m3 import ALIGN_DIR
 from .data.validate import load_dataset
 from .protocols import PlanOptions, Protocol, build_plan
 from .report.text import PLAN_HEADER, format_table, plan_row
 
-__all__ = ["DemoDataset", "bundled_dataset", "default_datasets", "demo_suites", "find_m3_toy",
-           "run_demo"]
+__all__ = ["DemoDataset", "default_datasets", "demo_suites", "run_demo"]
 
 
 @dataclass(frozen=True)
@@ -44,27 +42,6 @@ class DemoDataset:
     name: str
     root: Path
     channels: tuple[int, ...]
-
-
-def bundled_dataset(name: str) -> Path:
-    """Folder of a dataset shipped inside the package (``duplexeval/bundled/NAME``)."""
-    path = Path(str(resources.files("duplexeval") / "bundled" / name))
-    if not path.is_dir():
-        raise FileNotFoundError(f"no bundled dataset {name!r}")
-    return path
-
-
-def find_m3_toy() -> Path | None:
-    """The official M3 toy data folder (``.../m3_toy/ja``) if it can be found."""
-    env = os.environ.get("DUPLEXEVAL_M3_TOY")
-    if env:
-        return Path(env) if Path(env).is_dir() else None
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / "shared" / "m3_toy" / "ja"
-        if candidate.is_dir():
-            return candidate
-    return None
 
 
 def default_datasets() -> list[DemoDataset]:

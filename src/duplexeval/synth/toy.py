@@ -22,6 +22,7 @@ import soxr
 from tqdm import tqdm
 
 from ..data.dialogue import AudioInfo, Dataset, Dialogue, Word
+from ..data.locate import find_m3_toy
 from ..data.m3 import audio_path, write_dataset
 from ..data.validate import load_dataset
 from ..errors import DuplexevalError
@@ -96,8 +97,7 @@ def voice_dialogue(dialogue: Dialogue, engine: Any) -> np.ndarray:
 
 
 def find_toy() -> Path:
-    from ..demo import find_m3_toy
-
+    """The official M3 toy data folder; :class:`DuplexevalError` when it is absent."""
     toy = find_m3_toy()
     if toy is None:
         raise DuplexevalError("the official M3 toy data was not found: set DUPLEXEVAL_M3_TOY to "

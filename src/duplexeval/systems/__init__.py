@@ -1,1 +1,32 @@
-"""Systems under test: the interface, built-in systems and adapters."""
+"""Systems under test: the interface, built-in systems and adapters.
+
+Third-party systems implement the interface re-exported here::
+
+    from duplexeval.systems import Capabilities, Session, SessionSpec, StepOutput, System
+"""
+
+from .base import (
+    Capabilities,
+    ClockKind,
+    DialogueInfo,
+    Forced,
+    Oracle,
+    Session,
+    SessionSpec,
+    StepOutput,
+    System,
+    SystemFailure,
+)
+
+__all__ = [
+    "Capabilities",
+    "ClockKind",
+    "DialogueInfo",
+    "Forced",
+    "Oracle",
+    "Session",
+    "SessionSpec",
+    "StepOutput",
+    "System",
+    "SystemFailure",
+]

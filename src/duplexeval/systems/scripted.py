@@ -30,17 +30,8 @@ from typing import Any
 import numpy as np
 
 from ..speech.clipbank import ClipBank
-from .base import (
-    Capabilities,
-    Forced,
-    PlainStateSession,
-    Session,
-    SessionSpec,
-    StepOutput,
-    System,
-    log_speech,
-    rng_state,
-)
+from .base import Capabilities, Forced, Session, SessionSpec, StepOutput, System
+from .plain_state import PlainStateSession, log_speech, rng_state
 
 __all__ = ["ScriptedSystem"]
 

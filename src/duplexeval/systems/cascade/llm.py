@@ -6,7 +6,7 @@ already ends in ``/chat/completions`` is used as is).  ``messages`` are a system
 for a brief spoken reply in the dialogue's language, then the dialogue history: user turns as
 their ASR text, assistant turns as what the system said (or, under teacher forcing, the
 reference words it was forced with).  Any failure (connection, HTTP status, timeout, a reply
-without text) raises :class:`~duplexeval.systems.base.SystemError_`, so the sample is recorded
+without text) raises :class:`~duplexeval.systems.base.SystemFailure`, so the sample is recorded
 as failed instead of silently falling back.
 """
 
@@ -19,7 +19,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from ..base import SystemError_
+from ..base import SystemFailure
 
 __all__ = ["SYSTEM_PROMPTS", "ChatEndpoint", "chat_messages"]
 
@@ -75,13 +75,13 @@ class ChatEndpoint:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 payload = json.loads(response.read().decode("utf-8"))
         except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
-            raise SystemError_(f"LLM endpoint {self.url}: {exc}") from exc
+            raise SystemFailure(f"LLM endpoint {self.url}: {exc}") from exc
         try:
             text = payload["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
-            raise SystemError_(f"LLM endpoint {self.url}: no reply text in "
+            raise SystemFailure(f"LLM endpoint {self.url}: no reply text in "
                                f"{json.dumps(payload)[:200]}") from None
         cleaned = _clean(str(text or ""))
         if not cleaned:
-            raise SystemError_(f"LLM endpoint {self.url}: empty reply")
+            raise SystemFailure(f"LLM endpoint {self.url}: empty reply")
         return cleaned

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import log_speech
+from ..plain_state import log_speech
 from .voice import Speech
 
 __all__ = ["new_output", "render", "spoken_text"]

@@ -46,7 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Forced, PlainStateSession, StepOutput, rng_state
+from ..base import Forced, StepOutput
+from ..plain_state import PlainStateSession, rng_state
 from .config import CascadeConfig
 from .engines import Engines
 from .listener import SpeechEdge, initial_listener, listen
