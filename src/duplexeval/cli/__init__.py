@@ -1,0 +1,60 @@
+"""The ``duplexeval`` command: one builder per subcommand, in the order of the data flow.
+
+Errors caused by input (bad files, bad arguments) print one line per problem to stderr and exit
+with code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..errors import DuplexevalError
+from .data_commands import add_annotate, add_data, add_synth, add_validate
+from .run_commands import add_plan, add_run, add_systems
+from .score_commands import add_analyze, add_demo, add_score
+
+__all__ = ["build_parser", "main"]
+
+BUILDERS = (add_validate, add_annotate, add_synth, add_data, add_plan, add_systems, add_run,
+            add_analyze, add_score, add_demo)
+"""Each adds one subcommand (``data`` adds its group) to the subparsers."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``duplexeval`` command."""
+    parser = argparse.ArgumentParser(
+        prog="duplexeval",
+        description="Benchmark full-duplex spoken dialogue systems (M3-DuplexBench, "
+                    "MTR-DuplexBench, FLEXI).",
+    )
+    parser.add_argument("--version", action="version", version=f"duplexeval {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in BUILDERS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``duplexeval`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = int(args.func(args))
+    except DuplexevalError as exc:
+        for line in exc.lines():
+            print(f"duplexeval: {line}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("duplexeval: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,210 @@
+"""Data subcommands: ``validate``, ``annotate``, ``synth`` and the ``data`` group
+(``voice-bursts``, ``build``, ``list``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ..errors import DuplexevalError
+from .options import non_negative, positive, warn
+
+__all__ = ["add_annotate", "add_data", "add_synth", "add_validate"]
+
+Subparsers = Any  # argparse's private _SubParsersAction
+
+
+def add_validate(sub: Subparsers) -> None:
+    """``validate DATASET_DIR``."""
+    p = sub.add_parser("validate", help="check a dataset folder in the M3 layout")
+    p.add_argument("dataset", metavar="DATASET_DIR")
+    p.add_argument("--split", default="test")
+    p.add_argument("--annotations-only", action="store_true",
+                   help="audio and alignment files may be absent (present ones are checked)")
+    p.set_defaults(func=_validate)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from ..data.validate import Need, check_dataset
+
+    need = Need.OPTIONAL if args.annotations_only else Need.REQUIRE
+    report = check_dataset(Path(args.dataset), args.split, audio=need, alignment=need)
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    warn(report.warnings)
+    if report.problems or report.dataset is None:
+        print(f"{args.dataset}: {len(report.problems)} problem(s)", file=sys.stderr)
+        return 2
+    dataset = report.dataset
+    kinds = Counter(e.kind.value for d in dataset.dialogues for e in d.events)
+    words = sum(len(d.words or ()) for d in dataset.dialogues)
+    hours = sum(d.duration for d in dataset.dialogues) / 3600
+    print(f"{args.dataset} [{args.split}]: ok, {len(dataset)} dialogue(s), {hours:.2f} h, "
+          f"{sum(kinds.values())} events ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}"
+          f"), {words} words")
+    return 0
+
+
+def add_annotate(sub: Subparsers) -> None:
+    """``annotate SOURCE -o OUT.jsonl``."""
+    p = sub.add_parser("annotate", help="derive M3 events from word alignments or stereo audio")
+    p.add_argument("source", metavar="SOURCE",
+                   help="a dataset folder, a folder of txt_align/*.txt or *.wav files, or a file")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl")
+    p.add_argument("--from", dest="source_kind", choices=["auto", "words", "audio"],
+                   default="auto", help="read word alignments or audio (default: whichever "
+                   "is found, alignments first)")
+    p.add_argument("--ipu-gap", type=non_negative, default=0.5,
+                   help="words merge into one IPU while the silence is at most this (s)")
+    p.add_argument("--bc-max", type=non_negative, default=0.8,
+                   help="an IPU of at most this duration is a BC (s)")
+    p.add_argument("--max-shift-overlap", type=non_negative, default=0.4,
+                   help="a speaker change overlapping by more than this is a BARGE_IN (s)")
+    p.add_argument("--vad", choices=["energy", "webrtc", "silero"], default="energy",
+                   help="voice activity engine for audio sources")
+    p.add_argument("--vad-threshold-db", type=positive, default=40.0,
+                   help="energy VAD: speech is within this many dB of the loudest frame")
+    p.set_defaults(func=_annotate)
+
+
+def _annotate(args: argparse.Namespace) -> int:
+    from ..data.annotate import SourceKind, annotate_source
+    from ..data.m3 import record_json
+    from ..events import AnnotationRules
+    from ..fileio import atomic_write_text, json_line
+    from ..speech.activity import ActivityOptions, VadEngine
+
+    rules = AnnotationRules(args.ipu_gap, args.bc_max, args.max_shift_overlap)
+    activity = ActivityOptions(engine=VadEngine(args.vad), threshold_db=args.vad_threshold_db)
+    kind, dialogues = annotate_source(Path(args.source), SourceKind(args.source_kind), rules,
+                                      activity)
+    out = Path(args.output)
+    atomic_write_text(out, "".join(json_line(record_json(d)) for d in dialogues))
+    kinds = Counter(e.kind.value for d in dialogues for e in d.events)
+    print(f"{out}: {len(dialogues)} dialogue(s) annotated from {kind.value}; "
+          + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    return 0
+
+
+def add_synth(sub: Subparsers) -> None:
+    """``synth SPEC -o DATASET_DIR``."""
+    p = sub.add_parser("synth", help="synthesize a dataset (M3 layout) from dialogue specs")
+    p.add_argument("spec", metavar="SPEC", help="a spec file (JSON/YAML) or a folder of them")
+    p.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
+    p.add_argument("--split", default="test")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sample-rate", type=int, default=16000)
+    p.add_argument("--timing-reference", choices=["chat", "task"], default="chat",
+                   help="packaged turn-shift gap reference (M3 toy chat or QA set)")
+    p.add_argument("--timing-from", metavar="DATASET", default=None,
+                   help="take the turn-shift gaps from any annotated dataset instead")
+    p.add_argument("--no-quality", action="store_true", help="skip the quality report")
+    p.add_argument("--no-asr", action="store_true", help="quality report without ASR")
+    p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
+    p.set_defaults(func=_synth)
+
+
+def _synth(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from tqdm import tqdm
+
+    from ..synth.build import Synthesizer, SynthSettings, reference_gaps
+    from ..synth.spec import load_specs
+
+    specs = load_specs(Path(args.spec))
+    out = Path(args.output)
+    if (out / f"{args.split}.jsonl").exists() and not args.force:
+        raise DuplexevalError(f"{out} already holds a dataset; pass --force to overwrite")
+    gaps = _gaps_from(args.timing_from) if args.timing_from else \
+        reference_gaps(args.timing_reference)
+    settings = dataclasses.replace(SynthSettings(), seed=args.seed, gaps=gaps,
+                                   sample_rate=args.sample_rate)
+    synth = Synthesizer(settings)
+    built = [synth.build(s) for s in tqdm(specs, desc="synth", unit="dialogue",
+                                           file=sys.stderr)]
+    synth.write(built, out, args.split)
+    print(f"{out}: {len(built)} dialogue(s), "
+          f"{sum(len(b.audio) for b in built) / settings.sample_rate / 60:.1f} min of audio")
+    if not args.no_quality:
+        _quality(out, args.split, gaps, asr=not args.no_asr)
+    return 0
+
+
+def _gaps_from(dataset: str) -> tuple[float, ...]:
+    from ..data.validate import load_dataset
+    from ..synth.quality import turn_shift_gaps
+
+    reference, _ = load_dataset(Path(dataset))
+    gaps = tuple(turn_shift_gaps(reference))
+    if not gaps:
+        raise DuplexevalError(f"{dataset}: no TURN_SHIFT events to take gaps from")
+    return gaps
+
+
+def _quality(out: Path, split: str, gaps: tuple[float, ...], asr: bool) -> None:
+    from ..data.validate import Need, load_dataset
+    from ..fileio import atomic_write_json
+    from ..synth.quality import quality_report
+
+    dataset, _ = load_dataset(out, split, audio=Need.REQUIRE)
+    report = quality_report(dataset, gaps, asr=asr)
+    atomic_write_json(out / "quality.json", report)
+    round_trip = report.get("asr")
+    if round_trip:
+        print(f"  ASR round trip: {round_trip['metric']} {round_trip['value']:.3f} over "
+              f"{round_trip['ipus']} IPUs")
+    print(f"  turn-shift gaps: KS {report['timing']['ks']} against the reference "
+          f"(n = {report['timing']['n']}); report in {out / 'quality.json'}")
+
+
+def add_data(sub: Subparsers) -> None:
+    """The ``data`` group: ``voice-bursts``, ``build``, ``list``."""
+    p = sub.add_parser("data", help="dataset utilities: voice annotations, bundled suites")
+    data_sub = p.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
+    q = data_sub.add_parser("voice-bursts", help="stereo audio for an annotated dataset: "
+                            "every word span filled with speech from the clip bank")
+    q.add_argument("dataset", metavar="ANNOTATED_DIR")
+    q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
+    q.add_argument("--split", default="test")
+    q.add_argument("--sample-rate", type=int, default=16000)
+    q.set_defaults(func=_voice_bursts)
+    q = data_sub.add_parser("build", help="build a bundled suite (cached): "
+                            "m3-qa-en, m3-qa-ja, m3-chat-en, m3-chat-ja, m3-toy-ja-voiced, all")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("--force", action="store_true", help="rebuild even if cached")
+    q.set_defaults(func=_data_build)
+    q = data_sub.add_parser("list", help="the bundled suites, built or not, with sizes")
+    q.set_defaults(func=_data_list)
+
+
+def _voice_bursts(args: argparse.Namespace) -> int:
+    from ..data.validate import Need, load_dataset
+    from ..data.voice_bursts import voice_bursts
+
+    dataset, _ = load_dataset(Path(args.dataset), args.split, alignment=Need.REQUIRE)
+    written = voice_bursts(dataset, Path(args.output), args.sample_rate)
+    print(f"{args.output}: {len(written)} dialogue(s) voiced at {args.sample_rate} Hz")
+    return 0
+
+
+def _data_build(args: argparse.Namespace) -> int:
+    from ..suites import SUITES, build_suite
+
+    names = list(SUITES) if args.name == "all" else [args.name]
+    for name in names:
+        path = build_suite(name, force=args.force)
+        print(f"{name}: {path}")
+    return 0
+
+
+def _data_list(args: argparse.Namespace) -> int:
+    from ..report.text import format_table
+    from ..suites import suite_rows
+
+    print("\n".join(format_table(["suite", "lang", "domain", "dialogues", "state", "audio min",
+                                  "MB", "path / how to build"], suite_rows())))
+    return 0

@@ -1,0 +1,158 @@
+"""Argument types and the option groups shared by several subcommands (declared once here).
+
+Defaults that a handler must tell apart from "given" are ``None``; the handler fills them from
+the settings objects (:class:`~duplexeval.protocols.PlanOptions`,
+:class:`~duplexeval.analysis.pipeline.AnalysisOptions`), never from copied literals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import DuplexevalError
+
+__all__ = [
+    "add_analysis_options",
+    "add_plan_options",
+    "analysis_options",
+    "channels",
+    "dataset_folder",
+    "non_negative",
+    "plan_options",
+    "positive",
+    "system_args",
+    "warn",
+]
+
+
+def channels(text: str) -> tuple[int, ...]:
+    """``0``, ``1`` or ``0,1``: user channels."""
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip() != "")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"channels must be like 0,1 (got {text!r})") from None
+    if not values or any(v not in (0, 1) for v in values):
+        raise argparse.ArgumentTypeError(f"channels must be 0, 1 or 0,1 (got {text!r})")
+    return tuple(dict.fromkeys(values))
+
+
+def _seconds(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+
+
+def positive(text: str) -> float:
+    """Seconds > 0."""
+    value = _seconds(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def non_negative(text: str) -> float:
+    """Seconds >= 0."""
+    value = _seconds(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
+    return value
+
+
+def warn(lines: Sequence[str]) -> None:
+    """Print warnings to stderr, one per line."""
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr)
+
+
+def add_plan_options(p: argparse.ArgumentParser) -> None:
+    """What to plan: the options of ``plan`` and ``run``."""
+    p.add_argument("--split", default="test")
+    p.add_argument("--protocol", required=True, choices=["single", "multi-gen", "multi-ref"])
+    p.add_argument("--channels", type=channels, default=None,
+                   help="user channels to evaluate, e.g. 0,1 (chat) or 1 (QA); default: the "
+                        "suite's, else 0,1")
+    p.add_argument("--window", type=positive, default=None,
+                   help="evaluation window after the event (s; default 10)")
+    p.add_argument("--context-max-len", type=positive, default=None,
+                   help="longest context (s); default: from the dialogue start")
+    p.add_argument("--include-short-pause", action="store_true",
+                   help="also evaluate SHORTPAUSE events (the official pipeline ignores them)")
+
+
+def plan_options(args: argparse.Namespace, default_channels: tuple[int, ...] | None = None,
+                 ) -> Any:
+    """The :class:`~duplexeval.protocols.PlanOptions` the arguments ask for."""
+    from ..protocols import PlanOptions, Protocol
+
+    given: dict[str, Any] = {"protocol": Protocol(args.protocol),
+                             "context_max_len": args.context_max_len,
+                             "include_short_pause": args.include_short_pause}
+    chosen = args.channels or default_channels
+    if chosen is not None:
+        given["channels"] = chosen
+    if args.window is not None:
+        given["window"] = args.window
+    return PlanOptions(**given)
+
+
+def add_analysis_options(p: argparse.ArgumentParser) -> None:
+    """How to analyse a run's audio: the options of ``analyze`` and ``score``."""
+    p.add_argument("--vad", choices=["silero", "energy", "webrtc"], default=None,
+                   help="voice activity engine (default silero, energy-refined)")
+    p.add_argument("--vad-threshold", type=float, default=None,
+                   help="silero speech probability threshold (default 0.5)")
+    p.add_argument("--asr", default=None,
+                   help="faster-whisper model name or path; base-packaged (offline default) "
+                        "or none (voice activity only)")
+    p.add_argument("--language", default=None, help="ASR language (default: the dataset's)")
+
+
+def analysis_options(args: argparse.Namespace) -> Any:
+    """The :class:`~duplexeval.analysis.pipeline.AnalysisOptions` asked for, or ``None`` when
+    no analysis option was given (the caller's default applies)."""
+    from ..analysis.pipeline import AnalysisOptions
+    from ..speech.activity import VadEngine
+
+    if all(getattr(args, k) is None for k in ("vad", "vad_threshold", "asr", "language")):
+        return None
+    options = AnalysisOptions()
+    if args.vad is not None:
+        options = replace(options, vad=replace(options.vad, engine=VadEngine(args.vad)))
+    if args.vad_threshold is not None:
+        options = replace(options, vad=replace(options.vad, silero_threshold=args.vad_threshold))
+    if args.asr is not None:
+        options = replace(options, asr=args.asr)
+    if args.language is not None:
+        options = replace(options, language=args.language)
+    return options
+
+
+def system_args(pairs: Sequence[str]) -> dict[str, str]:
+    """``--system-arg KEY=VALUE`` pairs as a dict."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise DuplexevalError(f"--system-arg {pair!r}: expected KEY=VALUE")
+        out[key] = value
+    return out
+
+
+def dataset_folder(text: str) -> tuple[Path, tuple[int, ...] | None]:
+    """A dataset folder, or a bundled suite name (built, or taken from the cache) with the
+    user channels it evaluates."""
+    path = Path(text)
+    if path.exists() or "/" in text or "\\" in text:
+        return path, None
+    from ..suites import SUITES, build_suite
+
+    if text in SUITES:
+        return build_suite(text), SUITES[text].channels
+    raise DuplexevalError(f"{text}: no such dataset folder, and not a bundled suite "
+                          f"({', '.join(SUITES)})")

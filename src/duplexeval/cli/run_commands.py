@@ -1,0 +1,107 @@
+"""Run subcommands: ``plan``, ``systems`` and ``run``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import DuplexevalError
+from .options import add_plan_options, dataset_folder, plan_options, system_args, warn
+
+__all__ = ["add_plan", "add_run", "add_systems"]
+
+Subparsers = Any  # argparse's private _SubParsersAction
+
+
+def add_plan(sub: Subparsers) -> None:
+    """``plan DATASET --protocol P``."""
+    p = sub.add_parser("plan", help="list the evaluation samples a run will execute")
+    p.add_argument("dataset", metavar="DATASET_DIR|SUITE")
+    add_plan_options(p)
+    p.add_argument("--json", action="store_true", help="one JSON object per sample")
+    p.add_argument("--summary-json", action="store_true", help="one JSON summary object")
+    p.set_defaults(func=_plan)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from ..data.validate import load_dataset
+    from ..protocols import build_plan
+
+    folder, channels = dataset_folder(args.dataset)
+    dataset, warnings = load_dataset(folder, args.split)
+    warn(warnings)
+    plan = build_plan(dataset.dialogues, plan_options(args, channels))
+    if args.json:
+        for sample in plan.samples:
+            print(json.dumps(sample.to_json(), ensure_ascii=False))
+    if args.summary_json:
+        print(json.dumps(plan.summary_json(), ensure_ascii=False))
+    if not (args.json or args.summary_json):
+        from ..report.text import plan_summary_lines
+
+        print("\n".join(plan_summary_lines(dataset.name or str(args.dataset), plan)))
+    return 0
+
+
+def add_systems(sub: Subparsers) -> None:
+    """``systems``."""
+    p = sub.add_parser("systems", help="list the systems that can be run")
+    p.set_defaults(func=_systems)
+
+
+def _systems(args: argparse.Namespace) -> int:
+    from ..report.text import format_table
+    from ..systems.registry import available_systems, load_system
+
+    rows = []
+    for info in available_systems().values():
+        try:
+            system = load_system(info.name)
+        except DuplexevalError as exc:
+            rows.append([info.name, info.origin, "-", f"cannot load: {exc}"])
+            continue
+        caps = system.capabilities
+        tf = "+".join(k for k, v in (("audio", caps.teacher_forcing_audio),
+                                     ("text", caps.teacher_forcing_text)) if v) or "no"
+        oracle = ", ".join(sorted(o.value for o in caps.oracle)) or "none"
+        rows.append([info.name, info.origin, system.version,
+                     f"{caps.sample_rate} Hz, {caps.frame_size}-sample frames, clock "
+                     f"{caps.clock.value}, snapshot {'yes' if caps.snapshot else 'no'}, "
+                     f"teacher forcing {tf}, oracle data {oracle}"])
+    print("\n".join(format_table(["system", "from", "version", "capabilities"], rows)))
+    return 0
+
+
+def add_run(sub: Subparsers) -> None:
+    """``run --system S --dataset D --protocol P``."""
+    p = sub.add_parser("run", help="run a system on a dataset under one protocol")
+    p.add_argument("--system", required=True, help="a name from `duplexeval systems` or "
+                   "module:Class")
+    p.add_argument("--system-arg", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--dataset", required=True, metavar="DATASET_DIR|SUITE",
+                   help="a dataset folder or a bundled suite name (built if needed)")
+    add_plan_options(p)
+    p.add_argument("--out", default=None, help="run directory (default runs/SYSTEM-PROTOCOL)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first failed sample")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..data.validate import Need, load_dataset
+    from ..protocols import build_plan
+    from ..runs import execute_run, summary_lines
+    from ..systems.registry import load_system
+
+    system = load_system(args.system, system_args(args.system_arg))
+    folder, channels = dataset_folder(args.dataset)
+    dataset, warnings = load_dataset(folder, args.split, audio=Need.REQUIRE)
+    warn(warnings)
+    options = plan_options(args, channels)
+    plan = build_plan(dataset.dialogues, options)
+    out = Path(args.out) if args.out else Path("runs") / f"{system.name}-{options.protocol}"
+    result = execute_run(system, dataset, plan, out, seed=args.seed, fail_fast=args.fail_fast)
+    print("\n".join(summary_lines(result, system, plan)))
+    return 1 if result.failed else 0

@@ -1,0 +1,91 @@
+"""Analysis and scoring subcommands: ``analyze``, ``score`` and ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..errors import DuplexevalError
+from .options import add_analysis_options, analysis_options
+
+__all__ = ["add_analyze", "add_demo", "add_score"]
+
+Subparsers = Any  # argparse's private _SubParsersAction
+
+
+def add_analyze(sub: Subparsers) -> None:
+    """``analyze RUN_DIR``."""
+    p = sub.add_parser("analyze", help="voice activity and ASR on every sample of a run")
+    p.add_argument("run_dir", metavar="RUN_DIR")
+    add_analysis_options(p)
+    p.add_argument("--truth", action="store_true", help="segments from the speech intervals "
+                   "the system logged (scripted), into RUN_DIR/analysis-truth")
+    p.set_defaults(func=_analyze)
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    from ..analysis.pipeline import AnalysisOptions, analyze_run
+
+    options = analysis_options(args) or AnalysisOptions()
+    folder = analyze_run(Path(args.run_dir), options, truth=args.truth)
+    print(f"analysis written to {folder}")
+    return 0
+
+
+def add_score(sub: Subparsers) -> None:
+    """``score RUN_DIR`` or ``score --m3 DIR -o OUT``."""
+    p = sub.add_parser("score", help="timing metrics of a run directory (or, with --m3, of an "
+                       "official M3-DuplexBench output folder)")
+    p.add_argument("path", metavar="RUN_DIR|DIR")
+    p.add_argument("--m3", action="store_true", help="PATH is an official M3 output folder")
+    p.add_argument("-o", "--output", default=None, metavar="OUT_DIR",
+                   help="where to write (default RUN_DIR/scores; required with --m3)")
+    p.add_argument("--variant", default="m3", help="timing metric variant (default m3)")
+    p.add_argument("--domain", default=None, help="with --m3: the domain, for breakdowns")
+    p.add_argument("--transcript-key", default="output_asr_path",
+                   help="with --m3: the metadata field holding the transcript path")
+    p.add_argument("--truth", action="store_true", help="score the logged-truth analysis")
+    add_analysis_options(p)
+    p.set_defaults(func=_score)
+
+
+def _score(args: argparse.Namespace) -> int:
+    from ..metrics.score_run import score_official, score_run_dir
+    from ..report.text import timing_table_lines
+
+    path = Path(args.path)
+    if args.m3:
+        if args.output is None:
+            raise DuplexevalError("score --m3 needs -o OUT_DIR")
+        out = Path(args.output)
+        results = score_official(path, out, args.variant, args.language or "",
+                                 args.domain or "", args.transcript_key)
+    else:
+        results, out = score_run_dir(path, Path(args.output) if args.output else None,
+                                     args.variant, analysis_options(args), truth=args.truth)
+    label = path.name or str(path)
+    print("\n".join(timing_table_lines([(label, results)])))
+    print(f"\n{len(results.events)} event(s) scored ({results.variant.name} "
+          f"v{results.variant.version}); per_event.jsonl, aggregate.json and results.json "
+          f"in {out}")
+    return 0
+
+
+def add_demo(sub: Subparsers) -> None:
+    """``demo [--full | --quick]``."""
+    p = sub.add_parser("demo", help="the main job on the bundled data")
+    p.add_argument("--data", action="append", default=[], metavar="DATASET_DIR",
+                   help="extra dataset folders to include (repeatable)")
+    p.add_argument("--full", action="store_true",
+                   help="the whole suites instead of their quick subsets")
+    p.add_argument("--quick", action="store_true",
+                   help="one dialogue per suite: a smoke run in a minute or two")
+    p.set_defaults(func=_demo)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from ..demo import run_demo
+
+    return run_demo([Path(p) for p in args.data], full=args.full,
+                    limit=1 if args.quick else None)
