@@ -284,86 +284,111 @@ def _run_single(system: System, dialogue: Dialogue, audio: DialogueAudio, s: Sam
                         _trace_seconds(trace, grid.t0), seed), end
 
 
+class _Pass:
+    """One continuous pass over a (dialogue, user channel) from a shared context start: its
+    frame grid, input streams and seeds (see the module docstring)."""
+
+    def __init__(self, system: System, dialogue: Dialogue, audio: DialogueAudio,
+                 samples: list[Sample], protocol: Protocol, run_seed: int) -> None:
+        caps = system.capabilities
+        self.system, self.dialogue, self.audio = system, dialogue, audio
+        self.protocol, self.run_seed = protocol, run_seed
+        self.t0 = samples[0].context_start  # one pass: every sample has this context start
+        self.grid = _Grid(self.t0, caps.sample_rate, caps.frame_size)
+        user = samples[0].user_channel
+        self.system_channel = samples[0].system_channel
+        self.inputs = _Inputs(audio, dialogue, user, self.grid)
+        self.forced = protocol is Protocol.MULTI_REF
+        key = f"{dialogue.id}/ch{user}/{protocol.value}" + (
+            f"@{self.t0:.6f}" if self.t0 > 0 else "")
+        self.seed = derive_seed(run_seed, key)
+        self.forks = {s.event_id: self.grid.floor_frame(s.fork_time) for s in samples}
+
+    def open(self) -> Session:
+        return _open(self.system, self.dialogue, self.audio, self.system_channel, self.t0,
+                     self.seed)
+
+    def prefix_step(self, session: Session, k: int) -> np.ndarray:
+        """Frame ``k`` before a fork: unmuted user input (and forcing under multi-ref)."""
+        if self.forced:
+            f = self.inputs.forced(k)
+            session.step(self.inputs.user_frame(k), f)
+            return f.audio
+        return session.step(self.inputs.user_frame(k)).audio
+
+    def shared_prefix(self) -> tuple[Session, list[np.ndarray], dict[int, Any]]:
+        """Step one session to the last fork, snapshotting at every fork frame; returns it,
+        the prefix output frames and the snapshots by frame."""
+        wanted = set(self.forks.values())
+        last = max(wanted)
+        session = self.open()
+        out: list[np.ndarray] = []
+        snapshots: dict[int, Any] = {}
+        for k in range(last):
+            if k in wanted:
+                snapshots[k] = session.snapshot()
+            out.append(self.prefix_step(session, k))
+        snapshots[last] = session.snapshot()
+        return session, out, snapshots
+
+    def continuation(self, s: Sample, session: Session, prefix: list[np.ndarray],
+                     counter: list[int]) -> SampleOutput:
+        """Reseed at the fork, step to ``input_end`` with the user muted from ``mute_start``;
+        frames stepped are added to ``counter[0]`` as they happen."""
+        fork, end = self.forks[s.event_id], self.grid.ceil_frame(s.input_end)
+        mute = self.grid.sample(s.mute_start)
+        seed = derive_seed(self.run_seed, f"{s.event_id}/{self.protocol.value}")
+        session.reseed(seed)
+        cont = []
+        for k in range(fork, end):
+            cont.append(session.step(self.inputs.user_frame(k, mute)).audio)
+            counter[0] += 1
+        trace = session.trace()
+        native = np.concatenate(prefix + cont) if prefix or cont else np.zeros(0, np.float32)
+        return _compose(s, native, self.grid, self.audio, self.forced, trace, counter[0], seed,
+                        self.inputs)
+
+
 def _run_shared(system: System, dialogue: Dialogue, audio: DialogueAudio, samples: list[Sample],
                 protocol: Protocol, run_seed: int, use_snapshot: bool,
                 on_error: Callable[[Sample, BaseException], None] | None,
                 ) -> tuple[list[SampleOutput], int]:
-    caps = system.capabilities
-    t0 = samples[0].context_start  # one pass: every sample has this context start
-    grid = _Grid(t0, caps.sample_rate, caps.frame_size)
-    user = samples[0].user_channel
-    system_channel = samples[0].system_channel
-    inputs = _Inputs(audio, dialogue, user, grid)
-    forced = protocol is Protocol.MULTI_REF
-    key = f"{dialogue.id}/ch{user}/{protocol.value}" + (f"@{t0:.6f}" if t0 > 0 else "")
-    pass_seed = derive_seed(run_seed, key)
-    forks = {s.event_id: grid.floor_frame(s.fork_time) for s in samples}
+    run = _Pass(system, dialogue, audio, samples, protocol, run_seed)
     total_frames = 0
-
-    def prefix_step(session: Session, k: int) -> np.ndarray:
-        if forced:
-            f = inputs.forced(k)
-            session.step(inputs.user_frame(k), f)
-            return f.audio
-        return session.step(inputs.user_frame(k)).audio
-
+    shared: Session | None = None
     pass_out: list[np.ndarray] = []
     snapshots: dict[int, Any] = {}
-    shared: Session | None = None
     if use_snapshot:
-        wanted = set(forks.values())
-        last = max(wanted)
         try:
-            shared = _open(system, dialogue, audio, system_channel, t0, pass_seed)
-            for k in range(last):
-                if k in wanted:
-                    snapshots[k] = shared.snapshot()
-                pass_out.append(prefix_step(shared, k))
-                total_frames += 1
-            snapshots[last] = shared.snapshot()
+            shared, pass_out, snapshots = run.shared_prefix()
         except Exception as exc:
             if on_error is None:
                 raise
             for s in samples:
                 on_error(s, exc)
-            return [], total_frames
-
+            return [], 0
+        total_frames = max(run.forks.values())
     outputs: list[SampleOutput] = []
     for s in samples:
-        fork = forks[s.event_id]
-        end = grid.ceil_frame(s.input_end)
-        mute = grid.sample(s.mute_start)
-        seed = derive_seed(run_seed, f"{s.event_id}/{protocol.value}")
-        own = 0
+        fork = run.forks[s.event_id]
+        own = [0]  # frames this sample stepped on its own
         try:
-            if use_snapshot:
-                assert shared is not None
-                session = shared
-                session.restore(snapshots[fork])
-                prefix = pass_out[:fork]
+            if shared is not None:
+                shared.restore(snapshots[fork])
+                outputs.append(run.continuation(s, shared, pass_out[:fork], own))
             else:
-                session = _open(system, dialogue, audio, system_channel, t0, pass_seed)
+                session = run.open()
                 prefix = []
                 for k in range(fork):
-                    prefix.append(prefix_step(session, k))
-                    own += 1
-            session.reseed(seed)
-            cont = []
-            for k in range(fork, end):
-                cont.append(session.step(inputs.user_frame(k, mute)).audio)
-                own += 1
-            trace = session.trace()
-            if not use_snapshot:
+                    prefix.append(run.prefix_step(session, k))
+                    own[0] += 1
+                outputs.append(run.continuation(s, session, prefix, own))
                 session.close()
         except Exception as exc:
             if on_error is None:
                 raise
             on_error(s, exc)
-            total_frames += own
-            continue
-        total_frames += own
-        native = np.concatenate(prefix + cont) if prefix or cont else np.zeros(0, np.float32)
-        outputs.append(_compose(s, native, grid, audio, forced, trace, own, seed, inputs))
+        total_frames += own[0]
     if shared is not None:
         shared.close()
     return outputs, total_frames

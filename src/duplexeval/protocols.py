@@ -194,17 +194,44 @@ def _inside(dialogue: Dialogue, channel: int, t: float, kinds: set[EventKind]) -
     )
 
 
+def _input_window(kind: EventKind, event_start: float, event_end: float,
+                  user_turns: Sequence[Span], window: float) -> tuple[float, float] | None:
+    """``[input_start, input_end]`` of an event (rule 4), or ``None`` when its user TURN is
+    missing (an invalid event)."""
+    if kind in (EventKind.TURN_SHIFT, EventKind.TURN_HOLD):
+        turn = _find_turn(user_turns, end=event_start)
+        return None if turn is None else (turn.start, turn.end + window)
+    if kind == EventKind.SHORTPAUSE:
+        parent = next((t for t in user_turns if time_le(t.start, event_start)
+                       and time_le(event_end, t.end)), None)
+        return None if parent is None else (parent.start, parent.end + window)
+    return event_start, event_start + max(window, max(0.0, event_end - event_start))
+
+
+def _fork_time(kind: EventKind, protocol: Protocol, event_start: float, event_end: float,
+               input_start: float) -> float:
+    if protocol is Protocol.SINGLE:
+        return input_start
+    if protocol is Protocol.MULTI_REF:
+        return event_start
+    return event_end if kind in _MUTE_AT_END else event_start
+
+
+def _evaluated(kind: EventKind, options: PlanOptions) -> bool:
+    """Rule 1: the kinds a plan evaluates."""
+    if kind not in EVENT_TO_TASK or kind in options.ignored_events:
+        return False
+    if kind == EventKind.SHORTPAUSE and not options.include_short_pause:
+        return False
+    return not (kind in _MUTE_AT_END and not options.protocol.uses_context)
+
+
 def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) -> list[Sample]:
     """The samples of one dialogue, in the official visiting order; updates ``stats``."""
     samples: list[Sample] = []
-    use_context = options.protocol.uses_context
     for event in dialogue.events:
         kind = event.kind
-        if kind not in EVENT_TO_TASK or kind in options.ignored_events:
-            continue
-        if kind == EventKind.SHORTPAUSE and not options.include_short_pause:
-            continue
-        if kind in _MUTE_AT_END and not use_context:
+        if not _evaluated(kind, options):
             continue
         if kind == EventKind.TURN_SHIFT:
             system, user = event.channel, 1 - event.channel
@@ -221,25 +248,12 @@ def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) ->
                 continue
             event_end = turn.end
         stats.total_events += 1
-
-        if kind in (EventKind.TURN_SHIFT, EventKind.TURN_HOLD):
-            turn = _find_turn(user_turns, end=event_start)
-            if turn is None:
-                stats.skipped_invalid += 1
-                continue
-            input_start, input_end = turn.start, turn.end + options.window
-        elif kind == EventKind.SHORTPAUSE:
-            parent = next((t for t in user_turns if time_le(t.start, event_start)
-                           and time_le(event_end, t.end)), None)
-            if parent is None:
-                stats.skipped_invalid += 1
-                continue
-            input_start, input_end = parent.start, parent.end + options.window
-        else:
-            input_start = event_start
-            input_end = event_start + max(options.window, max(0.0, event_end - event_start))
+        window = _input_window(kind, event_start, event_end, user_turns, options.window)
+        if window is None:
+            stats.skipped_invalid += 1
+            continue
+        input_start, input_end = window
         context_start, context_end = _context(dialogue, input_start, options)
-
         if kind in _MUTE_AT_END:
             keep = _inside(dialogue, system, event_start, {EventKind.TURN})
         else:
@@ -248,20 +262,13 @@ def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) ->
         if not keep:
             stats.skipped_filtered += 1
             continue
-
         task = EVENT_TO_TASK[kind]
-        event_id = f"{dialogue.id}_ch{user}_{len(samples):04d}_{task}"
-        if options.protocol is Protocol.SINGLE:
-            fork = input_start
-        elif options.protocol is Protocol.MULTI_REF:
-            fork = event_start
-        else:
-            fork = event_end if kind in _MUTE_AT_END else event_start
         samples.append(Sample(
-            sample_id=dialogue.id, event_id=event_id, user_channel=user, system_channel=system,
-            event_type=kind, task=task, event_start=event_start, event_end=event_end,
-            input_start=input_start, input_end=input_end, context_start=context_start,
-            context_end=context_end, fork_time=fork,
+            sample_id=dialogue.id, event_id=f"{dialogue.id}_ch{user}_{len(samples):04d}_{task}",
+            user_channel=user, system_channel=system, event_type=kind, task=task,
+            event_start=event_start, event_end=event_end, input_start=input_start,
+            input_end=input_end, context_start=context_start, context_end=context_end,
+            fork_time=_fork_time(kind, options.protocol, event_start, event_end, input_start),
         ))
         stats.by_task[task] += 1
     return samples

@@ -210,25 +210,10 @@ def _refine(x: np.ndarray, sr: int, regions: list[Span], probs: np.ndarray,
     """
     hop = max(1, round(sr * opts.frame_ms / 1000.0))
     level = _frame_db(x, hop)
-    n = len(level)
     frame_s = hop / sr
-    speech = np.zeros(n, dtype=bool)
-    bounds = []
-    for r in regions:
-        a, b = int(r.start / frame_s), min(n, int(np.ceil(r.end / frame_s)))
-        speech[a:b] = True
-        bounds.append((a, b))
-    threshold = max(float(level.max()) - opts.refine_threshold_db, opts.refine_floor_dbfs)
-    if (~speech).any():
-        threshold = max(threshold, float(np.median(level[~speech])) + opts.noise_margin_db)
-    active = level > threshold
-    bridge = round(opts.refine_bridge_ms / opts.frame_ms)
-    runs: list[tuple[int, int]] = []
-    for a, b in _runs(active):
-        if runs and a - runs[-1][1] < bridge:
-            runs[-1] = (runs[-1][0], b)
-        else:
-            runs.append((a, b))
+    bounds = [(int(r.start / frame_s), min(len(level), int(np.ceil(r.end / frame_s))))
+              for r in regions]
+    runs = _energy_runs(level, bounds, opts)
     starts = np.array([a for a, _ in runs], dtype=np.int64)
     search = round(opts.refine_search_ms / opts.frame_ms)
     duration = len(x) / sr
@@ -248,15 +233,46 @@ def _refine(x: np.ndarray, sr: int, regions: list[Span], probs: np.ndarray,
         stop = min(runs[hi - 1][1], b + search)
         out.append(Span(start * frame_s, min(stop * frame_s, duration)))
     if opts.rescue_threshold is not None:
-        window_s = _SILERO_WINDOW / _SILERO_RATE
-        min_frames = opts.rescue_min_ms / opts.frame_ms
-        for (a, b), taken in zip(runs, used, strict=True):
-            if taken or b - a < min_frames:
-                continue
-            wa, wb = int(a * frame_s / window_s), int(np.ceil(b * frame_s / window_s))
-            if wa < len(probs) and probs[wa:wb].max() >= opts.rescue_threshold:
-                out.append(Span(a * frame_s, min(b * frame_s, duration)))
+        out += _rescued([r for r, taken in zip(runs, used, strict=True) if not taken], probs,
+                        frame_s, duration, opts)
     return merge_spans(s for s in out if s)
+
+
+def _energy_runs(level: np.ndarray, bounds: list[tuple[int, int]], opts: ActivityOptions,
+                 ) -> list[tuple[int, int]]:
+    """Runs ``[a, b)`` of active frames (bridged), given frame levels (dB) and the Silero
+    regions as frame bounds (see :func:`_refine` for the threshold)."""
+    speech = np.zeros(len(level), dtype=bool)
+    for a, b in bounds:
+        speech[a:b] = True
+    threshold = max(float(level.max()) - opts.refine_threshold_db, opts.refine_floor_dbfs)
+    if (~speech).any():
+        threshold = max(threshold, float(np.median(level[~speech])) + opts.noise_margin_db)
+    bridge = round(opts.refine_bridge_ms / opts.frame_ms)
+    runs: list[tuple[int, int]] = []
+    for a, b in _runs(level > threshold):
+        if runs and a - runs[-1][1] < bridge:
+            runs[-1] = (runs[-1][0], b)
+        else:
+            runs.append((a, b))
+    return runs
+
+
+def _rescued(runs: list[tuple[int, int]], probs: np.ndarray, frame_s: float, duration: float,
+             opts: ActivityOptions) -> list[Span]:
+    """Energy runs outside every Silero region that are speech after all: at least
+    ``rescue_min_ms`` long where Silero's probability reaches ``rescue_threshold``."""
+    assert opts.rescue_threshold is not None
+    window_s = _SILERO_WINDOW / _SILERO_RATE
+    min_frames = opts.rescue_min_ms / opts.frame_ms
+    out = []
+    for a, b in runs:
+        if b - a < min_frames:
+            continue
+        wa, wb = int(a * frame_s / window_s), int(np.ceil(b * frame_s / window_s))
+        if wa < len(probs) and probs[wa:wb].max() >= opts.rescue_threshold:
+            out.append(Span(a * frame_s, min(b * frame_s, duration)))
+    return out
 
 
 def detect_activity(
