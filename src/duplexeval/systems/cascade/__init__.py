@@ -43,11 +43,12 @@ content hash, so forks do not recompute them.
   what it said; it keeps listening (and transcribing user turns) and speaks on its own only
   after forcing ends.
 * ``trace()``: ``speech_samples`` (its audible ``[start, end)`` samples at 16 kHz from the
-  session start) and ``sample_rate``, plus its decisions, each with the session ``sample`` (the
-  runner adds the dialogue ``time`` in seconds): ``vad`` onsets/offsets, ``eot`` (end-of-turn decisions),
-  ``asr`` texts, ``replies`` (sample = first reply sample; text, source, user text), ``holds``,
-  ``resumes``, ``stops`` (barge-ins: sample = when its output went silent), ``cancels``
-  (replies cancelled because the user went on), ``backchannels``, ``smart_turn``, and the final
+  session start) and ``sample_rate``, plus its decisions, each with the session ``sample``
+  (the runner adds the dialogue ``time`` in seconds): ``vad`` onsets/offsets, ``eot``
+  (end-of-turn decisions), ``asr`` texts, ``replies`` (sample = first reply sample; text,
+  source, user text), ``holds``, ``resumes``, ``stops`` (barge-ins: sample = when its output
+  went silent), ``cancels`` (replies cancelled because the user went on), ``backchannels``,
+  ``smart_turn``, and the final
   chat ``history``.
 
 Arguments (``--system-arg``) are the fields of :class:`~.config.CascadeConfig`.
