@@ -296,7 +296,7 @@ def report_lines(boundaries: Mapping[str, BoundaryMatch], agreement: Agreement,
     lines = []
     for kind in ("onset", "offset"):
         b = boundaries[kind]
-        bias = (f"; median signed error to the nearest {np.median(b.nearest) * 1000:+.1f} ms"
+        bias = (f"; median signed error to the nearest {np.median(b.nearest) * 1000 + 0.0:+.1f} ms"
                 if b.nearest else "")
         lines.append(f"{kind}s at {ms}: precision {_pct(b.precision)} ({b.matched}/{b.found}), "
                      f"recall {_pct(b.recall)} ({b.matched}/{b.truth}); matched error "

@@ -169,6 +169,11 @@ class M3Timing(TimingVariant):
             {"human_latency": human, "latency_abs_err_to_human": abs(latency - human)})
 
     def pause_handling(self, event: EventView, model: Iterable[Segment]) -> DimensionScore:
+        """TURN_HOLD / SHORTPAUSE.  ``latency ↑`` (higher is better) is the official value:
+        ``input_end - event_start`` (the window, 10 s for a hold) when the model never speaks,
+        flagged ``info["latency_fallback"]``; the extra ``latency_responders ↑`` is the
+        paper's (section 4.2.1): the same latency for responders within ``response_window``,
+        None otherwise (see the module docstring)."""
         model = list(model)
         pause_start = event.event_start - event.input_start
         pause_end = event.event_end - event.input_start
