@@ -93,7 +93,7 @@ def test_rescoring_an_official_output_folder(tmp_path: Path,
     assert not responders["TURN_HOLD"].official and responders["TURN_HOLD"].n == 1
     assert responders["SHORTPAUSE"].mean == pytest.approx(0.2)
     assert "HOLD lat s ↑ (official, 10 s if silent)" in printed
-    assert "2.00† n=1" in printed  # the responders-only HOLD latency with its n
+    assert "2.00†(n=1)" in printed  # the responders-only HOLD latency with its n
 
 
 def _hold(event_id: str, *model: tuple[float, float]) -> EventView:
@@ -107,7 +107,7 @@ def _hold(event_id: str, *model: tuple[float, float]) -> EventView:
 def test_table_labels_the_official_pause_latency_and_adds_the_responders_one() -> None:
     """Two systems on three holds (pause [2.0, 3.0], window to 12.0):
 
-        silent     model  (nothing)            official 10, 10, 10 -> 10.00; responders n=0
+        silent     model  (nothing)            official 10, 10, 10 -> 10.00; responders (n=0)
         responder  model        MMM  at 4.0    official 2, 3, 10  -> 5.00;  responders 2.50,
                    model         MMM at 5.0                                  n=2
                    model  (nothing)
@@ -126,10 +126,11 @@ def test_table_labels_the_official_pause_latency_and_adds_the_responders_one() -
     assert all(c.endswith(("↑", "↓")) or "↑ (" in c or "↓ (" in c for c in columns)
     assert "HOLD lat s ↑ (official, 10 s if silent)" in header
     assert "HOLD lat s ↑ (responders)" in header
-    assert silent_row.split()[1:] == ["-", "-", "-", "0.0±0.0†", "10.00±0.00†", "n=0", "-", "-"]
+    assert silent_row.split()[1:] == ["-", "-", "-", "0.0±0.0†", "10.00±0.00†", "(n=0)", "-",
+                                     "-"]
     cells = talker_row.split()
     assert cells[5].startswith("5.00±") and cells[6].startswith("2.50±")
-    assert cells[7] == "n=2"
+    assert cells[6].endswith("†(n=2)")
 
 
 def test_metadata_in_the_folder_and_plain_metadata_jsonl(tmp_path: Path) -> None:

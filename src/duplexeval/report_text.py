@@ -74,7 +74,7 @@ class TimingColumn:
     """Append the number of events the mean is over (for metrics defined on a subset)."""
     n_from: str | None = None
     """Official metric present on every event of the type: with it and no row for ``metric``,
-    the cell reads ``n=0`` (events exist, none qualified) instead of ``-`` (no events)."""
+    the cell reads ``(n=0)`` (events exist, none qualified) instead of ``-`` (no events)."""
 
 
 TIMING_COLUMNS: tuple[TimingColumn, ...] = (
@@ -107,10 +107,10 @@ def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all
             row = cells.get((col.event_type, col.metric))
             if row is None:
                 present = col.n_from is not None and (col.event_type, col.n_from) in cells
-                line.append("n=0" if present else "-")
+                line.append("(n=0)" if present else "-")
             else:
                 text = _cell(row, col.scale)
-                line.append(f"{text} n={row.n}" if col.show_n else text)
+                line.append(f"{text}(n={row.n})" if col.show_n else text)
         table.append(line)
     return format_table(["system", *(c.header for c in TIMING_COLUMNS)], table)
 
