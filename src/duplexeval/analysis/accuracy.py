@@ -10,6 +10,9 @@ logs, trace key ``system_speech``; analysis = VAD segments of the output wav):
   boundaries: a boundary the analysis missed lowers recall, a spurious one lowers precision.
   The matching is a maximum one-to-one matching (two pointers over the sorted times, which is
   optimal for a tolerance window on a line), so one analysed boundary never serves two truths.
+  Under multi-ref the saved model channel is the reference system's audio up to the event
+  start, which the system never logs: ``reference_before_event`` leaves segments there out on
+  both sides.
 * **Metrics** (:func:`compare_scores`) - the timing variant's per-event values from the
   analysed and from the truth segments.  Verdicts (``tor ↑``, ``tor ↓``, ``is_speaking``) are
   compared per (event type, metric).  Latencies (every value named ``latency*`` or
