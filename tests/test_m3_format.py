@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import SAMPLE_EN
 from duplexeval.data.dialogue import Dialogue, Word
 from duplexeval.data.m3 import format_alignment, read_alignment, write_dataset
 from duplexeval.data.validate import load_dataset
@@ -21,22 +22,31 @@ def test_format_seconds_reads_back_exactly() -> None:
         assert float(format_seconds(value)) == value
 
 
+def _round_trips(root: Path, out: Path) -> None:
+    dataset, _ = load_dataset(root)
+    write_dataset(out, "test", dataset.dialogues)
+    # the events file comes back byte for byte
+    assert (out / "test.jsonl").read_bytes() == (root / "test.jsonl").read_bytes()
+    # alignments: same words, values and order ("0.00" is written as "0")
+    sources = sorted((root / "txt_align").glob("*.txt"))
+    assert sources
+    for source in sources:
+        theirs, _ = read_alignment(source)
+        ours, _ = read_alignment(out / "txt_align" / source.name)
+        assert ours == theirs
+    again, _ = load_dataset(out)
+    for a, b in zip(dataset.dialogues, again.dialogues, strict=True):
+        assert a.events == b.events and a.words == b.words
+        assert a.channel_order == b.channel_order
+
+
+def test_bundled_sample_round_trips_losslessly(tmp_path: Path) -> None:
+    _round_trips(SAMPLE_EN, tmp_path / "sample-en")
+
+
 def test_toy_datasets_round_trip_losslessly(m3_toy: dict[str, Path], tmp_path: Path) -> None:
     for name, root in m3_toy.items():
-        dataset, _ = load_dataset(root)
-        out = tmp_path / name
-        write_dataset(out, "test", dataset.dialogues)
-        # the events file comes back byte for byte
-        assert (out / "test.jsonl").read_bytes() == (root / "test.jsonl").read_bytes()
-        # alignments: same words, values and order ("0.00" is written as "0")
-        for source in sorted((root / "txt_align").glob("*.txt")):
-            theirs, _ = read_alignment(source)
-            ours, _ = read_alignment(out / "txt_align" / source.name)
-            assert ours == theirs
-        again, _ = load_dataset(out)
-        for a, b in zip(dataset.dialogues, again.dialogues, strict=True):
-            assert a.events == b.events and a.words == b.words
-            assert a.channel_order == b.channel_order
+        _round_trips(root, tmp_path / name)
 
 
 def test_written_dataset_matches_golden_files(tmp_path: Path) -> None:

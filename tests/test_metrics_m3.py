@@ -148,6 +148,87 @@ def test_segment_ending_exactly_at_the_pause_start_does_not_overlap() -> None:
     assert v["tor ↓"] == 0 and v["latency ↑"] == pytest.approx(0.4)
 
 
+# -- pause handling: official window fallback vs the paper's responders-only latency --------------
+
+def test_silent_system_gets_the_window_officially_and_no_responders_latency() -> None:
+    """user  uuuu|   |uuuu                     pause [2.0, 3.0], window to 12.0
+       model                                  silent: official latency 12.0 - 2.0 = 10.0 (the
+                                              best value), flagged as the fallback; the
+                                              paper's responders-only latency is undefined"""
+    v = values(event("TURN_HOLD", 2.0, 3.0, input_end=12.0))
+    assert v["latency ↑"] == pytest.approx(10.0) and v["latency_wo_long_overlap"] == 10.0
+    assert v["latency_responders ↑"] is None
+    (dim,) = M3.score(event("TURN_HOLD", 2.0, 3.0, input_end=12.0)).dimensions
+    assert dim.info["latency_fallback"] is True
+
+
+def test_responder_after_the_pause_has_the_same_latency_both_ways() -> None:
+    """user  uuuu|   |uuuu                     pause [2.0, 3.0]
+       model              MMMMM               starts 5.0: both latencies 3.0, no fallback"""
+    ev = event("TURN_HOLD", 2.0, 3.0, seg(5.0, 7.0))
+    v = values(ev)
+    assert v["latency ↑"] == pytest.approx(3.0) and v["latency_responders ↑"] == pytest.approx(3.0)
+    assert M3.score(ev).dimensions[0].info["latency_fallback"] is False
+
+
+def test_takeover_and_long_overlap_are_responses() -> None:
+    """user  uuuu|   |uuuu
+       model       MMMMMM                     takeover at 2.5: both 0.5
+       model MMMMMMMMM                        long overlap from 1.0: both -1.0 (a response)"""
+    v = values(event("TURN_HOLD", 2.0, 3.0, seg(2.5, 4.0)))
+    assert v["latency_responders ↑"] == pytest.approx(0.5) == v["latency ↑"]
+    v = values(event("TURN_HOLD", 2.0, 3.0, seg(1.0, 2.5)))
+    assert v["latency_responders ↑"] == pytest.approx(-1.0) == v["latency ↑"]
+
+
+def test_backchannel_in_the_pause_is_not_the_response() -> None:
+    """user  uuuu|   |uuuu
+       model      MM                          0.5 s, 2 words in the pause: a backchannel, no
+                                              response; then silent: official 10, responders
+                                              None"""
+    v = values(event("TURN_HOLD", 2.0, 3.0, seg(2.2, 2.7, 2)))
+    assert v["tor ↓"] == 0 and v["latency ↑"] == pytest.approx(10.0)
+    assert v["latency_responders ↑"] is None
+
+
+def test_response_more_than_the_window_after_the_pause_start_is_excluded() -> None:
+    """A SHORTPAUSE window runs to the TURN end + 10 s, so a response can start more than
+    Delta = 10 s after the pause start (inclusive limit):
+
+       user  uu|  |uuuuuuuu|                  pause [1.0, 1.4], turn end 4.0, window to 14.0
+       model                    ...    MMM    starts 11.0: official 10.0, responders 10.0
+       model                    ...     MMM   starts 11.5: official 10.5, responders None"""
+    v = values(event("SHORTPAUSE", 1.0, 1.4, seg(11.0, 12.0), input_end=14.0))
+    assert v["latency ↑"] == pytest.approx(10.0)
+    assert v["latency_responders ↑"] == pytest.approx(10.0)
+    v = values(event("SHORTPAUSE", 1.0, 1.4, seg(11.5, 12.0), input_end=14.0))
+    assert v["latency ↑"] == pytest.approx(10.5) and v["latency_responders ↑"] is None
+    assert M3Timing(response_window=11.0).pause_handling(
+        event("SHORTPAUSE", 1.0, 1.4, input_end=14.0), [seg(11.5, 12.0)]
+    ).extras["latency_responders ↑"] == pytest.approx(10.5)
+
+
+def test_responders_latency_is_an_extra_with_its_own_n() -> None:
+    """Three holds, pause [2.0, 3.0], window to 12.0:
+
+       a  model                               silent:       official 10.0, responders -
+       b  model             MMM               starts 4.0:   official  2.0, responders 2.0
+       c  model              MMM              starts 5.0:   official  3.0, responders 3.0
+
+    Official mean (10 + 2 + 3) / 3 = 5.0 over n = 3 (unchanged, in aggregate.json);
+    responders mean 2.5 over n = 2 (results.json only, not official)."""
+    from duplexeval.metrics.scoring import aggregate_rows, official_aggregate, score_events
+
+    scores = score_events([event("TURN_HOLD", 2.0, 3.0), event("TURN_HOLD", 2.0, 3.0, seg(4, 6)),
+                           event("TURN_HOLD", 2.0, 3.0, seg(5, 6))], M3)
+    official = {r["metric"]: r for r in official_aggregate(scores)}
+    assert official["latency ↑"]["n"] == 3 and official["latency ↑"]["mean"] == pytest.approx(5.0)
+    assert "latency_responders ↑" not in official
+    extra = [r for r in aggregate_rows(scores) if r["metric"] == "latency_responders ↑"]
+    assert len(extra) == 1 and not extra[0]["official"]
+    assert extra[0]["n"] == 2 and extra[0]["mean"] == pytest.approx(2.5)
+
+
 # -- user backchannel and barge-in ---------------------------------------------------------------
 
 def test_barge_in_stop_latency() -> None:
@@ -180,7 +261,7 @@ def test_backchannel_with_no_model_speech() -> None:
 
 def test_variant_records_its_settings_and_unscored_types() -> None:
     assert M3.name == "m3" and M3.version == "1" and "timing.py" in M3.source
-    assert M3.settings()["max_overlap"] == 0.4
+    assert M3.settings()["max_overlap"] == 0.4 and M3.settings()["response_window"] == 10.0
     assert M3.dimensions("TURN") == ()
     assert M3Timing(max_overlap=0.2).smooth_turn_taking(
         event("TURN_SHIFT", 2.4, 2.6), [seg(2.1, 3.0)]).values["tor ↑"] == 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,31 +25,13 @@ from duplexeval.execute import DialogueAudio, frames_needed, run_group
 from duplexeval.protocols import PlanOptions, Protocol, build_plan
 from duplexeval.systems.base import Capabilities, Forced, Session, SessionSpec, StepOutput, System
 from duplexeval.systems.registry import load_system
-from test_annotate_audio import voice
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def voiced_copy(src: Path, dst: Path, ids: list[str] | None = None) -> Path:
-    """A copy of a toy set with noise-burst audio over every word."""
-    shutil.copytree(src, dst)
-    dataset, _ = load_dataset(dst)
-    for d in dataset.dialogues:
-        voice(dst / "txt_align" / f"{d.id}.txt", dst / "audio" / f"{d.id}.wav", 16000)
-    if ids is not None:
-        lines = [line for line in (dst / "test.jsonl").read_text().splitlines()
-                 if json.loads(line)["id"] in ids]
-        (dst / "test.jsonl").write_text("\n".join(lines) + "\n")
-    return dst
 
 
 @pytest.fixture(scope="module")
-def chat_voiced(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
-    src = REPO.parent / "shared" / "m3_toy" / "ja" / "chat" / "magicdata_toy"
-    if not src.is_dir():
-        pytest.skip("official M3 toy data not found (third-party data, not shipped)")
-    root = voiced_copy(src, tmp_path_factory.mktemp("voiced") / "chat")
-    dataset, _ = load_dataset(root, audio=Need.REQUIRE)
+def chat_voiced(sample_voiced: Path) -> Dataset:
+    """The bundled sample-en dialogues (QA and chat) voiced with the clip bank: 22 samples under
+    the context protocols, every event kind (TURN_SHIFT, TURN_HOLD, BC, BARGE_IN)."""
+    dataset, _ = load_dataset(sample_voiced, audio=Need.REQUIRE)
     return dataset
 
 
@@ -94,13 +75,13 @@ def test_shared_prefix_is_bit_identical_to_replay(chat_voiced: Dataset,
     assert abs(frames_shared * frame - plan.model_seconds_shared_prefix()) <= frame * (passes + n)
     assert abs(frames_replay * frame - plan.model_seconds_per_event()) <= frame * n
     if protocol is Protocol.MULTI_GEN:
-        assert frames_replay / frames_shared >= 3.5
+        assert frames_replay / frames_shared >= 1.8  # 620.1 vs 338.6 model-s on sample-en
 
 
 def test_sample_output_does_not_depend_on_other_samples(chat_voiced: Dataset) -> None:
     system = load_system("scripted", {"jitter": "0.2"})
     _, everything, _, _ = run_all(system, chat_voiced, Protocol.MULTI_GEN, True)
-    picked = sorted(everything)[5::9]
+    picked = sorted(everything)[1::4]
     _, alone, _, _ = run_all(system, chat_voiced, Protocol.MULTI_GEN, True, only=set(picked))
     for event_id in picked:
         assert np.array_equal(alone[event_id].system, everything[event_id].system)
@@ -234,23 +215,25 @@ def test_run_directory_config_resume_and_refusal(chat_voiced: Dataset, tmp_path:
     out = tmp_path / "run"
     args = ["run", "--system", "scripted", "--dataset", str(chat_voiced.root), "--protocol",
             "multi-gen", "--out", str(out), "--seed", "3"]
+    n = len(build_plan(chat_voiced.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN)).samples)
+    assert n == 22
     assert main(args) == 0
     bar = capsys.readouterr().err  # the progress bar: samples done, rate and ETA
-    assert "scripted multi-gen" in bar and "67/67" in bar and "sample/s" in bar and "<" in bar
+    assert "scripted multi-gen" in bar and f"{n}/{n}" in bar and "sample/s" in bar and "<" in bar
     config = json.loads((out / "config.json").read_text())
     assert config["system"]["name"] == "scripted" and config["seed"] == 3
     assert len(config["config_hash"]) == 64 and config["dataset"]["content_hash"]
     summary = json.loads((out / "run_summary.json").read_text())
-    assert summary["samples"] == 67 and summary["failed"] == 0
+    assert summary["samples"] == n and summary["failed"] == 0
     meta = [json.loads(line) for line in (out / "metadata.jsonl").read_text().splitlines()]
-    assert len(meta) == 67 and {"event_id", "output_audio_path", "context_audio_path",
+    assert len(meta) == n and {"event_id", "output_audio_path", "context_audio_path",
                                 "trigger_time", "use_context"} <= set(meta[0])
     wav, sr = sf.read(str(out / meta[0]["output_audio_path"]))
     assert wav.shape[1] == 2 and sr == 16000
     before = {p: p.read_bytes() for p in out.glob("samples/*/*.wav")}
     # re-running skips every finished sample
     assert main(args) == 0
-    assert "resumed past 67" in capsys.readouterr().out
+    assert f"resumed past {n}" in capsys.readouterr().out
     assert {p: p.read_bytes() for p in out.glob("samples/*/*.wav")} == before
     # another configuration into the same directory is refused
     assert main([*args[:-2], "--seed", "4"]) == 2
@@ -265,15 +248,30 @@ def test_resume_after_sigkill_gives_the_same_outputs(chat_voiced: Dataset,
     clean = tmp_path / "clean"
     subprocess.run([*base, "--out", str(clean)], check=True, capture_output=True)
     killed = tmp_path / "killed"
+    n = len(list(clean.glob("samples/*/*.json")))
     rng = np.random.default_rng(0)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    for _ in range(3):
+
+    def finished() -> int:
+        return len(list(killed.glob("samples/*/*.json")))
+
+    # killed three times mid-run: once the folder holds `target` finished samples, within the
+    # next 50 ms (samples are saved a group at a time, so this lands inside a later group's
+    # work or inside a save)
+    for target in (1, n // 4, n // 2):
         proc = subprocess.Popen([*base, "--out", str(killed)], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, env=env)
-        time.sleep(float(rng.uniform(0.8, 2.5)))
+        deadline = time.monotonic() + 120
+        while finished() < target and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(float(rng.uniform(0.0, 0.05)))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    subprocess.run([*base, "--out", str(killed)], check=True, capture_output=True)
+    before = finished()
+    assert 0 < before < n  # the kills interrupted the run
+    last = subprocess.run([*base, "--out", str(killed)], check=True, capture_output=True,
+                          text=True)
+    assert f"resumed past {before}" in last.stdout
     ours = sorted(p.relative_to(killed) for p in killed.glob("samples/*/*.wav"))
     assert ours == sorted(p.relative_to(clean) for p in clean.glob("samples/*/*.wav"))
     for rel in ours:
@@ -286,7 +284,7 @@ class Flaky(Recorder):
     name = "flaky"
 
     def open(self, spec: SessionSpec) -> Session:
-        if spec.dialogue is not None and spec.dialogue.id.startswith("A0050"):
+        if spec.dialogue is not None and spec.dialogue.id.startswith("sample_chat"):
             raise RuntimeError("model crashed on this dialogue")
         return super().open(spec)
 
@@ -299,7 +297,7 @@ def test_failures_are_recorded_and_the_run_goes_on(chat_voiced: Dataset, tmp_pat
     assert code == 1
     summary = json.loads((out / "run_summary.json").read_text())
     assert summary["failed"] > 0 and summary["samples"] > 0
-    records = [json.loads(p.read_text()) for p in out.glob("samples/A0050*/*.json")]
+    records = [json.loads(p.read_text()) for p in out.glob("samples/sample_chat*/*.json")]
     assert records and all("model crashed" in r["error"] for r in records)
     assert main(["run", "--system", "test_run:Flaky", "--dataset", str(chat_voiced.root),
                  "--protocol", "single", "--out", str(tmp_path / "ff"), "--fail-fast"]) == 2

@@ -19,8 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from duplexeval.analysis.segments import Chunk, Segment
 from duplexeval.cli import main
-from duplexeval.metrics.results import load_results
+from duplexeval.metrics import EventView, get_variant
+from duplexeval.metrics.results import SourceInfo, build_results, load_results
+from duplexeval.metrics.scoring import score_events
+from duplexeval.report.text import TIMING_COLUMNS, timing_table_lines
 
 FIXTURE = Path(__file__).parent / "fixtures" / "m3_outputs"
 
@@ -72,6 +76,7 @@ def test_rescoring_an_official_output_folder(tmp_path: Path,
     assert by_id["0000"]["latency_abs_err_to_human"] == pytest.approx(0.1)
     assert by_id["0001"]["miss_type"] == "long_overlap" and by_id["0001"]["latency ↓"] is None
     assert by_id["0002"]["latency ↑"] == pytest.approx(2.0)
+    assert by_id["0002"]["latency_responders ↑"] == pytest.approx(2.0)  # a responder
     assert by_id["0003"]["miss_type"] == "takeover"
     assert by_id["0005"] == {"event_id": "d1_ch1_0005_user_barge_in", "sample_id": "d1",
                              "event_type": "BARGE_IN", "dimension": "user_barge_in",
@@ -82,6 +87,50 @@ def test_rescoring_an_official_output_folder(tmp_path: Path,
     assert {e.language for e in results.events} == {"ja"}
     extra = [r for r in results.aggregates if r.metric == "latency_abs_err_to_human"]
     assert len(extra) == 1 and not extra[0].official and extra[0].mean == pytest.approx(0.1)
+    responders = {r.event_type: r for r in results.aggregates
+                  if r.metric == "latency_responders ↑"}
+    assert set(responders) == {"TURN_HOLD", "SHORTPAUSE"}
+    assert not responders["TURN_HOLD"].official and responders["TURN_HOLD"].n == 1
+    assert responders["SHORTPAUSE"].mean == pytest.approx(0.2)
+    assert "HOLD lat s ↑ (official, 10 s if silent)" in printed
+    assert "2.00†(n=1)" in printed  # the responders-only HOLD latency with its n
+
+
+def _hold(event_id: str, *model: tuple[float, float]) -> EventView:
+    """A TURN_HOLD, pause [2.0, 3.0] in wav time, window to 12.0, model segments of 6 words."""
+    segs = tuple(Segment(1, a, b, "w " * 6, tuple(Chunk(a, b, "w") for _ in range(6)))
+                 for a, b in model)
+    return EventView(event_id=event_id, event_type="TURN_HOLD", input_start=0.0,
+                     input_end=12.0, event_start=2.0, event_end=3.0, segments=segs)
+
+
+def test_table_labels_the_official_pause_latency_and_adds_the_responders_one() -> None:
+    """Two systems on three holds (pause [2.0, 3.0], window to 12.0):
+
+        silent     model  (nothing)            official 10, 10, 10 -> 10.00; responders (n=0)
+        responder  model        MMM  at 4.0    official 2, 3, 10  -> 5.00;  responders 2.50,
+                   model         MMM at 5.0                                  n=2
+                   model  (nothing)
+
+    The official column makes the silent system look best (a higher pause latency is better);
+    the responders column shows it never responded."""
+    variant = get_variant("m3")
+    source = SourceInfo(kind="run", path="x", metadata="x")
+    silent = build_results(score_events([_hold("a"), _hold("b"), _hold("c")], variant),
+                           variant, source, None)
+    talker = build_results(score_events([_hold("a", (4.0, 6.0)), _hold("b", (5.0, 6.0)),
+                                         _hold("c")], variant), variant, source, None)
+    header, _, silent_row, talker_row = timing_table_lines([("silent", silent),
+                                                            ("responder", talker)])
+    columns = [c.header for c in TIMING_COLUMNS]
+    assert all(c.endswith(("↑", "↓")) or "↑ (" in c or "↓ (" in c for c in columns)
+    assert "HOLD lat s ↑ (official, 10 s if silent)" in header
+    assert "HOLD lat s ↑ (responders)" in header
+    assert silent_row.split()[1:] == ["-", "-", "-", "0.0±0.0†", "10.00±0.00†", "(n=0)", "-",
+                                     "-"]
+    cells = talker_row.split()
+    assert cells[5].startswith("5.00±") and cells[6].startswith("2.50±")
+    assert cells[6].endswith("†(n=2)")
 
 
 def test_metadata_in_the_folder_and_plain_metadata_jsonl(tmp_path: Path) -> None:

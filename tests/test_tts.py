@@ -42,10 +42,18 @@ def offline() -> Iterator[None]:
         yield
 
 
+# what each engine needs, as a skip reason names it: an optional extra or a Debian package
+NEEDS = {
+    "piper": "needs the tts-en extra: pip install duplexeval[tts-en]",
+    "openjtalk": "needs the tts extra: pip install duplexeval[tts]",
+    "kokoro-ja": "needs the tts extra: pip install duplexeval[tts]",
+    "espeak": "needs the espeak-ng program: apt-get install espeak-ng (Debian package espeak-ng)",
+}
+
+
 def _engine(name: str) -> TtsEngine:
-    reason = tts.engine_class(name).unavailable_reason()
-    if reason is not None:
-        pytest.skip(reason)
+    if tts.engine_class(name).unavailable_reason() is not None:
+        pytest.skip(NEEDS[name])
     engine = load_engine(name)
     engine.load()
     return engine
@@ -260,7 +268,7 @@ def test_piper_words_survive_espeak_merges_and_sentences(piper: TtsEngine) -> No
 
 def test_piper_missing_voice_file(tmp_path) -> None:
     if tts.engine_class("piper").unavailable_reason() is not None:
-        pytest.skip("piper-tts not installed")
+        pytest.skip(NEEDS["piper"])
     engine = load_engine("piper", models={"mine": tmp_path / "mine.onnx"})
     assert engine.voices() == ["joe", "mine"]
     with pytest.raises(TtsError, match=r"mine\.onnx .*not found"):

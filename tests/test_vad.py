@@ -12,7 +12,7 @@ from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activi
 from duplexeval.speech.clipbank import ClipBank, fill_span
 from duplexeval.timeline import Span
 
-pytest.importorskip("faster_whisper")
+pytest.importorskip("faster_whisper", reason="needs the asr extra: pip install duplexeval[asr]")
 
 SR = 16_000
 SILERO = ActivityOptions(engine=VadEngine.SILERO)

@@ -136,3 +136,42 @@ def test_commands_that_read_a_dataset_are_guarded(tmp_path: Path,
     assert main(["plan", str(root), "--protocol", "single"]) == 2
     err = capsys.readouterr().err
     assert "unknown event kind 'NOPE'" in err and "Traceback" not in err
+
+
+# ids that would name a file outside the dataset or a hidden one: each form, and the reason
+BAD_IDS = [
+    ("../../etc/evil", "contains a path separator"),
+    ("a/b", "contains a path separator"),
+    ("a\\b", "contains a path separator"),
+    ("..", "contains '..'"),
+    ("x..y", "contains '..'"),
+    (".hidden", "starts with '.'"),
+    ("a\nb", "contains a control character"),
+    ("a\x00b", "contains a control character"),
+    ("tab\there", "contains a control character"),
+    ("del\x7f", "contains a control character"),
+]
+
+
+@pytest.mark.parametrize(("bad_id", "why"), BAD_IDS)
+def test_ids_that_are_not_file_names_are_refused_with_file_and_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], bad_id: str, why: str) -> None:
+    root = make_dataset(tmp_path / "d", GOOD_EVENTS, GOOD_WORDS)
+    jsonl = root / "test.jsonl"
+    write_jsonl(jsonl, [{"id": "d1", "events": {"0": [], "1": []}},
+                        {"id": bad_id, "events": {"0": [], "1": []}}])
+    line = one_problem(root, why)
+    assert line.startswith(f"{jsonl}:2: dialogue id {bad_id!r} cannot be used in a file name: "
+                           f"{why}")
+    assert "\n" not in line
+    assert main(["validate", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert f"{jsonl}:2: dialogue id" in err and "Traceback" not in err
+    # one line per problem: the problem line, then the count
+    assert len([x for x in err.splitlines() if x.strip()]) == 2
+
+
+def test_ordinary_ids_are_file_names(tmp_path: Path) -> None:
+    for i, good in enumerate(["d1", "A0050_x-1.2", "りんご", "a.b", "7", "with space"]):
+        root = make_dataset(tmp_path / str(i), GOOD_EVENTS, GOOD_WORDS, dialogue_id=good)
+        assert problems(root) == [], good

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
 
+from conftest import SAMPLE_EN
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
 
 
-def test_voice_bursts_fills_word_spans(m3_toy: dict[str, Path], tmp_path: Path,
+def test_voice_bursts_fills_word_spans(tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "sample-en"
+    shutil.copytree(SAMPLE_EN, src)
     out = tmp_path / "voiced"
-    assert main(["data", "voice-bursts", str(m3_toy["task"]), "-o", str(out)]) == 0
+    assert main(["data", "voice-bursts", str(src), "-o", str(out)]) == 0
     dataset, warnings = load_dataset(out, audio=Need.REQUIRE, alignment=Need.REQUIRE)
     assert warnings == []
     for d in dataset.dialogues:
@@ -29,5 +33,8 @@ def test_voice_bursts_fills_word_spans(m3_toy: dict[str, Path], tmp_path: Path,
         voiced = [np.sqrt(np.mean(x[round(w.start * sr):round(w.end * sr), w.channel] ** 2))
                   > 0.01 for w in d.words if w.end - w.start >= 0.05]
         assert np.mean(voiced) > 0.95
-    assert main(["data", "voice-bursts", str(m3_toy["task"]), "-o",
-                 str(m3_toy["task"])]) == 2
+    assert len(dataset.dialogues) == 2
+    before = sorted(p.relative_to(src) for p in src.rglob("*"))
+    assert main(["data", "voice-bursts", str(src), "-o", str(src)]) == 2
+    assert "another folder" in capsys.readouterr().err
+    assert sorted(p.relative_to(src) for p in src.rglob("*")) == before

@@ -1,8 +1,13 @@
-"""Atomic file writes: write to a temporary file in the same folder, then rename.
+"""Atomic file writes, and the rule for names that become part of a path.
 
 A reader never sees a half-written file, and an interrupted writer leaves the old file (or
 no file) in place.  Temporary files are named ``.{name}.tmp-{pid}-{random}`` and removed on
 error.
+
+Ids and names read from input files or code (dialogue ids, spec ids, suite and system names)
+become file and folder names (``audio/{id}.wav``, ``samples/{id}/...``, ``runs/{system}-...``).
+:func:`name_problem` / :func:`safe_name` is the one rule they pass, so that none of them can
+point outside the folder it is joined to.
 """
 
 from __future__ import annotations
@@ -11,12 +16,46 @@ import contextlib
 import json
 import os
 import tempfile
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .errors import DuplexevalError
+
 __all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_json", "atomic_write_text",
-           "format_seconds", "json_line"]
+           "format_seconds", "json_line", "name_problem", "safe_name"]
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be used as one file or folder name, or ``None`` when it can.
+
+    Refused: the empty name, a path separator (``/`` or ``\\``), ``..`` anywhere, a leading
+    ``.`` (hidden files, ``.`` itself) and control characters (Unicode category Cc, e.g. NUL,
+    newline, DEL).  Everything else (letters of any script, digits, ``-_.:`` and spaces) is
+    allowed.
+    """
+    if not isinstance(name, str) or name == "":
+        return "is empty"
+    if "/" in name or "\\" in name:
+        return "contains a path separator (/ or \\)"
+    if ".." in name:
+        return "contains '..'"
+    if name.startswith("."):
+        return "starts with '.'"
+    if any(unicodedata.category(c) == "Cc" for c in name):
+        return "contains a control character"
+    return None
+
+
+def safe_name(name: str, what: str = "name") -> str:
+    """``name`` unchanged when :func:`name_problem` accepts it; else :class:`DuplexevalError`
+    ``"{what} {name!r} cannot be used in a file name: {why}"`` (one line: ``repr`` escapes
+    control characters)."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise DuplexevalError(f"{what} {name!r} cannot be used in a file name: {problem}")
+    return name
 
 
 @contextlib.contextmanager

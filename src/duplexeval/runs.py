@@ -43,7 +43,7 @@ from .data.dialogue import Dataset, Dialogue
 from .data.m3 import ALIGN_DIR, AUDIO_DIR
 from .errors import DuplexevalError
 from .execute import DialogueAudio, SampleOutput, run_group
-from .fileio import atomic_path, atomic_write_json, atomic_write_text, json_line
+from .fileio import atomic_path, atomic_write_json, atomic_write_text, json_line, safe_name
 from .protocols import Plan, Sample
 from .systems.base import System
 
@@ -241,7 +241,12 @@ def execute_run(
     use_snapshot: bool | None = None,
     progress: bool = True,
 ) -> RunResult:
-    """Run (or resume) ``plan`` into ``out``."""
+    """Run (or resume) ``plan`` into ``out``.  Sample and system names that are not safe file
+    names (:func:`~duplexeval.fileio.safe_name`) are refused before anything is written."""
+    safe_name(system.name, "system name")
+    for s in plan.samples:
+        safe_name(s.sample_id, "dialogue id")
+        safe_name(s.event_id, "event id")
     started = time.monotonic()
     config = RunConfig(system=system.name, system_args=dict(system.args),
                        system_version=system.version, dataset=str(dataset.root.resolve()),

@@ -12,6 +12,11 @@
 Readers here never raise on bad content: they return what they could read and a list of
 :class:`~duplexeval.errors.Problem` (file and 1-based line).  :mod:`duplexeval.data.validate`
 adds the semantic checks and turns problems into one error.
+
+A dialogue id names files (``audio/{id}.wav``, ``txt_align/{id}.txt``, the run's
+``samples/{id}/``), so it must pass :func:`~duplexeval.fileio.safe_name` (no path separator,
+no ``..``, no leading dot, no control character): the reader reports any other id as a problem
+on its line, and the path builders and :func:`write_dataset` refuse it.
 """
 
 from __future__ import annotations
@@ -28,7 +33,14 @@ import soundfile as sf
 
 from ..errors import Problem
 from ..events import Event, EventKind
-from ..fileio import atomic_path, atomic_write_text, format_seconds, json_line
+from ..fileio import (
+    atomic_path,
+    atomic_write_text,
+    format_seconds,
+    json_line,
+    name_problem,
+    safe_name,
+)
 from ..timeline import TOL
 from .dialogue import AudioInfo, Dialogue, Word
 
@@ -57,13 +69,15 @@ KNOWN_LANGUAGES = {"en", "ja", "zh", "ko", "de", "fr", "es"}
 
 
 def audio_path(root: Path, dialogue_id: str) -> Path:
-    """``root/audio/{id}.wav``."""
-    return root / AUDIO_DIR / f"{dialogue_id}.wav"
+    """``root/audio/{id}.wav``; an id that is not a safe file name raises
+    :class:`~duplexeval.errors.DuplexevalError`."""
+    return root / AUDIO_DIR / f"{safe_name(dialogue_id, 'dialogue id')}.wav"
 
 
 def alignment_path(root: Path, dialogue_id: str) -> Path:
-    """``root/txt_align/{id}.txt``."""
-    return root / ALIGN_DIR / f"{dialogue_id}.txt"
+    """``root/txt_align/{id}.txt``; an id that is not a safe file name raises
+    :class:`~duplexeval.errors.DuplexevalError`."""
+    return root / ALIGN_DIR / f"{safe_name(dialogue_id, 'dialogue id')}.txt"
 
 
 def available_splits(root: Path) -> list[str]:
@@ -99,6 +113,10 @@ def _parse_record(obj: Any, path: Path, line: int, problems: list[Problem]) -> R
     raw_id = obj.get("id")
     if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or str(raw_id) == "":
         bad('missing or invalid "id" (a non-empty string)')
+        return None
+    id_problem = name_problem(str(raw_id))
+    if id_problem is not None:
+        bad(f"dialogue id {str(raw_id)!r} cannot be used in a file name: {id_problem}")
         return None
     events_obj = obj.get("events")
     if not isinstance(events_obj, dict):
@@ -297,7 +315,10 @@ def write_dataset(
     metadata: dict[str, Any] | None = None,
 ) -> None:
     """Write dialogues in the M3 layout: ``{split}.jsonl``, alignments, and a copy of each audio
-    file that lives elsewhere.  Every file is written atomically; existing other splits stay."""
+    file that lives elsewhere.  Every file is written atomically; existing other splits stay.
+    Every id is checked (:func:`~duplexeval.fileio.safe_name`) before anything is written."""
+    for dialogue in dialogues:
+        safe_name(dialogue.id, "dialogue id")
     root.mkdir(parents=True, exist_ok=True)
     for dialogue in dialogues:
         if dialogue.words is not None:

@@ -5,8 +5,10 @@ Every command that reads a dataset goes through :func:`load_dataset`, so the che
 
 Checks
 ------
-* ``{split}.jsonl``: malformed JSON, missing id or events, unknown channel keys, unknown event
-  kinds, malformed times, duplicate ids;
+* ``{split}.jsonl``: malformed JSON, missing id or events, ids that cannot be a file name (a
+  path separator, ``..``, a leading dot or a control character: an id names the dialogue's
+  files, see :func:`~duplexeval.fileio.safe_name`), unknown channel keys, unknown event kinds,
+  malformed times, duplicate ids;
 * events: start > end (legal only for an overlapping TURN_SHIFT), negative times, times after
   the end of the audio;
 * ``audio/{id}.wav``: missing, unreadable, not stereo;

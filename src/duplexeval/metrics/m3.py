@@ -35,6 +35,23 @@ Pause handling (TURN_HOLD, SHORTPAUSE; ``tor ↓``, ``latency ↑``)::
   overlapping segment started more than 0.4 s before the pause; ``tor_err_normal`` marks a
   takeover without such a long overlap.
 
+  Latency conventions (higher is better: the model waits longer before speaking into a held
+  pause).  ``latency ↑`` is the *official* value: a system that stays silent for the whole
+  window gets the window length (10 s for TURN_HOLD), the best possible score, so a silent
+  system tops the official column; ``info["latency_fallback"]`` is True for those events.
+  Extra (paper, section 4.2.1: "computed over samples with a response onset no later than
+  Delta s after the event onset; samples without a response by this time are excluded"):
+  ``latency_responders ↑`` = the same first response onset (a non-backchannel segment
+  overlapping the pause, else the first segment starting at or after the pause end) minus the
+  pause start, only when that onset is at most ``response_window`` (Delta = 10 s, inclusive
+  as 4.2.1 words it, with the 1e-6 s time tolerance; the appendix's half-open window differs
+  only at exactly Delta) after the pause start, else None.  Its aggregate ``n`` counts the
+  responders.  Negative values (a long overlap into the pause) are responses and count::
+
+      user  uuuuuuu|  |uuuu            pause [2, 3], window to 12
+      model               MMM          response at 5.0: official 3.0, responders 3.0
+      model                            silent:          official 10.0, responders None
+
 User backchannel (BC; ``stop_latency ↑``) and barge-in (BARGE_IN; ``stop_latency ↓``)::
 
     user  |uu              onset = event_start - input_start (usually 0)
@@ -52,6 +69,7 @@ from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from ..analysis.segments import Segment
+from ..timeline import TOL
 from .base import DimensionScore, EventScore, EventView, TimingVariant, register_variant
 
 __all__ = ["M3_DIMENSIONS", "M3Timing"]
@@ -83,17 +101,21 @@ class M3Timing(TimingVariant):
 
     def __init__(self, model_channel: int = 1, max_overlap: float = 0.4,
                  bc_max_duration: float = 1.0, bc_max_words: int = 4,
-                 stop_grace: float = 0.5) -> None:
+                 stop_grace: float = 0.5, response_window: float = 10.0) -> None:
         self.model_channel = model_channel
         self.max_overlap = max_overlap
         self.bc_max_duration = bc_max_duration
         self.bc_max_words = bc_max_words
         self.stop_grace = stop_grace
+        self.response_window = response_window
+        """Delta (s): the paper's responders-only pause latency counts a response only when it
+        starts at most this long after the pause start (extra metric; official values
+        unaffected)."""
 
     def settings(self) -> dict[str, Any]:
         return {"model_channel": self.model_channel, "max_overlap": self.max_overlap,
                 "bc_max_duration": self.bc_max_duration, "bc_max_words": self.bc_max_words,
-                "stop_grace": self.stop_grace}
+                "stop_grace": self.stop_grace, "response_window": self.response_window}
 
     def dimensions(self, event_type: str) -> tuple[str, ...]:
         dim = M3_DIMENSIONS.get(event_type)
@@ -147,6 +169,11 @@ class M3Timing(TimingVariant):
             {"human_latency": human, "latency_abs_err_to_human": abs(latency - human)})
 
     def pause_handling(self, event: EventView, model: Iterable[Segment]) -> DimensionScore:
+        """TURN_HOLD / SHORTPAUSE.  ``latency ↑`` (higher is better) is the official value:
+        ``input_end - event_start`` (the window, 10 s for a hold) when the model never speaks,
+        flagged ``info["latency_fallback"]``; the extra ``latency_responders ↑`` is the
+        paper's (section 4.2.1): the same latency for responders within ``response_window``,
+        None otherwise (see the module docstring)."""
         model = list(model)
         pause_start = event.event_start - event.input_start
         pause_end = event.event_end - event.input_start
@@ -163,19 +190,24 @@ class M3Timing(TimingVariant):
         overlaps.sort(key=lambda s: s.start)
         tor = 1 if overlaps else 0
         takeover = tor == 1 and not long_overlap
+        fallback = False
         if tor:
             latency = overlaps[0].start - pause_start
         else:
             later = [s.start for s in model if s.start >= pause_end]
+            fallback = not later
             latency = (min(later) - pause_start if later
                        else event.input_end - event.event_start)
+        responded = not fallback and latency <= self.response_window + TOL
         miss = "long_overlap" if long_overlap else "takeover" if takeover else "none"
         return DimensionScore(
             "pause_handling",
             {"tor ↓": tor, "latency ↑": latency,
              "latency_wo_long_overlap": None if long_overlap else latency,
              "tor_err_normal": int(takeover), "tor_err_long_overlap": int(long_overlap)},
-            {"pause_start": pause_start, "pause_end": pause_end, "miss_type": miss})
+            {"pause_start": pause_start, "pause_end": pause_end, "miss_type": miss,
+             "latency_fallback": fallback},
+            {"latency_responders ↑": latency if responded else None})
 
     def stop(self, event: EventView, model: Iterable[Segment], barge_in: bool) -> DimensionScore:
         onset = event.event_start - event.input_start

@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from ..cache import cache_root
 from ..errors import DuplexevalError
-from ..fileio import atomic_write_json
+from ..fileio import atomic_write_json, safe_name
 
 __all__ = ["SUITES", "Suite", "build_suite", "suite_path", "suite_rows"]
 
@@ -55,6 +55,9 @@ class Suite:
     """Dialogues in the quick subset (``demo --quick``)."""
     channels: tuple[int, ...] = (0, 1)
     """User channels the plan evaluates."""
+
+    def __post_init__(self) -> None:
+        safe_name(self.name, "suite name")  # it names the build folder in the cache
 
     def spec_folder(self) -> Path:
         return Path(str(resources.files("duplexeval.suites") / "specs" / self.name))

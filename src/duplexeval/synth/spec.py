@@ -15,9 +15,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ..errors import DatasetInvalid, Problem
+from ..fileio import name_problem
 
 __all__ = ["Backchannel", "Background", "DialogueSpec", "Pause", "Speaker", "Turn", "load_spec",
            "load_specs"]
@@ -108,6 +116,14 @@ class DialogueSpec(_Strict):
     speakers: tuple[Speaker, Speaker]
     turns: tuple[Turn, ...] = Field(min_length=1)
     background: tuple[Background, ...] = ()
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_a_file_name(cls, value: str) -> str:
+        problem = name_problem(value)  # the id names the dialogue's audio and alignment files
+        if problem is not None:
+            raise ValueError(f"{value!r} cannot be used in a file name: {problem}")
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> DialogueSpec:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 
 from ..errors import DuplexevalError
+from ..fileio import safe_name
 from .base import System
 
 __all__ = ["ENTRY_POINT_GROUP", "SystemInfo", "available_systems", "load_system",
@@ -79,9 +80,13 @@ def resolve_system_class(name: str) -> type[System]:
 
 
 def load_system(name: str, args: dict[str, str] | None = None) -> System:
-    """Instantiate a system with its ``--system-arg`` values."""
+    """Instantiate a system with its ``--system-arg`` values; a system whose ``name`` is not a
+    safe file name (:func:`~duplexeval.fileio.safe_name`) is refused."""
     cls = resolve_system_class(name)
     try:
-        return cls(**(args or {}))
+        system = cls(**(args or {}))
     except (TypeError, ValueError) as exc:
         raise DuplexevalError(f"system {name!r}: {exc}") from None
+    # the system's name names run folders (runs/NAME-PROTOCOL) and appears in their files
+    safe_name(system.name, f"--system {name!r}: system name")
+    return system
