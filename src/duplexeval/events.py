@@ -70,11 +70,16 @@ from enum import StrEnum
 from .timeline import TOL, Span, time_gt, time_le
 
 __all__ = [
+    "EVENT_TO_DIMENSION",
     "EVENT_TO_TASK",
     "IPU",
+    "TASKS",
+    "TASK_SHORT",
+    "TASK_TABLE",
     "AnnotationRules",
     "Event",
     "EventKind",
+    "Task",
     "annotate_spans",
     "events_by_channel",
     "ipus_from_spans",
@@ -93,14 +98,37 @@ class EventKind(StrEnum):
     BARGE_IN = "BARGE_IN"
 
 
-EVENT_TO_TASK: dict[EventKind, str] = {
-    EventKind.TURN_SHIFT: "smooth_turn_taking",
-    EventKind.TURN_HOLD: "pause_handling",
-    EventKind.SHORTPAUSE: "pause_handling",
-    EventKind.BC: "backchanneling",
-    EventKind.BARGE_IN: "barge_in",
-}
-"""Event kind to the official M3 task name (TURN is not evaluated)."""
+@dataclass(frozen=True, slots=True)
+class Task:
+    """How one evaluated event kind is named across the house."""
+
+    kind: EventKind
+    task: str
+    """The official M3 task name (plans, ``event_id`` suffixes, ``data_stats.json``)."""
+    dimension: str
+    """The official timing dimension name (``timing.py``, ``aggregate.json``)."""
+    short: str
+    """The column label in tables."""
+
+
+TASK_TABLE: tuple[Task, ...] = (
+    Task(EventKind.TURN_SHIFT, "smooth_turn_taking", "smooth_turn_taking", "SHIFT"),
+    Task(EventKind.TURN_HOLD, "pause_handling", "pause_handling", "PAUSE"),
+    Task(EventKind.SHORTPAUSE, "pause_handling", "pause_handling", "PAUSE"),
+    Task(EventKind.BC, "backchanneling", "user_backchanneling", "BC"),
+    Task(EventKind.BARGE_IN, "barge_in", "user_barge_in", "BARGE_IN"),
+)
+"""The one table of task and dimension names (TURN is not evaluated); the mappings below and
+every table header derive from it."""
+
+EVENT_TO_TASK: dict[EventKind, str] = {t.kind: t.task for t in TASK_TABLE}
+"""Event kind to the official M3 task name."""
+TASKS: tuple[str, ...] = tuple(dict.fromkeys(t.task for t in TASK_TABLE))
+"""The official task names, in table order."""
+TASK_SHORT: dict[str, str] = {t.task: t.short for t in TASK_TABLE}
+"""Task name to its column label."""
+EVENT_TO_DIMENSION: dict[str, str] = {t.kind.value: t.dimension for t in TASK_TABLE}
+"""Event type (string) to the official timing dimension."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ from enum import StrEnum
 from typing import Any
 
 from .data.dialogue import Dialogue
-from .events import EVENT_TO_TASK, EventKind
+from .events import EVENT_TO_TASK, TASKS, EventKind
 from .timeline import Span, approx_eq, time_ge, time_le, time_lt
 
 __all__ = [
@@ -60,7 +60,6 @@ __all__ = [
     "split_passes",
 ]
 
-TASKS: tuple[str, ...] = ("smooth_turn_taking", "pause_handling", "backchanneling", "barge_in")
 
 SAMPLE_JSON_KEYS: tuple[str, ...] = (
     "sample_id", "event_id", "user_channel", "system_channel", "event_type", "task",

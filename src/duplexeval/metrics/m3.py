@@ -69,19 +69,14 @@ from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from ..analysis.segments import Segment
+from ..events import EVENT_TO_DIMENSION
 from ..timeline import TOL
 from .base import DimensionScore, EventScore, EventView, TimingVariant, register_variant
 
 __all__ = ["M3_DIMENSIONS", "M3Timing"]
 
-M3_DIMENSIONS: dict[str, str] = {
-    "TURN_SHIFT": "smooth_turn_taking",
-    "TURN_HOLD": "pause_handling",
-    "SHORTPAUSE": "pause_handling",
-    "BC": "user_backchanneling",
-    "BARGE_IN": "user_barge_in",
-}
-"""Event type -> official timing dimension."""
+M3_DIMENSIONS: dict[str, str] = EVENT_TO_DIMENSION
+"""Event type -> official timing dimension (from :data:`~duplexeval.events.TASK_TABLE`)."""
 
 
 def _target_json(seg: Segment | None) -> dict[str, Any] | None:

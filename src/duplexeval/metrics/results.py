@@ -22,14 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..fileio import atomic_write_json, atomic_write_text, json_line
-from .base import EventScore, TimingVariant
+from .base import EventScore, TimingVariant, Value
 from .scoring import aggregate_rows, official_aggregate, per_event_rows
 
 __all__ = ["SCHEMA_VERSION", "Results", "load_results", "write_score_outputs"]
 
 SCHEMA_VERSION = 1
 
-Value = float | int | None
 
 
 class VariantInfo(BaseModel):

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..events import TASK_SHORT, TASKS
 from ..metrics.stats import Summary
-from ..protocols import TASKS, Plan
+from ..protocols import Plan
 
 if TYPE_CHECKING:
     from ..metrics.results import AggregateRow, Results
@@ -15,12 +16,6 @@ if TYPE_CHECKING:
 __all__ = ["TIMING_COLUMNS", "TimingColumn", "format_table", "plan_summary_lines",
            "timing_table_lines"]
 
-_TASK_SHORT = {
-    "smooth_turn_taking": "SHIFT",
-    "pause_handling": "PAUSE",
-    "backchanneling": "BC",
-    "barge_in": "BARGE_IN",
-}
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
@@ -49,7 +44,7 @@ def plan_row(name: str, plan: Plan) -> list[object]:
             f"{per_event:.1f}", f"{shared:.1f}", saving]
 
 
-PLAN_HEADER = ["dataset", "protocol", "samples", *(_TASK_SHORT[t] for t in TASKS), "filtered",
+PLAN_HEADER = ["dataset", "protocol", "samples", *(TASK_SHORT[t] for t in TASKS), "filtered",
                "invalid", "model s (per event)", "model s (shared prefix)", "saving"]
 
 
