@@ -1,0 +1,280 @@
+"""Executing a run: provenance, atomic per-sample outputs, resume, summary.
+
+The files are those of :mod:`duplexeval.runs.directory` (written through :class:`RunDir`).
+A sample is finished when its record says ``ok`` (written last, after its wavs, every file
+atomically), so killing the process at any moment loses no finished sample and leaves no
+half-written file; re-running the same command continues.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import soundfile as sf
+from tqdm import tqdm
+
+from .. import __version__
+from ..data.dialogue import Dataset, Dialogue
+from ..data.m3 import ALIGN_DIR, AUDIO_DIR
+from ..errors import DuplexevalError
+from ..execute import DialogueAudio, SampleOutput, run_group
+from ..fileio import safe_name
+from ..protocols import Plan, Sample
+from ..systems.base import System
+from .directory import (
+    DatasetInfo,
+    MetadataRow,
+    RunConfigFile,
+    RunDir,
+    RunSummary,
+    SampleRecord,
+    SystemInfo,
+)
+
+__all__ = ["RunConfig", "RunResult", "dataset_hash", "execute_run"]
+
+PACKAGES = ("numpy", "soundfile", "soxr", "scipy", "faster-whisper", "pydantic")
+
+
+def dataset_hash(dataset: Dataset) -> str:
+    """sha256 over the split's jsonl, its alignments and audio files (names and bytes)."""
+    digest = hashlib.sha256()
+    root = dataset.root
+    files = [root / f"{dataset.split}.jsonl"]
+    for d in dataset.dialogues:
+        files += [root / ALIGN_DIR / f"{d.id}.txt", root / AUDIO_DIR / f"{d.id}.wav"]
+    for path in files:
+        if path.exists():
+            digest.update(str(path.relative_to(root)).encode())
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()
+
+
+def _git_revision() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             cwd=Path(__file__).parent, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _package_versions() -> dict[str, str]:
+    found = {}
+    for name in PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The resolved configuration of a run (what its hash covers)."""
+
+    system: str
+    system_args: dict[str, str]
+    system_version: str
+    dataset: str
+    dataset_hash: str
+    split: str
+    plan: dict[str, Any]
+    seed: int
+    duplexeval_version: str = __version__
+
+    def config_hash(self) -> str:
+        """sha256 of the canonical JSON of this configuration."""
+        text = json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class RunResult:
+    """What :func:`execute_run` did."""
+
+    out: Path
+    samples: int
+    failed: int
+    frames_stepped: int
+    model_seconds: float
+    wall_seconds: float
+    skipped: int
+
+
+def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Dataset) -> None:
+    new_hash = config.config_hash()
+    if run.config_path.exists():
+        old = run.read_config()
+        if old.config_hash != new_hash:
+            new_cfg = json.loads(json.dumps(asdict(config)))
+            changed = [k for k, v in new_cfg.items() if old.config.get(k) != v]
+            raise DuplexevalError(
+                f"{run.root} holds a run with a different configuration (changed: "
+                f"{', '.join(changed) or 'unknown'}); choose another --out or remove it")
+        return
+    run.write_config(RunConfigFile(
+        config=asdict(config), config_hash=new_hash,
+        system=SystemInfo(name=system.name,
+                          class_=f"{type(system).__module__}:{type(system).__qualname__}",
+                          version=system.version, args=system.args,
+                          capabilities=system.capabilities.to_json()),
+        dataset=DatasetInfo(path=str(dataset.root.resolve()), name=dataset.name,
+                            split=dataset.split, language=dataset.language,
+                            domain=dataset.domain, content_hash=config.dataset_hash),
+        protocol=config.plan["protocol"], seed=config.seed, duplexeval_version=__version__,
+        git_revision=_git_revision(), python=platform.python_version(),
+        packages=_package_versions()))
+
+
+def _save(run: RunDir, result: SampleOutput, rate: int, system: System, protocol: str) -> None:
+    s = result.sample
+    files = run.sample_files(s.sample_id, s.event_id)
+    run.write_wav(files.wav, result.user, result.system, rate)
+    if result.context_user is not None and result.context_system is not None:
+        run.write_wav(files.context_wav, result.context_user, result.context_system, rate)
+    run.write_record(s.sample_id, s.event_id, SampleRecord(
+        status="ok", sample=s.to_json(), protocol=protocol, seed=result.seed,
+        frames=result.frames, trace=result.trace, system=system.name,
+        output_audio_path=run.relative(files.wav),
+        context_audio_path=run.relative(files.context_wav) if s.has_context else ""))
+
+
+def _save_failure(run: RunDir, s: Sample, exc: BaseException, protocol: str) -> None:
+    run.write_record(s.sample_id, s.event_id, SampleRecord(
+        status="failed", sample=s.to_json(), protocol=protocol,
+        error=f"{type(exc).__name__}: {exc}"))
+
+
+def _metadata(run: RunDir, plan: Plan, system: System) -> tuple[int, int]:
+    """Rewrite the metadata from the finished samples (plan order); returns (ok, failed)."""
+    rows, failed = [], 0
+    for s in plan.samples:
+        try:
+            record = run.read_record(s.sample_id, s.event_id)
+        except DuplexevalError:
+            record = None
+        if record is None:
+            continue
+        if record.status != "ok":
+            failed += 1
+            continue
+        files = run.sample_files(s.sample_id, s.event_id)
+        meta = {k: v for k, v in s.to_json().items() if k != "fork_time"}
+        rows.append(MetadataRow(
+            **meta, model=system.name, trigger_time=meta["input_start"],
+            input_audio_path=run.relative(files.wav),
+            context_audio_path=run.relative(files.context_wav) if s.has_context else "",
+            alignment_path=None, output_audio_path=run.relative(files.wav),
+            use_context=plan.options.protocol.uses_context,
+            context_mode=plan.options.protocol.value))
+    run.write_metadata(rows)
+    return len(rows), failed
+
+
+def _load_audio(d: Dialogue) -> DialogueAudio:
+    if d.audio is None:
+        raise DuplexevalError(f"dialogue {d.id}: audio file missing; `duplexeval data "
+                              "voice-bursts` makes audio from annotations")
+    x, rate = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
+    return DialogueAudio(x, rate)
+
+
+def execute_run(
+    system: System,
+    dataset: Dataset,
+    plan: Plan,
+    out: Path,
+    seed: int = 0,
+    fail_fast: bool = False,
+    use_snapshot: bool | None = None,
+    progress: bool = True,
+) -> RunResult:
+    """Run (or resume) ``plan`` into ``out``.  Sample and system names that are not safe file
+    names (:func:`~duplexeval.fileio.safe_name`) are refused before anything is written."""
+    safe_name(system.name, "system name")
+    for s in plan.samples:
+        safe_name(s.sample_id, "dialogue id")
+        safe_name(s.event_id, "event id")
+    started = time.monotonic()
+    config = RunConfig(system=system.name, system_args=dict(system.args),
+                       system_version=system.version, dataset=str(dataset.root.resolve()),
+                       dataset_hash=dataset_hash(dataset), split=dataset.split,
+                       plan={**asdict(plan.options), "protocol": plan.options.protocol.value,
+                             "ignored_events": sorted(plan.options.ignored_events)},
+                       seed=seed)
+    run = RunDir(out)
+    with run.locked():
+        return _execute_locked(system, dataset, plan, run, config, seed, fail_fast,
+                               use_snapshot, progress, started)
+
+
+def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
+                    config: RunConfig, seed: int, fail_fast: bool, use_snapshot: bool | None,
+                    progress: bool, started: float) -> RunResult:
+    for stale in list(run.temporary_files()):  # left by a killed run; never a finished file
+        stale.unlink(missing_ok=True)
+    _write_config(run, config, system, dataset)
+    protocol = plan.options.protocol
+    groups = plan.groups()
+    pending = {key: [s for s in members if not run.finished(s.sample_id, s.event_id)]
+               for key, members in groups.items()}
+    done = sum(len(m) for m in groups.values()) - sum(len(p) for p in pending.values())
+    frames = 0
+
+    def on_error(s: Sample, exc: BaseException) -> None:
+        _save_failure(run, s, exc, protocol.value)
+        if fail_fast:
+            raise DuplexevalError(f"sample {s.event_id} failed: {type(exc).__name__}: {exc}")
+
+    with tqdm(total=len(plan.samples), initial=done, desc=f"{system.name} {protocol.value}",
+              unit="sample", file=sys.stderr, disable=not progress) as bar:
+        for (dialogue_id, _user), members in pending.items():
+            if not members:
+                continue
+            dialogue = dataset.get(dialogue_id)
+            audio = _load_audio(dialogue)
+            # a shared pass must still cover every member's fork: run the whole group's
+            # pending samples together
+            outputs, stepped = run_group(system, dialogue, audio, members, protocol, seed,
+                                         use_snapshot=use_snapshot, on_error=on_error)
+            frames += stepped
+            for result in outputs:
+                _save(run, result, audio.sample_rate, system, protocol.value)
+            bar.update(len(members))
+    ok, failed = _metadata(run, plan, system)
+    frame_seconds = system.capabilities.frame_seconds
+    previous = run.read_summary() or RunSummary()
+    total_frames = previous.frames_stepped + frames
+    wall = previous.wall_seconds + time.monotonic() - started
+    run.write_summary(RunSummary(samples=ok, failed=failed, frames_stepped=total_frames,
+                                 model_seconds=round(total_frames * frame_seconds, 6),
+                                 wall_seconds=round(wall, 3)))
+    return RunResult(run.root, ok, failed, frames, frames * frame_seconds, wall, done)
+
+
+def summary_lines(result: RunResult, system: System, plan: Plan) -> Sequence[str]:
+    """The one-screen summary printed at the end of a run."""
+    per_event = plan.model_seconds_per_event()
+    return [
+        f"run: {result.out}",
+        f"  system {system.name} v{system.version}, protocol {plan.options.protocol.value}",
+        f"  samples ok {result.samples}, failed {result.failed}, resumed past {result.skipped}",
+        f"  frames stepped {result.frames_stepped} ({result.model_seconds:.1f} model-s; "
+        f"official per-event cost {per_event:.1f} s)",
+        f"  wall {result.wall_seconds:.1f} s",
+    ]
