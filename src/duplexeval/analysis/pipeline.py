@@ -16,8 +16,13 @@ Whisper text; ours are VAD boundaries, which are measured against logged truth (
 
 Outputs, in ``RUN_DIR/analysis/`` (the official ``asr/`` layout, so ``score --m3`` reads it too):
 ``{sample_id}/{event_id}.json`` transcripts, ``metadata.jsonl`` (the run's metadata plus
-``output_asr_path``, relative to this folder) and ``settings.json``.  Per-channel results are
+``output_asr_path``, relative to this folder), ``settings.json`` and ``inputs.json`` (SHA-256 of
+the run's ``metadata.jsonl`` and of every output wav it was made from).  Per-channel results are
 cached under ``cache_root()/analysis`` by (audio content hash, settings), so re-analysis is free.
+
+An analysis is *current* for a request (:func:`stale_reason`) only when its ``settings.json``
+equals the settings the request would record and ``inputs.json`` matches the run's files now;
+:func:`ensure_analysis` reuses a current analysis and otherwise analyses again, saying why.
 
 ``truth=True`` writes ``RUN_DIR/analysis-truth/`` instead, with channel-1 segments from the
 speech intervals the system logged (``trace.system_speech``, e.g. ``scripted``): the reference
@@ -29,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,10 +51,14 @@ from ..timeline import Span
 from .activity import ActivityOptions, VadEngine, detect_activity
 from .segments import Chunk, Segment, segments_from_spans, transcript_json
 
-__all__ = ["ANALYSIS_DIR", "TRUTH_DIR", "AnalysisOptions", "analyze_channel", "analyze_run"]
+__all__ = ["ANALYSIS_DIR", "TRUTH_DIR", "AnalysisOptions", "analyze_channel", "analyze_run",
+           "ensure_analysis", "stale_reason"]
 
 ANALYSIS_DIR = "analysis"
 TRUTH_DIR = "analysis-truth"
+INPUTS_FILE = "inputs.json"
+"""What an analysis was made from: ``{"metadata_sha256": ..., "audio": {path: sha256}}``."""
+TRUTH_SETTINGS: dict[str, Any] = {"truth": "trace.system_speech"}
 
 
 @dataclass(frozen=True)
@@ -60,8 +69,10 @@ class AnalysisOptions:
     asr: str = "base-packaged"
     """faster-whisper model: ``base-packaged`` (the offline default), a model name or a local
     path; ``none`` for voice activity only."""
-    asr_channels: tuple[int, ...] = (0, 1)
-    """Channels transcribed when ASR is on."""
+    asr_channels: tuple[int, ...] = (1,)
+    """Channels transcribed when ASR is on.  Default: the system channel only, the one whose
+    words the M3 timing metrics read (the backchannel rule's word count, ``chunks``); the user
+    channel gets voice-activity segments without words."""
     language: str | None = None
     """ASR language; None takes the run's dataset language."""
 
@@ -192,6 +203,8 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     if cache is None:
         cache = cache_root() / "analysis"
     out = run_dir / (TRUTH_DIR if truth else ANALYSIS_DIR)
+    metadata_sha = _file_sha256(run_dir / "metadata.jsonl")
+    audio_sha: dict[str, str] = {}
     lines = []
     for meta in tqdm(records, desc="analyze", unit="sample", file=sys.stderr,
                      disable=not progress):
@@ -200,6 +213,7 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
             x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
         except (sf.LibsndfileError, RuntimeError) as exc:
             raise DuplexevalError(f"{wav}: cannot read audio ({exc})") from None
+        audio_sha[str(meta["output_audio_path"])] = _file_sha256(wav)
         if truth:
             record = json.loads(wav.with_suffix(".json").read_text(encoding="utf-8"))
             segments = _truth_segments(record, meta)
@@ -209,7 +223,106 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
         rel = Path(meta["sample_id"]) / f"{meta['event_id']}.json"
         atomic_write_json(out / rel, transcript_json(segments))
         lines.append(json_line({**meta, "output_asr_path": rel.as_posix()}))
+    # inputs.json goes first and settings.json last: an interrupted analysis is never current
+    (out / "settings.json").unlink(missing_ok=True)
+    atomic_write_json(out / INPUTS_FILE, {"metadata_sha256": metadata_sha, "audio": audio_sha})
     atomic_write_text(out / "metadata.jsonl", "".join(lines))
-    settings = {"truth": "trace.system_speech"} if truth else analyzer.settings()
+    settings = TRUTH_SETTINGS if truth else analyzer.settings()
     atomic_write_json(out / "settings.json", settings)
     return out
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _describe(settings: dict[str, Any], key: str) -> str:
+    """``key=value`` for a reason line; ``asr`` is named by its model (or ``none``)."""
+    value = settings.get(key)
+    if key == "asr" and isinstance(value, dict):
+        return f"asr={value.get('model', '?')}"
+    if key == "vad" and isinstance(value, dict):
+        return f"vad={value.get('engine', '?')}"
+    if isinstance(value, str):
+        return f"{key}={value}"
+    return f"{key}={json.dumps(value, sort_keys=True)}"
+
+
+def _settings_change(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, str]:
+    """Short descriptions of how ``old`` and ``new`` settings differ (first differing keys;
+    a nested difference under an equal short name is spelled out one level down)."""
+    keys = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    before, after = [], []
+    for key in keys[:3]:
+        a, b = _describe(old, key), _describe(new, key)
+        if a == b and isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
+            sub = [k for k in sorted(set(old[key]) | set(new[key]))
+                   if old[key].get(k) != new[key].get(k)][:2]
+            a = ", ".join(f"{key}.{_describe(old[key], k)}" for k in sub)
+            b = ", ".join(f"{key}.{_describe(new[key], k)}" for k in sub)
+        before.append(a)
+        after.append(b)
+    return ", ".join(before), ", ".join(after)
+
+
+def _expected_settings(run_dir: Path, options: AnalysisOptions, truth: bool) -> dict[str, Any]:
+    """The ``settings.json`` an analysis of ``run_dir`` with ``options`` would write (loads no
+    model; JSON round trip so that tuples compare as the lists on disk)."""
+    if truth:
+        return dict(TRUTH_SETTINGS)
+    language, _domain = run_language(run_dir)
+    return json.loads(json.dumps(_Analyzer(options, language).settings()))
+
+
+def stale_reason(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
+                 truth: bool = False) -> str | None:
+    """None when ``run_dir``'s analysis folder holds an analysis made with exactly these
+    settings from the run's current ``metadata.jsonl`` and output audio; otherwise one line
+    saying why it cannot be reused."""
+    folder = run_dir / (TRUTH_DIR if truth else ANALYSIS_DIR)
+    settings = _read_json(folder / "settings.json")
+    inputs = _read_json(folder / INPUTS_FILE)
+    if not isinstance(settings, dict) or not (folder / "metadata.jsonl").is_file():
+        return f"no complete analysis in {folder}; analysing"
+    expected = _expected_settings(run_dir, options, truth)
+    if settings != expected:
+        before, after = _settings_change(settings, expected)
+        return f"analysis in {folder} was made with {before}; analysing again with {after}"
+    if not isinstance(inputs, dict) or not isinstance(inputs.get("audio"), dict):
+        return f"analysis in {folder} records no input hashes (older duplexeval); analysing again"
+    meta = run_dir / "metadata.jsonl"
+    if not meta.is_file() or _file_sha256(meta) != inputs.get("metadata_sha256"):
+        return (f"analysis in {folder} was made for other samples ({meta.name} changed); "
+                "analysing again")
+    changed = 0
+    for rel, digest in inputs["audio"].items():
+        wav = run_dir / rel
+        if not wav.is_file() or _file_sha256(wav) != digest:
+            changed += 1
+    if changed:
+        return (f"analysis in {folder} was made from other audio ({changed} of "
+                f"{len(inputs['audio'])} output wav(s) changed); analysing again")
+    return None
+
+
+def ensure_analysis(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
+                    truth: bool = False, progress: bool = True,
+                    log: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> Path:
+    """The run's analysis for ``options``: reused when current (:func:`stale_reason`),
+    otherwise made again after logging the one-line reason; returns the analysis folder."""
+    reason = stale_reason(run_dir, options, truth)
+    if reason is None:
+        return run_dir / (TRUTH_DIR if truth else ANALYSIS_DIR)
+    log(reason)
+    return analyze_run(run_dir, options, truth=truth, progress=progress)
