@@ -9,7 +9,9 @@
    and of shared-prefix execution.
 4. Runs of ``cascade``, ``reference`` (the human row) and ``silence`` (the floor) under
    multi-gen into ``runs/demo/`` (resumable).
-5. Analysis (Silero VAD + Whisper base, cached) and the M3 timing table per suite.
+5. Analysis (Silero VAD + Whisper base on the system channel, cached) and the M3 timing table
+   per suite.
+6. The wall time of each stage (printed, and ``runs/demo/demo_timing.json``).
 
 The official M3 toy data is third-party and not shipped: it is looked up in
 ``$DUPLEXEVAL_M3_TOY`` or a ``shared/m3_toy`` folder beside the working directory or its
@@ -18,9 +20,12 @@ parents.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -33,6 +38,7 @@ from .analysis.activity import ActivityOptions, VadEngine, detect_activity
 from .data.dialogue import Dataset
 from .data.validate import Need, load_dataset
 from .events import EventKind
+from .fileio import atomic_write_json
 from .protocols import PlanOptions, Protocol, build_plan
 from .report_text import PLAN_HEADER, format_table, plan_row
 
@@ -166,34 +172,74 @@ def demo_suites(full: bool, names: list[str] | None = None,
     return out
 
 
+STAGES = ("synthesis", "annotation check", "planning", "runs", "analysis", "scoring")
+"""The demo's stages, in order, as timed in ``RUN_ROOT/demo_timing.json``."""
+
+
+class StageTimer:
+    """Wall-clock seconds per named stage (``with timer("runs"): ...``; repeated use adds)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
+
+    def line(self) -> str:
+        """``Demo wall time: 312 s (synthesis 120 s, ...)``."""
+        parts = ", ".join(f"{k} {v:.0f} s" for k, v in self.seconds.items())
+        return f"Demo wall time: {sum(self.seconds.values()):.0f} s ({parts})"
+
+
 def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool = False,
              suites: list[str] | None = None, limit: int | None = None) -> int:
-    """The demo: annotation check and plans, the suites (quick subsets unless ``full``) run
-    under multi-gen by the demo systems, and the M3 timing table; returns the exit code."""
+    """The demo: the suites (quick subsets unless ``full``), their annotation check and plans,
+    runs of the demo systems under multi-gen and the M3 timing table; returns the exit code.
+    The wall time of each stage (:data:`STAGES`) is printed last and written to
+    ``runs_root/demo_timing.json`` (seconds, with the CPU count and load average)."""
+    timer = StageTimer()
     if find_m3_toy() is None:
         print("note: the official M3 toy sets were not found (set DUPLEXEVAL_M3_TOY); "
               "using the bundled data only", file=sys.stderr)
-    datasets = demo_suites(full, suites, limit) + [DemoDataset(p.name, p, (0, 1))
-                                                   for p in extra]
-    print(f"Annotation check: events annotated from each dataset's voiced audio (Silero VAD, "
-          f"no words) vs. its events from the word alignments; recovered = same kind and "
-          f"channel, start and end within {ANNOTATION_TOLERANCE * 1000:.0f} ms")
-    for demo in tqdm(datasets, desc="annotation check", unit="dataset", file=sys.stderr):
-        dataset, _ = load_dataset(demo.root, audio=Need.REQUIRE)
-        print(f"  {demo.name}: {annotation_check(dataset).line()}")
-    print()
-    rows = []
-    for demo in tqdm(datasets, desc="planning", unit="dataset", file=sys.stderr):
-        dataset, _ = load_dataset(demo.root)
-        for protocol in Protocol:
-            plan = build_plan(dataset.dialogues,
-                              PlanOptions(protocol=protocol, channels=demo.channels))
-            rows.append(plan_row(demo.name, plan))
-    print("What a run executes (per-event = official cost; shared prefix = duplexeval)")
-    print("\n".join(format_table(PLAN_HEADER, rows)))
+    with timer("synthesis"):
+        datasets = demo_suites(full, suites, limit) + [DemoDataset(p.name, p, (0, 1))
+                                                       for p in extra]
+    with timer("annotation check"):
+        print(f"Annotation check: events annotated from each dataset's voiced audio (Silero "
+              f"VAD, no words) vs. its events from the word alignments; recovered = same kind "
+              f"and channel, start and end within {ANNOTATION_TOLERANCE * 1000:.0f} ms")
+        for demo in tqdm(datasets, desc="annotation check", unit="dataset", file=sys.stderr):
+            dataset, _ = load_dataset(demo.root, audio=Need.REQUIRE)
+            print(f"  {demo.name}: {annotation_check(dataset).line()}")
+        print()
+    with timer("planning"):
+        rows = []
+        for demo in tqdm(datasets, desc="planning", unit="dataset", file=sys.stderr):
+            dataset, _ = load_dataset(demo.root)
+            for protocol in Protocol:
+                plan = build_plan(dataset.dialogues,
+                                  PlanOptions(protocol=protocol, channels=demo.channels))
+                rows.append(plan_row(demo.name, plan))
+        print("What a run executes (per-event = official cost; shared prefix = duplexeval)")
+        print("\n".join(format_table(PLAN_HEADER, rows)))
     runs: list[tuple[str, str, Path]] = []
-    print("\n".join(_run_systems(datasets, runs_root, runs)))
-    print("\n".join(_score_runs(runs)))
+    with timer("runs"):
+        print("\n".join(_run_systems(datasets, runs_root, runs)))
+    print("\n".join(_score_runs(runs, timer)))
+    print()
+    print(timer.line())
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    runs_root.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(runs_root / "demo_timing.json", {
+        "seconds": {k: round(v, 2) for k, v in timer.seconds.items()},
+        "total_seconds": round(sum(timer.seconds.values()), 2),
+        "cpu_count": os.cpu_count(), "loadavg_at_end": list(load) if load else None,
+        "full": full, "suites": [d.name for d in datasets]})
     return 0
 
 
@@ -232,24 +278,28 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
     return lines
 
 
-def _score_runs(runs: list[tuple[str, str, Path]]) -> list[str]:
+def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = None) -> list[str]:
     """Analyse and score every demo run; the M3 timing table, one block per dataset.  The
-    timing metrics read only the system channel's words, so the demo transcribes that channel
-    only (``duplexeval score`` transcribes both by default)."""
-    from .analysis.pipeline import AnalysisOptions
+    analysis (default :class:`~duplexeval.analysis.pipeline.AnalysisOptions`: Whisper on the
+    system channel only, whose words the timing metrics read) is reused when current."""
+    from .analysis.pipeline import AnalysisOptions, ensure_analysis
     from .report_text import timing_table_lines
     from .score_run import score_run_dir
 
-    options = AnalysisOptions(asr_channels=(1,))
+    timer = timer or StageTimer()
+    options = AnalysisOptions()
     lines = ["", "M3 timing (mean ± 95 % CI half-width; † fewer than 20 events; analysis: "
              "Silero VAD + Whisper base on the system channel)"]
-    for dataset in dict.fromkeys(d for d, _, _ in runs):
-        mine = [(system, out) for d, system, out in runs if d == dataset]
-        rows = [(system, score_run_dir(out, options=options, progress=False)[0])
-                for system, out in tqdm(mine, desc=f"scoring {dataset}", unit="run",
-                                        file=sys.stderr)]
-        lines += ["", f"  {dataset}"]
-        lines += [f"  {line}" for line in timing_table_lines(rows)]
+    with timer("analysis"):
+        for _, _, out in tqdm(runs, desc="analysis", unit="run", file=sys.stderr):
+            ensure_analysis(out, options, progress=False)
+    with timer("scoring"):
+        for dataset in dict.fromkeys(d for d, _, _ in runs):
+            mine = [(system, out) for d, system, out in runs if d == dataset]
+            rows = [(system, score_run_dir(out, options=options, progress=False)[0])
+                    for system, out in mine]
+            lines += ["", f"  {dataset}"]
+            lines += [f"  {line}" for line in timing_table_lines(rows)]
     lines += ["", "Per-event values, aggregates and settings: RUN_DIR/scores/{per_event.jsonl,"
               "aggregate.json,results.json}"]
     return lines

@@ -5,10 +5,13 @@ system output; time zero = ``input_start``) is analysed channel by channel:
 
 1. voice activity (:func:`~duplexeval.analysis.activity.detect_activity`) gives speech spans;
 2. spans closer than 0.5 s merge into segments (the official segmentation rule);
-3. with ASR, the speech regions are transcribed (word timestamps) and each word is attached to
-   the segment it overlaps most (words over no segment are dropped as hallucinations on
-   silence); words give the segment its text and word count (``chunks``), the VAD gives its
-   boundaries.  Without ASR (``asr="none"``) segments have no words.
+3. with ASR, on the channels in ``asr_channels`` (default: the system channel), the segments
+   shorter than ``asr_max_segment`` (default 1.0 s, the only ones whose words an M3 metric
+   reads) are transcribed (word timestamps) and each word is attached to the segment it
+   overlaps most (words over no segment are dropped as hallucinations on silence); words give
+   the segment its text and word count (``chunks``), the VAD gives its boundaries.  A channel
+   with no such segment (e.g. a system that never spoke) costs no ASR.  Without ASR
+   (``asr="none"``) segments have no words.
 
 Deviation from the official pipeline, on purpose: the official boundaries are MFA word times of
 Whisper text; ours are VAD boundaries, which are measured against logged truth (benchmark
@@ -75,12 +78,18 @@ class AnalysisOptions:
     channel gets voice-activity segments without words."""
     language: str | None = None
     """ASR language; None takes the run's dataset language."""
+    asr_max_segment: float | None = 1.0
+    """Seconds: only segments shorter than this (``end - start < asr_max_segment``) are
+    transcribed; longer ones keep empty ``text`` and ``chunks``.  The default 1.0 is the M3
+    model-backchannel rule's duration bound (``duration < 1.0 and words < 4``,
+    :mod:`duplexeval.metrics.m3`): the only place the M3 timing metrics read words, so a
+    longer segment's words change no M3 value.  None transcribes every segment."""
 
     def settings(self, asr_settings: dict[str, Any] | None = None) -> dict[str, Any]:
         vad = {k: (v.value if isinstance(v, VadEngine) else v) for k, v in asdict(self.vad).items()}
         return {"vad": vad, "asr": asr_settings if asr_settings is not None else self.asr,
-                "asr_channels": list(self.asr_channels), "language": self.language,
-                "segment_gap": 0.5, "duplexeval": __version__}
+                "asr_channels": list(self.asr_channels), "asr_max_segment_s": self.asr_max_segment,
+                "language": self.language, "segment_gap": 0.5, "duplexeval": __version__}
 
 
 def _attach_words(segments: list[Segment], words: Sequence[Chunk]) -> list[Segment]:
@@ -110,9 +119,7 @@ class _Analyzer:
     @property
     def transcriber(self) -> Any:
         if self._transcriber is None and self.options.asr != "none":
-            from .asr import Transcriber
-
-            self._transcriber = Transcriber(model=self.options.asr)
+            self._transcriber = _transcriber(self.options.asr)
         return self._transcriber
 
     def settings(self) -> dict[str, Any]:
@@ -135,14 +142,29 @@ class _Analyzer:
                 pass  # a damaged cache entry is recomputed
         spans = detect_activity(x, rate, self.options.vad)
         segments = segments_from_spans(spans, channel)
-        if use_asr and segments:
+        limit = self.options.asr_max_segment
+        wanted = [s for s in segments if limit is None or s.end - s.start < limit]
+        if use_asr and wanted:  # no speech (a silent system), nothing short: no ASR at all
             words = self.transcriber.transcribe(
-                x, rate, self.language, [Span(s.start, s.end) for s in segments])
+                x, rate, self.language, [Span(s.start, s.end) for s in wanted])
             segments = _attach_words(segments, [Chunk(w.start, w.end, w.text) for w in words])
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_json(path, [s.to_json() for s in segments])
         return segments
+
+
+_TRANSCRIBERS: dict[str, Any] = {}
+
+
+def _transcriber(model: str) -> Any:
+    """One :class:`~duplexeval.analysis.asr.Transcriber` per model name and process, so that
+    the Whisper model loads once however many runs are analysed (it is thread-safe)."""
+    if model not in _TRANSCRIBERS:
+        from .asr import Transcriber
+
+        _TRANSCRIBERS[model] = Transcriber(model=model)
+    return _TRANSCRIBERS[model]
 
 
 def _segment_from_json(channel: int, s: dict[str, Any]) -> Segment:
