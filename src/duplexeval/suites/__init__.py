@@ -14,7 +14,12 @@ A suite is built deterministically (:class:`~duplexeval.synth.build.Synthesizer`
 engines' settings, so a change to any of them builds anew and an unchanged suite is reused.  The
 build writes into a temporary folder that is renamed into place when complete, so an interrupted
 build leaves nothing half-written.  Each built suite holds ``quality.json`` (see
-:mod:`duplexeval.synth.quality`).
+:mod:`duplexeval.synth.quality`; without the ASR round trip for subsets such as the quick
+subsets, whose TTS is the full suite's).
+
+The *quick subset* of a suite (``limit="quick"``, what ``duplexeval demo`` runs) is the smallest
+prefix of its dialogues whose multi-gen plan has :data:`QUICK_MIN_SHIFTS` smooth-turn-taking
+samples on the suite's user channels; it is found while synthesizing, dialogue by dialogue.
 """
 
 from __future__ import annotations
@@ -167,7 +172,7 @@ def build_suite(name: str, force: bool = False, progress: bool = True, quality: 
         else:
             _build_from_specs(suite, tmp, progress, limit)
         if quality:
-            _write_quality(suite, tmp, log)
+            _write_quality(suite, tmp, log, asr=limit is None)
         if target.exists():
             shutil.rmtree(target)
         os.replace(tmp, target)
@@ -207,21 +212,27 @@ def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) ->
     synth.write(built, out, metadata={"name": suite.name, "description": suite.description})
 
 
-def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None]) -> None:
+def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None],
+                   asr: bool = True) -> None:
+    """``quality.json``; ``asr=False`` leaves out the ASR round trip (WER / kana CER), which
+    costs as much as the synthesis itself: subsets (the demo's quick subsets) skip it, the
+    full suites (``duplexeval data build``) measure it."""
     from ..data.validate import Need, load_dataset
     from ..synth.build import reference_gaps
     from ..synth.quality import quality_report
 
     dataset, _ = load_dataset(folder, audio=Need.REQUIRE)
-    report = quality_report(dataset, reference_gaps(suite.gaps))
+    report = quality_report(dataset, reference_gaps(suite.gaps), asr=asr)
     if suite.from_toy:
         from ..synth.toy import annotation_round_trip
 
         report["annotation_round_trip"] = annotation_round_trip(dataset)
     atomic_write_json(folder / "quality.json", report)
-    asr = report.get("asr", {})
-    log(f"{suite.name}: {asr.get('metric')} {asr.get('value', float('nan')):.3f} over "
-        f"{asr.get('ipus')} IPUs; turn-shift gap KS {report['timing']['ks']}")
+    asr_report = report.get("asr")
+    words = (f"{asr_report.get('metric')} {asr_report.get('value', float('nan')):.3f} over "
+             f"{asr_report.get('ipus')} IPUs" if asr_report else
+             "ASR round trip skipped (subset)")
+    log(f"{suite.name}: {words}; turn-shift gap KS {report['timing']['ks']}")
 
 
 def suite_rows() -> list[list[object]]:
