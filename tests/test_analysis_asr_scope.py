@@ -27,10 +27,13 @@ class FakeTranscriber:
     def settings(self) -> dict[str, str]:
         return {"model": "fake"}
 
-    def transcribe(self, audio: np.ndarray, rate: int, language: str | None,
-                   regions: Sequence[Span]) -> list[AsrWord]:
-        self.calls.append(list(regions))
-        return [AsrWord(r.start, r.end, "word") for r in regions]
+    def transcribe_many(self, items: Sequence[tuple[np.ndarray, int, Sequence[Span]]],
+                        language: str | None) -> list[list[AsrWord]]:
+        out = []
+        for _audio, _rate, regions in items:
+            self.calls.append(list(regions))
+            out.append([AsrWord(r.start, r.end, "word") for r in regions])
+        return out
 
 
 def _bursts(spans: list[tuple[float, float]], seconds: float = 6.0) -> np.ndarray:

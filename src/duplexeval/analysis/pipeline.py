@@ -62,6 +62,9 @@ TRUTH_DIR = "analysis-truth"
 INPUTS_FILE = "inputs.json"
 """What an analysis was made from: ``{"metadata_sha256": ..., "audio": {path: sha256}}``."""
 TRUTH_SETTINGS: dict[str, Any] = {"truth": "trace.system_speech"}
+BATCH_SAMPLES = 64
+"""Samples whose channels are analysed together (their short ASR regions share Whisper
+windows); bounds the audio held in memory."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ class AnalysisOptions:
         vad = {k: (v.value if isinstance(v, VadEngine) else v) for k, v in asdict(self.vad).items()}
         return {"vad": vad, "asr": asr_settings if asr_settings is not None else self.asr,
                 "asr_channels": list(self.asr_channels), "asr_max_segment_s": self.asr_max_segment,
+                "asr_windows_shared_by_samples": BATCH_SAMPLES,
                 "language": self.language, "segment_gap": 0.5, "duplexeval": __version__}
 
 
@@ -129,29 +133,62 @@ class _Analyzer:
         return out
 
     def channel(self, x: np.ndarray, rate: int, channel: int, cache: Path | None) -> list[Segment]:
-        use_asr = self.options.asr != "none" and channel in self.options.asr_channels
+        """Segments of one channel (see :meth:`channels`)."""
+        return self.channels([(x, rate, channel)], cache)[0]
+
+    def _cache_path(self, x: np.ndarray, rate: int, use_asr: bool,
+                    cache: Path | None) -> Path | None:
+        if cache is None:
+            return None
         key = hashlib.sha256(json.dumps(
             [self.settings() if use_asr else {**self.settings(), "asr": "none"}, rate],
             sort_keys=True).encode() + np.ascontiguousarray(x, dtype=np.float32).tobytes()
         ).hexdigest()
-        path = cache / key[:2] / f"{key}.json" if cache is not None else None
-        if path is not None and path.is_file():
-            try:
-                return [_segment_from_json(channel, s) for s in json.loads(path.read_text())]
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                pass  # a damaged cache entry is recomputed
-        spans = detect_activity(x, rate, self.options.vad)
-        segments = segments_from_spans(spans, channel)
-        limit = self.options.asr_max_segment
-        wanted = [s for s in segments if limit is None or s.end - s.start < limit]
-        if use_asr and wanted:  # no speech (a silent system), nothing short: no ASR at all
-            words = self.transcriber.transcribe(
-                x, rate, self.language, [Span(s.start, s.end) for s in wanted])
-            segments = _attach_words(segments, [Chunk(w.start, w.end, w.text) for w in words])
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(path, [s.to_json() for s in segments])
-        return segments
+        return cache / key[:2] / f"{key}.json"
+
+    def channels(self, items: Sequence[tuple[np.ndarray, int, int]],
+                 cache: Path | None) -> list[list[Segment]]:
+        """Segments of several channels ``(samples, rate, channel number)``, in order.
+
+        Cached channels are read back; the others get voice activity, and those that need
+        words are transcribed together (:meth:`~duplexeval.analysis.asr.Transcriber.
+        transcribe_many`: their short regions share Whisper windows).  A damaged cache entry
+        is recomputed.
+        """
+        out: list[list[Segment] | None] = [None] * len(items)
+        pending: list[tuple[int, list[Segment], list[Segment], Path | None]] = []
+        for i, (x, rate, channel) in enumerate(items):
+            use_asr = self.options.asr != "none" and channel in self.options.asr_channels
+            path = self._cache_path(x, rate, use_asr, cache)
+            if path is not None and path.is_file():
+                try:
+                    out[i] = [_segment_from_json(channel, s)
+                              for s in json.loads(path.read_text())]
+                    continue
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                    pass  # a damaged cache entry is recomputed
+            segments = segments_from_spans(detect_activity(x, rate, self.options.vad), channel)
+            limit = self.options.asr_max_segment
+            wanted = [s for s in segments if limit is None or s.end - s.start < limit]
+            if use_asr and wanted:  # no speech (a silent system), nothing short: no ASR
+                pending.append((i, segments, wanted, path))
+            else:
+                out[i] = segments
+                _store(path, segments)
+        if pending:
+            words = self.transcriber.transcribe_many(
+                [(items[i][0], items[i][1], [Span(s.start, s.end) for s in wanted])
+                 for i, _, wanted, _ in pending], self.language)
+            for (i, segments, _, path), found in zip(pending, words, strict=True):
+                out[i] = _attach_words(segments, [Chunk(w.start, w.end, w.text) for w in found])
+                _store(path, out[i])
+        return [segs if segs is not None else [] for segs in out]
+
+
+def _store(path: Path | None, segments: list[Segment]) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(path, [s.to_json() for s in segments])
 
 
 _TRANSCRIBERS: dict[str, Any] = {}
@@ -228,23 +265,36 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     metadata_sha = _file_sha256(run_dir / "metadata.jsonl")
     audio_sha: dict[str, str] = {}
     lines = []
-    for meta in tqdm(records, desc="analyze", unit="sample", file=sys.stderr,
-                     disable=not progress):
-        wav = run_dir / meta["output_audio_path"]
-        try:
-            x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
-        except (sf.LibsndfileError, RuntimeError) as exc:
-            raise DuplexevalError(f"{wav}: cannot read audio ({exc})") from None
-        audio_sha[str(meta["output_audio_path"])] = _file_sha256(wav)
+    bar = tqdm(total=len(records), desc="analyze", unit="sample", file=sys.stderr,
+               disable=not progress)
+    for first in range(0, len(records), BATCH_SAMPLES):
+        batch = records[first:first + BATCH_SAMPLES]
+        audio = []
+        for meta in batch:
+            wav = run_dir / meta["output_audio_path"]
+            try:
+                x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
+            except (sf.LibsndfileError, RuntimeError) as exc:
+                raise DuplexevalError(f"{wav}: cannot read audio ({exc})") from None
+            audio_sha[str(meta["output_audio_path"])] = _file_sha256(wav)
+            audio.append((wav, x, rate))
         if truth:
-            record = json.loads(wav.with_suffix(".json").read_text(encoding="utf-8"))
-            segments = _truth_segments(record, meta)
+            per_sample = []
+            for meta, (wav, _x, _rate) in zip(batch, audio, strict=True):
+                record = json.loads(wav.with_suffix(".json").read_text(encoding="utf-8"))
+                per_sample.append(_truth_segments(record, meta))
         else:
-            segments = [s for ch in range(x.shape[1])
-                        for s in analyzer.channel(x[:, ch], rate, ch, cache)]
-        rel = Path(meta["sample_id"]) / f"{meta['event_id']}.json"
-        atomic_write_json(out / rel, transcript_json(segments))
-        lines.append(json_line({**meta, "output_asr_path": rel.as_posix()}))
+            items = [(np.ascontiguousarray(x[:, ch]), rate, ch)
+                     for _wav, x, rate in audio for ch in range(x.shape[1])]
+            found = iter(analyzer.channels(items, cache))
+            per_sample = [[s for _ in range(x.shape[1]) for s in next(found)]
+                          for _wav, x, _rate in audio]
+        for meta, segments in zip(batch, per_sample, strict=True):
+            rel = Path(meta["sample_id"]) / f"{meta['event_id']}.json"
+            atomic_write_json(out / rel, transcript_json(segments))
+            lines.append(json_line({**meta, "output_asr_path": rel.as_posix()}))
+        bar.update(len(batch))
+    bar.close()
     # inputs.json goes first and settings.json last: an interrupted analysis is never current
     (out / "settings.json").unlink(missing_ok=True)
     atomic_write_json(out / INPUTS_FILE, {"metadata_sha256": metadata_sha, "audio": audio_sha})
