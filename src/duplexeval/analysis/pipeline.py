@@ -10,8 +10,11 @@ system output; time zero = ``input_start``) is analysed channel by channel:
    reads) are transcribed (word timestamps) and each word is attached to the segment it
    overlaps most (words over no segment are dropped as hallucinations on silence); words give
    the segment its text and word count (``chunks``), the VAD gives its boundaries.  A channel
-   with no such segment (e.g. a system that never spoke) costs no ASR.  Without ASR
-   (``asr="none"``) segments have no words.
+   with no such segment (e.g. a system that never spoke) costs no ASR.  The short regions of
+   up to :data:`BATCH_SAMPLES` samples share Whisper windows, so a channel's words may depend on
+   the chunks beside it in its window (a cached channel keeps the words of its first
+   analysis); on the demo runs the M3 values equal those of transcribing every segment one
+   sample at a time.  Without ASR (``asr="none"``) segments have no words.
 
 Deviation from the official pipeline, on purpose: the official boundaries are MFA word times of
 Whisper text; ours are VAD boundaries, which are measured against logged truth (benchmark
