@@ -84,3 +84,8 @@ def test_the_scope_is_part_of_the_settings(tmp_path: Path) -> None:
     assert AnalysisOptions().settings()["asr_max_segment_s"] == 1.0
     assert AnalysisOptions().settings()["asr_channels"] == [1]
     assert AnalysisOptions(asr_max_segment=None).settings()["asr_max_segment_s"] is None
+    assert AnalysisOptions().settings()["asr_shared_samples"] == 64
+    with pytest.raises(ValueError):
+        AnalysisOptions(asr_shared_samples=0)
+    with pytest.raises(ValueError):
+        AnalysisOptions(asr_max_segment=0.0)

@@ -10,11 +10,12 @@ system output; time zero = ``input_start``) is analysed channel by channel:
    reads) are transcribed (word timestamps) and each word is attached to the segment it
    overlaps most (words over no segment are dropped as hallucinations on silence); words give
    the segment its text and word count (``chunks``), the VAD gives its boundaries.  A channel
-   with no such segment (e.g. a system that never spoke) costs no ASR.  The short regions of
-   up to :data:`BATCH_SAMPLES` samples share Whisper windows, so a channel's words may depend on
-   the chunks beside it in its window (a cached channel keeps the words of its first
-   analysis); on the demo runs the M3 values equal those of transcribing every segment one
-   sample at a time.  Without ASR (``asr="none"``) segments have no words.
+   with no such segment (e.g. a system that never spoke) costs no ASR.  The short regions
+   of up to ``asr_shared_samples`` (64) samples share Whisper windows, so a channel's words
+   may depend on the chunks beside it in its window (a cached channel keeps the words of its
+   first analysis); on the demo runs the M3 values equal those of transcribing every segment
+   one sample at a time (``benchmarks/analysis_asr_scope.py``).  Without ASR
+   (``asr="none"``) segments have no words.
 
 Deviation from the official pipeline, on purpose: the official boundaries are MFA word times of
 Whisper text; ours are VAD boundaries, which are measured against logged truth (benchmark
@@ -65,9 +66,6 @@ TRUTH_DIR = "analysis-truth"
 INPUTS_FILE = "inputs.json"
 """What an analysis was made from: ``{"metadata_sha256": ..., "audio": {path: sha256}}``."""
 TRUTH_SETTINGS: dict[str, Any] = {"truth": "trace.system_speech"}
-BATCH_SAMPLES = 64
-"""Samples whose channels are analysed together (their short ASR regions share Whisper
-windows); bounds the audio held in memory."""
 
 
 @dataclass(frozen=True)
@@ -90,12 +88,22 @@ class AnalysisOptions:
     model-backchannel rule's duration bound (``duration < 1.0 and words < 4``,
     :mod:`duplexeval.metrics.m3`): the only place the M3 timing metrics read words, so a
     longer segment's words change no M3 value.  None transcribes every segment."""
+    asr_shared_samples: int = 64
+    """Samples analysed together: the ASR regions of their channels share Whisper windows (1:
+    each sample's regions on their own, as before shared windows).  Also bounds the audio held
+    in memory."""
+
+    def __post_init__(self) -> None:
+        if self.asr_shared_samples < 1:
+            raise ValueError(f"asr_shared_samples must be >= 1, got {self.asr_shared_samples}")
+        if self.asr_max_segment is not None and self.asr_max_segment <= 0:
+            raise ValueError(f"asr_max_segment must be > 0 s or None, got {self.asr_max_segment}")
 
     def settings(self, asr_settings: dict[str, Any] | None = None) -> dict[str, Any]:
         vad = {k: (v.value if isinstance(v, VadEngine) else v) for k, v in asdict(self.vad).items()}
         return {"vad": vad, "asr": asr_settings if asr_settings is not None else self.asr,
                 "asr_channels": list(self.asr_channels), "asr_max_segment_s": self.asr_max_segment,
-                "asr_windows_shared_by_samples": BATCH_SAMPLES,
+                "asr_shared_samples": self.asr_shared_samples,
                 "language": self.language, "segment_gap": 0.5, "duplexeval": __version__}
 
 
@@ -270,8 +278,9 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     lines = []
     bar = tqdm(total=len(records), desc="analyze", unit="sample", file=sys.stderr,
                disable=not progress)
-    for first in range(0, len(records), BATCH_SAMPLES):
-        batch = records[first:first + BATCH_SAMPLES]
+    step = options.asr_shared_samples
+    for first in range(0, len(records), step):
+        batch = records[first:first + step]
         audio = []
         for meta in batch:
             wav = run_dir / meta["output_audio_path"]
