@@ -28,10 +28,15 @@ def test_demo_on_one_bundled_dialogue(tmp_path: Path, monkeypatch: pytest.Monkey
     table = out[out.index("M3 timing"):].splitlines()
     rows = {line.split()[0]: line for line in table if line.strip().startswith(
         ("reference", "cascade", "silence"))}
-    assert set(rows) == {"reference", "cascade", "silence"}
+    # the cascade answers from the reference answers: marked as reading oracle data
+    assert set(rows) == {"reference◆", "cascade◆", "silence"}
+    assert any(line.strip().startswith("◆ cascade reads oracle data (qa_references, "
+                                       "reference_transcript)") for line in table)
+    assert any(line.strip().startswith("◆ reference reads oracle data (reference_audio)")
+               for line in table)
     # the human reference and the cascade take every question's turn; silence never does
-    assert rows["reference"].split()[1].startswith("100.0")
-    assert rows["cascade"].split()[1].startswith("100.0")
+    assert rows["reference◆"].split()[1].startswith("100.0")
+    assert rows["cascade◆"].split()[1].startswith("100.0")
     assert rows["silence"].split()[1].startswith("0.0")
     for name in ("reference", "cascade", "silence"):
         run = tmp_path / "runs" / f"{name}-m3-qa-en-first-1"

@@ -243,9 +243,28 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     return 0
 
 
-DEMO_SYSTEMS = ("cascade", "reference", "silence")
-"""The rows of the demo table: the CPU cascade (the system measured), the human reference and
-the floor."""
+@dataclass(frozen=True)
+class DemoSystem:
+    """One row of the demo table: a label, a system with its arguments, and the dataset domains
+    it runs on (``None``: every dataset)."""
+
+    label: str
+    system: str
+    args: tuple[tuple[str, str], ...] = ()
+    domains: tuple[str, ...] | None = None
+
+
+DEMO_SYSTEMS: tuple[DemoSystem, ...] = (
+    DemoSystem("cascade", "cascade"),
+    DemoSystem("cascade-eot1.5", "cascade", (("eot_silence", "1.5"),), ("chat",)),
+    DemoSystem("cascade-half", "cascade", (("half_duplex", "1"),), ("chat",)),
+    DemoSystem("reference", "reference"),
+    DemoSystem("silence", "silence"),
+)
+"""The rows of the demo table: the CPU cascade (the system measured; end of turn after 0.6 s
+of silence), on chat also waiting 1.5 s (its SHIFT and HOLD numbers move with that setting)
+and half duplex (it does not listen while it answers: barge-ins no longer stop it), the human
+reference and the floor."""
 
 
 def _slug(name: str) -> str:
@@ -265,13 +284,15 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
         dataset, _ = load_dataset(demo.root, audio=Need.REQUIRE)
         plan = build_plan(dataset.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN,
                                                          channels=demo.channels))
-        for name in DEMO_SYSTEMS:
-            system = load_system(name)
-            out = runs_root / f"{name}-{_slug(demo.name)}"
+        for row in DEMO_SYSTEMS:
+            if row.domains is not None and dataset.domain not in row.domains:
+                continue
+            system = load_system(row.system, dict(row.args))
+            out = runs_root / f"{row.label}-{_slug(demo.name)}"
             result = execute_run(system, dataset, plan, out, seed=0)
             lines.append(f"  {out}: {result.samples} samples ok, {result.failed} failed, "
                          f"{result.frames_stepped} frames stepped now")
-            runs.append((demo.name, name, out))
+            runs.append((demo.name, row.label, out))
     lines.append("")
     lines.append("Each run directory holds config.json, samples/*/*.wav (ch0 user as fed, ch1 "
                  "system), metadata.jsonl and run_summary.json.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .analysis.pipeline import AnalysisOptions, ensure_analysis, run_language
+from .analysis.pipeline import AnalysisOptions, ensure_analysis, run_language, run_system
 from .data.m3_outputs import read_m3_outputs
 from .metrics import get_variant
 from .results import Results, SourceInfo, write_score_outputs
@@ -41,5 +41,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     scores = score_events(events, timing)
     settings = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
     out = out or run_dir / ("scores-truth" if truth else "scores")
-    source = SourceInfo(kind="run", path=str(run_dir), metadata=str(meta))
+    system, oracle = run_system(run_dir)
+    source = SourceInfo(kind="run", path=str(run_dir), metadata=str(meta), system=system,
+                        oracle=oracle)
     return write_score_outputs(out, scores, timing, source, analysis=settings), out

@@ -252,6 +252,16 @@ def run_language(run_dir: Path) -> tuple[str, str]:
     return str(dataset.get("language") or ""), str(dataset.get("domain") or "")
 
 
+def run_system(run_dir: Path) -> tuple[str, list[str]]:
+    """(name, oracle data kinds) of the run's system, from its config.json."""
+    try:
+        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return "", []
+    system = config.get("system", {})
+    return str(system.get("name", "")), list(system.get("capabilities", {}).get("oracle", []))
+
+
 def _truth_segments(record: dict[str, Any], meta: dict[str, Any]) -> list[Segment]:
     speech = (record.get("trace") or {}).get("system_speech")
     if speech is None:
