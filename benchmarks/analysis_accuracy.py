@@ -1,5 +1,5 @@
 """How accurate is the analysis?  ``scripted`` logs exactly where its speech is; this runs it
-under the three protocols (``duplexeval.analysis.accuracy.ACCURACY_PROTOCOLS``), analyses the
+under the three protocols (``duplexeval.metrics.accuracy.ACCURACY_PROTOCOLS``), analyses the
 output audio with each VAD engine (ASR off), and prints boundary precision and recall at 50 ms
 (one-to-one matching), the agreement of the M3 verdicts per event kind, and the agreement of
 the latencies where both sides have a real one (how many did is printed too).

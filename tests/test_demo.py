@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from duplexeval.demo import run_demo
+from duplexeval.demo import STAGES, run_demo
 from duplexeval.speech.tts import engine_class
 
 
@@ -19,18 +19,32 @@ def test_demo_on_one_bundled_dialogue(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path / "cache"))
     assert run_demo([], runs_root=tmp_path / "runs", suites=["m3-qa-en"], limit=1) == 0
     out = capsys.readouterr().out
-    assert "sample-en: 2 dialogue(s), annotation from word alignments reproduces 49/49" in out
+    check = next(line for line in out.splitlines()
+                 if line.strip().startswith("m3-qa-en (first 1): "))
+    # events annotated from the voiced audio vs. from the alignments: "KIND found/total"
+    found, total = check.split("TURN_SHIFT ")[1].split(",")[0].split("/")
+    assert int(total) > 0 and int(found) >= 0.8 * int(total)
     assert "m3-qa-en (first 1)" in out and "M3 timing" in out
     table = out[out.index("M3 timing"):].splitlines()
     rows = {line.split()[0]: line for line in table if line.strip().startswith(
         ("reference", "cascade", "silence"))}
-    assert set(rows) == {"reference", "cascade", "silence"}
+    # the cascade answers from the reference answers: marked as reading oracle data
+    assert set(rows) == {"reference◆", "cascade◆", "silence"}
+    assert any(line.strip().startswith("◆ cascade reads oracle data (qa_references, "
+                                       "reference_transcript)") for line in table)
+    assert any(line.strip().startswith("◆ reference reads oracle data (reference_audio)")
+               for line in table)
     # the human reference and the cascade take every question's turn; silence never does
-    assert rows["reference"].split()[1].startswith("100.0")
-    assert rows["cascade"].split()[1].startswith("100.0")
+    assert rows["reference◆"].split()[1].startswith("100.0")
+    assert rows["cascade◆"].split()[1].startswith("100.0")
     assert rows["silence"].split()[1].startswith("0.0")
     for name in ("reference", "cascade", "silence"):
         run = tmp_path / "runs" / f"{name}-m3-qa-en-first-1"
         summary = json.loads((run / "run_summary.json").read_text())
         assert summary["samples"] > 0 and summary["failed"] == 0
         assert (run / "scores" / "results.json").is_file()
+    # the wall time of every stage, printed and recorded
+    assert "Demo wall time: " in out
+    timing = json.loads((tmp_path / "runs" / "demo_timing.json").read_text())
+    assert tuple(timing["seconds"]) == STAGES and timing["cpu_count"] >= 1
+    assert abs(sum(timing["seconds"].values()) - timing["total_seconds"]) < 0.05

@@ -1,14 +1,17 @@
 """``duplexeval demo``: the main job on the bundled data.
 
-1. Annotation check: the events of the annotated sources (the bundled ``sample-en`` and, when
-   found, the official M3 toy sets) re-derived from their word alignments.
-2. Data: the bundled suites (:mod:`duplexeval.suites`) built offline or taken from the cache;
+1. Data: the bundled suites (:mod:`duplexeval.suites`) built offline or taken from the cache;
    their quick subsets by default, everything with ``--full``.
+2. Annotation check (:func:`annotation_check`): each dataset's events re-annotated from its
+   voiced audio (the audio the runs are fed) and compared with its events from the word
+   alignments, per event kind.
 3. Plans under the three protocols, with the model-seconds of the official per-event execution
    and of shared-prefix execution.
 4. Runs of ``cascade``, ``reference`` (the human row) and ``silence`` (the floor) under
    multi-gen into ``runs/demo/`` (resumable).
-5. Analysis (Silero VAD + Whisper base, cached) and the M3 timing table per suite.
+5. Analysis (Silero VAD + Whisper base on the system channel, cached) and the M3 timing table
+   per suite.
+6. The wall time of each stage (printed, and ``runs/demo/demo_timing.json``).
 
 The official M3 toy data is third-party and not shipped: it is looked up in
 ``$DUPLEXEVAL_M3_TOY`` or a ``shared/m3_toy`` folder beside the working directory or its
@@ -17,22 +20,30 @@ parents.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import sys
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import soundfile as sf
 from tqdm import tqdm
 
-from .data.annotate import annotate_alignment_files
 from .data.dialogue import Dataset
 from .data.locate import bundled_dataset, find_m3_toy
-from .data.m3 import ALIGN_DIR
-from .data.validate import load_dataset
+from .data.validate import Need, load_dataset
+from .events import EventKind
+from .fileio import atomic_write_json
 from .protocols import PlanOptions, Protocol, build_plan
 from .report.text import PLAN_HEADER, format_table, plan_row
+from .speech.activity import ActivityOptions, VadEngine, detect_activity
 
-__all__ = ["DemoDataset", "default_datasets", "demo_suites", "run_demo"]
+__all__ = ["AnnotationCheck", "DemoDataset", "annotation_check", "default_datasets",
+           "demo_suites", "run_demo"]
 
 
 @dataclass(frozen=True)
@@ -54,19 +65,76 @@ def default_datasets() -> list[DemoDataset]:
     return out
 
 
-def _annotation_check(dataset: Dataset) -> tuple[int, int]:
-    """(events reproduced from the alignments, events shipped)."""
-    files = sorted((dataset.root / ALIGN_DIR).glob("*.txt"))
-    derived = {d.id: set(d.events) for d in annotate_alignment_files(files)}
-    shipped = sum(len(d.events) for d in dataset.dialogues)
-    same = sum(len(set(d.events) & derived.get(d.id, set())) for d in dataset.dialogues)
-    return same, shipped
+ANNOTATION_TOLERANCE = 0.1
+"""Seconds: an event annotated from audio recovers a reference event of the same kind and
+channel when both its start and its end are within this of the reference's."""
+
+
+@dataclass(frozen=True)
+class AnnotationCheck:
+    """Events annotated from a dataset's voiced audio vs. its events from the word alignments.
+
+    ``recovered[kind]`` = (reference events of ``kind`` recovered, reference events of
+    ``kind``); ``spurious[kind]`` = events annotated from the audio that match no reference
+    event of their kind (each audio event matches at most one reference event).
+    """
+
+    recovered: dict[str, tuple[int, int]]
+    spurious: dict[str, int]
+
+    def line(self) -> str:
+        """One line: per kind ``KIND found/total`` and the spurious count."""
+        parts = [f"{kind} {found}/{total}" for kind, (found, total) in self.recovered.items()]
+        extra = sum(self.spurious.values())
+        return (", ".join(parts) or "no events") + f"; {extra} spurious"
+
+
+def annotation_check(dataset: Dataset, tolerance: float = ANNOTATION_TOLERANCE,
+                     activity: ActivityOptions | None = None) -> AnnotationCheck:
+    """Annotate every dialogue's stereo audio from voice activity (Silero, as the analysis;
+    no words) and compare with its shipped events (made from the word alignments).
+
+    Matching is greedy in reference order: a reference event is recovered by the first unused
+    audio event of the same kind and channel whose start and end are both within
+    ``tolerance`` seconds (inclusive).  Dialogues without audio are skipped.
+    """
+    from .events import annotate_spans
+
+    options = activity or ActivityOptions(engine=VadEngine.SILERO)
+    found: dict[str, list[int]] = {}
+    spurious: dict[str, int] = {}
+    for d in dataset.dialogues:
+        if d.audio is None:
+            continue
+        x, rate = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
+        spans = {ch: detect_activity(np.ascontiguousarray(x[:, ch]), rate, options)
+                 for ch in (0, 1)}
+        derived = list(annotate_spans(spans))
+        used = [False] * len(derived)
+        for ref in d.events:
+            counts = found.setdefault(ref.kind.value, [0, 0])
+            counts[1] += 1
+            for i, e in enumerate(derived):
+                if (not used[i] and e.kind == ref.kind and e.channel == ref.channel
+                        and abs(e.start - ref.start) <= tolerance
+                        and abs(e.end - ref.end) <= tolerance):
+                    used[i] = True
+                    counts[0] += 1
+                    break
+        for e, hit in zip(derived, used, strict=True):
+            if not hit:
+                spurious[e.kind.value] = spurious.get(e.kind.value, 0) + 1
+    order = [k.value for k in EventKind]
+    return AnnotationCheck({k: (found[k][0], found[k][1]) for k in order if k in found},
+                           {k: spurious[k] for k in order if k in spurious})
 
 
 def demo_suites(full: bool, names: list[str] | None = None,
                 limit: int | None = None) -> list[DemoDataset]:
-    """Build (or reuse) the bundled suites: their quick subsets unless ``full``.  The toy-based
-    suite is included when the toy data is found."""
+    """Build (or reuse) the bundled suites: their quick subsets (the smallest prefix of
+    dialogues with :data:`~duplexeval.suites.QUICK_MIN_SHIFTS` smooth-turn-taking samples)
+    unless ``full``, or their first ``limit`` dialogues.  The toy-based suite is included when
+    the toy data is found (its first dialogue unless ``full``)."""
     from .suites import SUITES, build_suite
 
     chosen = names if names is not None else [
@@ -74,51 +142,108 @@ def demo_suites(full: bool, names: list[str] | None = None,
     out = []
     for name in chosen:
         suite = SUITES[name]
-        n = None if full else (limit or suite.quick)
-        root = build_suite(name, limit=n)
-        label = name if n is None else f"{name} (first {n})"
+        subset: int | str | None = (None if full else limit if limit is not None
+                                    else 1 if suite.from_toy else "quick")
+        root = build_suite(name, limit=subset)
+        label = name if subset is None else f"{name} (quick)" if subset == "quick" \
+            else f"{name} (first {subset})"
         out.append(DemoDataset(label, root, suite.channels))
     return out
 
 
+STAGES = ("synthesis", "annotation check", "planning", "runs", "analysis", "scoring")
+"""The demo's stages, in order, as timed in ``RUN_ROOT/demo_timing.json``."""
+
+
+class StageTimer:
+    """Wall-clock seconds per named stage (``with timer("runs"): ...``; repeated use adds)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
+
+    def line(self) -> str:
+        """``Demo wall time: 312 s (synthesis 120 s, ...)``."""
+        parts = ", ".join(f"{k} {v:.0f} s" for k, v in self.seconds.items())
+        return f"Demo wall time: {sum(self.seconds.values()):.0f} s ({parts})"
+
+
 def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool = False,
              suites: list[str] | None = None, limit: int | None = None) -> int:
-    """The demo: annotation check and plans, the suites (quick subsets unless ``full``) run
-    under multi-gen by the demo systems, and the M3 timing table; returns the exit code."""
-    sources = default_datasets()
+    """The demo: the suites (quick subsets unless ``full``), their annotation check and plans,
+    runs of the demo systems under multi-gen and the M3 timing table; returns the exit code.
+    The wall time of each stage (:data:`STAGES`) is printed last and written to
+    ``runs_root/demo_timing.json`` (seconds, with the CPU count and load average)."""
+    timer = StageTimer()
     if find_m3_toy() is None:
         print("note: the official M3 toy sets were not found (set DUPLEXEVAL_M3_TOY); "
               "using the bundled data only", file=sys.stderr)
-    checks = []
-    for demo in sources:
-        dataset, _ = load_dataset(demo.root)
-        same, shipped = _annotation_check(dataset)
-        checks.append(f"{demo.name}: {len(dataset)} dialogue(s), annotation from word "
-                      f"alignments reproduces {same}/{shipped} events")
-    print("Annotation check")
-    for line in checks:
-        print(f"  {line}")
-    print()
-    datasets = demo_suites(full, suites, limit) + [DemoDataset(p.name, p, (0, 1))
-                                                   for p in extra]
-    rows = []
-    for demo in tqdm(datasets, desc="planning", unit="dataset", file=sys.stderr):
-        dataset, _ = load_dataset(demo.root)
-        for protocol in Protocol:
-            plan = build_plan(dataset.dialogues,
-                              PlanOptions(protocol=protocol, channels=demo.channels))
-            rows.append(plan_row(demo.name, plan))
-    print("What a run executes (per-event = official cost; shared prefix = duplexeval)")
-    print("\n".join(format_table(PLAN_HEADER, rows)))
+    with timer("synthesis"):
+        datasets = demo_suites(full, suites, limit) + [DemoDataset(p.name, p, (0, 1))
+                                                       for p in extra]
+    with timer("annotation check"):
+        print(f"Annotation check: events annotated from each dataset's voiced audio (Silero "
+              f"VAD, no words) vs. its events from the word alignments; recovered = same kind "
+              f"and channel, start and end within {ANNOTATION_TOLERANCE * 1000:.0f} ms")
+        for demo in tqdm(datasets, desc="annotation check", unit="dataset", file=sys.stderr):
+            dataset, _ = load_dataset(demo.root, audio=Need.REQUIRE)
+            print(f"  {demo.name}: {annotation_check(dataset).line()}")
+        print()
+    with timer("planning"):
+        rows = []
+        for demo in tqdm(datasets, desc="planning", unit="dataset", file=sys.stderr):
+            dataset, _ = load_dataset(demo.root)
+            for protocol in Protocol:
+                plan = build_plan(dataset.dialogues,
+                                  PlanOptions(protocol=protocol, channels=demo.channels))
+                rows.append(plan_row(demo.name, plan))
+        print("What a run executes (per-event = official cost; shared prefix = duplexeval)")
+        print("\n".join(format_table(PLAN_HEADER, rows)))
     runs: list[tuple[str, str, Path]] = []
-    print("\n".join(_run_systems(datasets, runs_root, runs)))
-    print("\n".join(_score_runs(runs)))
+    with timer("runs"):
+        print("\n".join(_run_systems(datasets, runs_root, runs)))
+    print("\n".join(_score_runs(runs, timer)))
+    print()
+    print(timer.line())
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    runs_root.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(runs_root / "demo_timing.json", {
+        "seconds": {k: round(v, 2) for k, v in timer.seconds.items()},
+        "total_seconds": round(sum(timer.seconds.values()), 2),
+        "cpu_count": os.cpu_count(), "loadavg_at_end": list(load) if load else None,
+        "full": full, "suites": [d.name for d in datasets]})
     return 0
 
 
-DEMO_SYSTEMS = ("cascade", "reference", "silence")
-"""The rows of the demo table: the CPU cascade (the system measured), the human reference and
-the floor."""
+@dataclass(frozen=True)
+class DemoSystem:
+    """One row of the demo table: a label, a system with its arguments, and the dataset domains
+    it runs on (``None``: every dataset)."""
+
+    label: str
+    system: str
+    args: tuple[tuple[str, str], ...] = ()
+    domains: tuple[str, ...] | None = None
+
+
+DEMO_SYSTEMS: tuple[DemoSystem, ...] = (
+    DemoSystem("cascade", "cascade"),
+    DemoSystem("cascade-eot1.5", "cascade", (("eot_silence", "1.5"),), ("chat",)),
+    DemoSystem("cascade-half", "cascade", (("half_duplex", "1"),), ("chat",)),
+    DemoSystem("reference", "reference"),
+    DemoSystem("silence", "silence"),
+)
+"""The rows of the demo table: the CPU cascade (the system measured; end of turn after 0.6 s
+of silence), on chat also waiting 1.5 s (its SHIFT and HOLD numbers move with that setting)
+and half duplex (it does not listen while it answers: barge-ins no longer stop it), the human
+reference and the floor."""
 
 
 def _slug(name: str) -> str:
@@ -130,7 +255,6 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
                  runs: list[tuple[str, str, Path]]) -> list[str]:
     """Run the demo systems on each dataset under multi-gen, appending (dataset, system, run
     dir) to ``runs``; returns the lines to print."""
-    from .data.validate import Need
     from .runs import execute_run
     from .systems.registry import load_system
 
@@ -139,37 +263,43 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
         dataset, _ = load_dataset(demo.root, audio=Need.REQUIRE)
         plan = build_plan(dataset.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN,
                                                          channels=demo.channels))
-        for name in DEMO_SYSTEMS:
-            system = load_system(name)
-            out = runs_root / f"{name}-{_slug(demo.name)}"
+        for row in DEMO_SYSTEMS:
+            if row.domains is not None and dataset.domain not in row.domains:
+                continue
+            system = load_system(row.system, dict(row.args))
+            out = runs_root / f"{row.label}-{_slug(demo.name)}"
             result = execute_run(system, dataset, plan, out, seed=0)
             lines.append(f"  {out}: {result.samples} samples ok, {result.failed} failed, "
                          f"{result.frames_stepped} frames stepped now")
-            runs.append((demo.name, name, out))
+            runs.append((demo.name, row.label, out))
     lines.append("")
     lines.append("Each run directory holds config.json, samples/*/*.wav (ch0 user as fed, ch1 "
                  "system), metadata.jsonl and run_summary.json.")
     return lines
 
 
-def _score_runs(runs: list[tuple[str, str, Path]]) -> list[str]:
+def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = None) -> list[str]:
     """Analyse and score every demo run; the M3 timing table, one block per dataset.  The
-    timing metrics read only the system channel's words, so the demo transcribes that channel
-    only (``duplexeval score`` transcribes both by default)."""
-    from .analysis.pipeline import AnalysisOptions
+    analysis (default :class:`~duplexeval.analysis.pipeline.AnalysisOptions`: Whisper on the
+    system channel only, whose words the timing metrics read) is reused when current."""
+    from .analysis.pipeline import AnalysisOptions, ensure_analysis
     from .metrics.score_run import score_run_dir
     from .report.text import timing_table_lines
 
-    options = AnalysisOptions(asr_channels=(1,))
+    timer = timer or StageTimer()
+    options = AnalysisOptions()
     lines = ["", "M3 timing (mean ± 95 % CI half-width; † fewer than 20 events; analysis: "
              "Silero VAD + Whisper base on the system channel)"]
-    for dataset in dict.fromkeys(d for d, _, _ in runs):
-        mine = [(system, out) for d, system, out in runs if d == dataset]
-        rows = [(system, score_run_dir(out, options=options, progress=False)[0])
-                for system, out in tqdm(mine, desc=f"scoring {dataset}", unit="run",
-                                        file=sys.stderr)]
-        lines += ["", f"  {dataset}"]
-        lines += [f"  {line}" for line in timing_table_lines(rows)]
+    with timer("analysis"):
+        for _, _, out in tqdm(runs, desc="analysis", unit="run", file=sys.stderr):
+            ensure_analysis(out, options, progress=False)
+    with timer("scoring"):
+        for dataset in dict.fromkeys(d for d, _, _ in runs):
+            mine = [(system, out) for d, system, out in runs if d == dataset]
+            rows = [(system, score_run_dir(out, options=options, progress=False)[0])
+                    for system, out in mine]
+            lines += ["", f"  {dataset}"]
+            lines += [f"  {line}" for line in timing_table_lines(rows)]
     lines += ["", "Per-event values, aggregates and settings: RUN_DIR/scores/{per_event.jsonl,"
               "aggregate.json,results.json}"]
     return lines

@@ -5,10 +5,17 @@ system output; time zero = ``input_start``) is analysed channel by channel:
 
 1. voice activity (:func:`~duplexeval.speech.activity.detect_activity`) gives speech spans;
 2. spans closer than 0.5 s merge into segments (the official segmentation rule);
-3. with ASR, the speech regions are transcribed (word timestamps) and each word is attached to
-   the segment it overlaps most (words over no segment are dropped as hallucinations on
-   silence); words give the segment its text and word count (``chunks``), the VAD gives its
-   boundaries.  Without ASR (``asr="none"``) segments have no words.
+3. with ASR, on the channels in ``asr_channels`` (default: the system channel), the segments
+   shorter than ``asr_max_segment`` (default 1.0 s, the only ones whose words an M3 metric
+   reads) are transcribed (word timestamps) and each word is attached to the segment it
+   overlaps most (words over no segment are dropped as hallucinations on silence); words give
+   the segment its text and word count (``chunks``), the VAD gives its boundaries.  A channel
+   with no such segment (e.g. a system that never spoke) costs no ASR.  The short regions
+   of up to ``asr_shared_samples`` (64) samples share Whisper windows, so a channel's words
+   may depend on the chunks beside it in its window (a cached channel keeps the words of its
+   first analysis); on the demo runs the M3 values equal those of transcribing every segment
+   one sample at a time (``benchmarks/analysis_asr_scope.py``).  Without ASR
+   (``asr="none"``) segments have no words.
 
 Deviation from the official pipeline, on purpose: the official boundaries are MFA word times of
 Whisper text; ours are VAD boundaries, which are measured against logged truth (benchmark
@@ -16,8 +23,13 @@ Whisper text; ours are VAD boundaries, which are measured against logged truth (
 
 Outputs, in ``RUN_DIR/analysis/`` (the official ``asr/`` layout, so ``score --m3`` reads it too):
 ``{sample_id}/{event_id}.json`` transcripts, ``metadata.jsonl`` (the run's metadata plus
-``output_asr_path``, relative to this folder) and ``settings.json``.  Per-channel results are
+``output_asr_path``, relative to this folder), ``settings.json`` and ``inputs.json`` (SHA-256 of
+the run's ``metadata.jsonl`` and of every output wav it was made from).  Per-channel results are
 cached under ``cache_root()/analysis`` by (audio content hash, settings), so re-analysis is free.
+
+An analysis is *current* for a request (:func:`stale_reason`) only when its ``settings.json``
+equals the settings the request would record and ``inputs.json`` matches the run's files now;
+:func:`ensure_analysis` reuses a current analysis and otherwise analyses again, saying why.
 
 ``truth=True`` writes ``RUN_DIR/analysis-truth/`` instead, with channel-1 segments from the
 speech intervals the system logged (``trace.system_speech``, e.g. ``scripted``): the reference
@@ -29,7 +41,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,10 +58,14 @@ from ..speech.activity import ActivityOptions, VadEngine, detect_activity
 from ..timeline import Span
 from .segments import Chunk, Segment, segments_from_spans, transcript_json
 
-__all__ = ["ANALYSIS_DIR", "TRUTH_DIR", "AnalysisOptions", "analyze_channel", "analyze_run"]
+__all__ = ["ANALYSIS_DIR", "TRUTH_DIR", "AnalysisOptions", "analyze_channel", "analyze_run",
+           "ensure_analysis", "stale_reason"]
 
 ANALYSIS_DIR = "analysis"
 TRUTH_DIR = "analysis-truth"
+INPUTS_FILE = "inputs.json"
+"""What an analysis was made from: ``{"metadata_sha256": ..., "audio": {path: sha256}}``."""
+TRUTH_SETTINGS: dict[str, Any] = {"truth": "trace.system_speech"}
 
 
 @dataclass(frozen=True)
@@ -60,16 +76,35 @@ class AnalysisOptions:
     asr: str = "base-packaged"
     """faster-whisper model: ``base-packaged`` (the offline default), a model name or a local
     path; ``none`` for voice activity only."""
-    asr_channels: tuple[int, ...] = (0, 1)
-    """Channels transcribed when ASR is on."""
+    asr_channels: tuple[int, ...] = (1,)
+    """Channels transcribed when ASR is on.  Default: the system channel only, the one whose
+    words the M3 timing metrics read (the backchannel rule's word count, ``chunks``); the user
+    channel gets voice-activity segments without words."""
     language: str | None = None
     """ASR language; None takes the run's dataset language."""
+    asr_max_segment: float | None = 1.0
+    """Seconds: only segments shorter than this (``end - start < asr_max_segment``) are
+    transcribed; longer ones keep empty ``text`` and ``chunks``.  The default 1.0 is the M3
+    model-backchannel rule's duration bound (``duration < 1.0 and words < 4``,
+    :mod:`duplexeval.metrics.m3`): the only place the M3 timing metrics read words, so a
+    longer segment's words change no M3 value.  None transcribes every segment."""
+    asr_shared_samples: int = 64
+    """Samples analysed together: the ASR regions of their channels share Whisper windows (1:
+    each sample's regions on their own, as before shared windows).  Also bounds the audio held
+    in memory."""
+
+    def __post_init__(self) -> None:
+        if self.asr_shared_samples < 1:
+            raise ValueError(f"asr_shared_samples must be >= 1, got {self.asr_shared_samples}")
+        if self.asr_max_segment is not None and self.asr_max_segment <= 0:
+            raise ValueError(f"asr_max_segment must be > 0 s or None, got {self.asr_max_segment}")
 
     def settings(self, asr_settings: dict[str, Any] | None = None) -> dict[str, Any]:
         vad = {k: (v.value if isinstance(v, VadEngine) else v) for k, v in asdict(self.vad).items()}
         return {"vad": vad, "asr": asr_settings if asr_settings is not None else self.asr,
-                "asr_channels": list(self.asr_channels), "language": self.language,
-                "segment_gap": 0.5, "duplexeval": __version__}
+                "asr_channels": list(self.asr_channels), "asr_max_segment_s": self.asr_max_segment,
+                "asr_shared_samples": self.asr_shared_samples,
+                "language": self.language, "segment_gap": 0.5, "duplexeval": __version__}
 
 
 def _attach_words(segments: list[Segment], words: Sequence[Chunk]) -> list[Segment]:
@@ -99,9 +134,7 @@ class _Analyzer:
     @property
     def transcriber(self) -> Any:
         if self._transcriber is None and self.options.asr != "none":
-            from ..speech.asr import Transcriber
-
-            self._transcriber = Transcriber(model=self.options.asr)
+            self._transcriber = _transcriber(self.options.asr)
         return self._transcriber
 
     def settings(self) -> dict[str, Any]:
@@ -111,27 +144,75 @@ class _Analyzer:
         return out
 
     def channel(self, x: np.ndarray, rate: int, channel: int, cache: Path | None) -> list[Segment]:
-        use_asr = self.options.asr != "none" and channel in self.options.asr_channels
+        """Segments of one channel (see :meth:`channels`)."""
+        return self.channels([(x, rate, channel)], cache)[0]
+
+    def _cache_path(self, x: np.ndarray, rate: int, use_asr: bool,
+                    cache: Path | None) -> Path | None:
+        if cache is None:
+            return None
         key = hashlib.sha256(json.dumps(
             [self.settings() if use_asr else {**self.settings(), "asr": "none"}, rate],
             sort_keys=True).encode() + np.ascontiguousarray(x, dtype=np.float32).tobytes()
         ).hexdigest()
-        path = cache / key[:2] / f"{key}.json" if cache is not None else None
-        if path is not None and path.is_file():
-            try:
-                return [_segment_from_json(channel, s) for s in json.loads(path.read_text())]
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                pass  # a damaged cache entry is recomputed
-        spans = detect_activity(x, rate, self.options.vad)
-        segments = segments_from_spans(spans, channel)
-        if use_asr and segments:
-            words = self.transcriber.transcribe(
-                x, rate, self.language, [Span(s.start, s.end) for s in segments])
-            segments = _attach_words(segments, [Chunk(w.start, w.end, w.text) for w in words])
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(path, [s.to_json() for s in segments])
-        return segments
+        return cache / key[:2] / f"{key}.json"
+
+    def channels(self, items: Sequence[tuple[np.ndarray, int, int]],
+                 cache: Path | None) -> list[list[Segment]]:
+        """Segments of several channels ``(samples, rate, channel number)``, in order.
+
+        Cached channels are read back; the others get voice activity, and those that need
+        words are transcribed together (:meth:`~duplexeval.speech.asr.Transcriber.
+        transcribe_many`: their short regions share Whisper windows).  A damaged cache entry
+        is recomputed.
+        """
+        out: list[list[Segment] | None] = [None] * len(items)
+        pending: list[tuple[int, list[Segment], list[Segment], Path | None]] = []
+        for i, (x, rate, channel) in enumerate(items):
+            use_asr = self.options.asr != "none" and channel in self.options.asr_channels
+            path = self._cache_path(x, rate, use_asr, cache)
+            if path is not None and path.is_file():
+                try:
+                    out[i] = [_segment_from_json(channel, s)
+                              for s in json.loads(path.read_text())]
+                    continue
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                    pass  # a damaged cache entry is recomputed
+            segments = segments_from_spans(detect_activity(x, rate, self.options.vad), channel)
+            limit = self.options.asr_max_segment
+            wanted = [s for s in segments if limit is None or s.end - s.start < limit]
+            if use_asr and wanted:  # no speech (a silent system), nothing short: no ASR
+                pending.append((i, segments, wanted, path))
+            else:
+                out[i] = segments
+                _store(path, segments)
+        if pending:
+            words = self.transcriber.transcribe_many(
+                [(items[i][0], items[i][1], [Span(s.start, s.end) for s in wanted])
+                 for i, _, wanted, _ in pending], self.language)
+            for (i, segments, _, path), found in zip(pending, words, strict=True):
+                out[i] = _attach_words(segments, [Chunk(w.start, w.end, w.text) for w in found])
+                _store(path, out[i])
+        return [segs if segs is not None else [] for segs in out]
+
+
+def _store(path: Path | None, segments: list[Segment]) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(path, [s.to_json() for s in segments])
+
+
+_TRANSCRIBERS: dict[str, Any] = {}
+
+
+def _transcriber(model: str) -> Any:
+    """One :class:`~duplexeval.speech.asr.Transcriber` per model name and process, so that
+    the Whisper model loads once however many runs are analysed (it is thread-safe)."""
+    if model not in _TRANSCRIBERS:
+        from ..speech.asr import Transcriber
+
+        _TRANSCRIBERS[model] = Transcriber(model=model)
+    return _TRANSCRIBERS[model]
 
 
 def _segment_from_json(channel: int, s: dict[str, Any]) -> Segment:
@@ -171,6 +252,16 @@ def run_language(run_dir: Path) -> tuple[str, str]:
     return str(dataset.get("language") or ""), str(dataset.get("domain") or "")
 
 
+def run_system(run_dir: Path) -> tuple[str, list[str]]:
+    """(name, oracle data kinds) of the run's system, from its config.json."""
+    try:
+        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return "", []
+    system = config.get("system", {})
+    return str(system.get("name", "")), list(system.get("capabilities", {}).get("oracle", []))
+
+
 def _truth_segments(record: dict[str, Any], meta: dict[str, Any]) -> list[Segment]:
     speech = (record.get("trace") or {}).get("system_speech")
     if speech is None:
@@ -192,24 +283,140 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     if cache is None:
         cache = cache_root() / "analysis"
     out = run_dir / (TRUTH_DIR if truth else ANALYSIS_DIR)
+    metadata_sha = _file_sha256(run_dir / "metadata.jsonl")
+    audio_sha: dict[str, str] = {}
     lines = []
-    for meta in tqdm(records, desc="analyze", unit="sample", file=sys.stderr,
-                     disable=not progress):
-        wav = run_dir / meta["output_audio_path"]
-        try:
-            x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
-        except (sf.LibsndfileError, RuntimeError) as exc:
-            raise DuplexevalError(f"{wav}: cannot read audio ({exc})") from None
+    bar = tqdm(total=len(records), desc="analyze", unit="sample", file=sys.stderr,
+               disable=not progress)
+    step = options.asr_shared_samples
+    for first in range(0, len(records), step):
+        batch = records[first:first + step]
+        audio = []
+        for meta in batch:
+            wav = run_dir / meta["output_audio_path"]
+            try:
+                x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
+            except (sf.LibsndfileError, RuntimeError) as exc:
+                raise DuplexevalError(f"{wav}: cannot read audio ({exc})") from None
+            audio_sha[str(meta["output_audio_path"])] = _file_sha256(wav)
+            audio.append((wav, x, rate))
         if truth:
-            record = json.loads(wav.with_suffix(".json").read_text(encoding="utf-8"))
-            segments = _truth_segments(record, meta)
+            per_sample = []
+            for meta, (wav, _x, _rate) in zip(batch, audio, strict=True):
+                record = json.loads(wav.with_suffix(".json").read_text(encoding="utf-8"))
+                per_sample.append(_truth_segments(record, meta))
         else:
-            segments = [s for ch in range(x.shape[1])
-                        for s in analyzer.channel(x[:, ch], rate, ch, cache)]
-        rel = Path(meta["sample_id"]) / f"{meta['event_id']}.json"
-        atomic_write_json(out / rel, transcript_json(segments))
-        lines.append(json_line({**meta, "output_asr_path": rel.as_posix()}))
+            items = [(np.ascontiguousarray(x[:, ch]), rate, ch)
+                     for _wav, x, rate in audio for ch in range(x.shape[1])]
+            found = iter(analyzer.channels(items, cache))
+            per_sample = [[s for _ in range(x.shape[1]) for s in next(found)]
+                          for _wav, x, _rate in audio]
+        for meta, segments in zip(batch, per_sample, strict=True):
+            rel = Path(meta["sample_id"]) / f"{meta['event_id']}.json"
+            atomic_write_json(out / rel, transcript_json(segments))
+            lines.append(json_line({**meta, "output_asr_path": rel.as_posix()}))
+        bar.update(len(batch))
+    bar.close()
+    # inputs.json goes first and settings.json last: an interrupted analysis is never current
+    (out / "settings.json").unlink(missing_ok=True)
+    atomic_write_json(out / INPUTS_FILE, {"metadata_sha256": metadata_sha, "audio": audio_sha})
     atomic_write_text(out / "metadata.jsonl", "".join(lines))
-    settings = {"truth": "trace.system_speech"} if truth else analyzer.settings()
+    settings = TRUTH_SETTINGS if truth else analyzer.settings()
     atomic_write_json(out / "settings.json", settings)
     return out
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _describe(settings: dict[str, Any], key: str) -> str:
+    """``key=value`` for a reason line; ``asr`` is named by its model (or ``none``)."""
+    value = settings.get(key)
+    if key == "asr" and isinstance(value, dict):
+        return f"asr={value.get('model', '?')}"
+    if key == "vad" and isinstance(value, dict):
+        return f"vad={value.get('engine', '?')}"
+    if isinstance(value, str):
+        return f"{key}={value}"
+    return f"{key}={json.dumps(value, sort_keys=True)}"
+
+
+def _settings_change(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, str]:
+    """Short descriptions of how ``old`` and ``new`` settings differ (first differing keys;
+    a nested difference under an equal short name is spelled out one level down)."""
+    keys = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    before, after = [], []
+    for key in keys[:3]:
+        a, b = _describe(old, key), _describe(new, key)
+        if a == b and isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
+            sub = [k for k in sorted(set(old[key]) | set(new[key]))
+                   if old[key].get(k) != new[key].get(k)][:2]
+            a = ", ".join(f"{key}.{_describe(old[key], k)}" for k in sub)
+            b = ", ".join(f"{key}.{_describe(new[key], k)}" for k in sub)
+        before.append(a)
+        after.append(b)
+    return ", ".join(before), ", ".join(after)
+
+
+def _expected_settings(run_dir: Path, options: AnalysisOptions, truth: bool) -> dict[str, Any]:
+    """The ``settings.json`` an analysis of ``run_dir`` with ``options`` would write (loads no
+    model; JSON round trip so that tuples compare as the lists on disk)."""
+    if truth:
+        return dict(TRUTH_SETTINGS)
+    language, _domain = run_language(run_dir)
+    return json.loads(json.dumps(_Analyzer(options, language).settings()))
+
+
+def stale_reason(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
+                 truth: bool = False) -> str | None:
+    """None when ``run_dir``'s analysis folder holds an analysis made with exactly these
+    settings from the run's current ``metadata.jsonl`` and output audio; otherwise one line
+    saying why it cannot be reused."""
+    folder = run_dir / (TRUTH_DIR if truth else ANALYSIS_DIR)
+    settings = _read_json(folder / "settings.json")
+    inputs = _read_json(folder / INPUTS_FILE)
+    if not isinstance(settings, dict) or not (folder / "metadata.jsonl").is_file():
+        return f"no complete analysis in {folder}; analysing"
+    expected = _expected_settings(run_dir, options, truth)
+    if settings != expected:
+        before, after = _settings_change(settings, expected)
+        return f"analysis in {folder} was made with {before}; analysing again with {after}"
+    if not isinstance(inputs, dict) or not isinstance(inputs.get("audio"), dict):
+        return f"analysis in {folder} records no input hashes (older duplexeval); analysing again"
+    meta = run_dir / "metadata.jsonl"
+    if not meta.is_file() or _file_sha256(meta) != inputs.get("metadata_sha256"):
+        return (f"analysis in {folder} was made for other samples ({meta.name} changed); "
+                "analysing again")
+    changed = 0
+    for rel, digest in inputs["audio"].items():
+        wav = run_dir / rel
+        if not wav.is_file() or _file_sha256(wav) != digest:
+            changed += 1
+    if changed:
+        return (f"analysis in {folder} was made from other audio ({changed} of "
+                f"{len(inputs['audio'])} output wav(s) changed); analysing again")
+    return None
+
+
+def ensure_analysis(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
+                    truth: bool = False, progress: bool = True,
+                    log: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> Path:
+    """The run's analysis for ``options``: reused when current (:func:`stale_reason`),
+    otherwise made again after logging the one-line reason; returns the analysis folder."""
+    reason = stale_reason(run_dir, options, truth)
+    if reason is None:
+        return run_dir / (TRUTH_DIR if truth else ANALYSIS_DIR)
+    log(reason)
+    return analyze_run(run_dir, options, truth=truth, progress=progress)

@@ -44,6 +44,11 @@ class SourceInfo(BaseModel):
     kind: Literal["m3-official", "run"]
     path: str
     metadata: str
+    system: str = ""
+    """The system of a run ('' for an official output folder)."""
+    oracle: list[str] = Field(default_factory=list)
+    """Oracle data the system read (``Capabilities.oracle``): its content is not its own; the
+    tables mark such rows."""
 
 
 class EventResult(BaseModel):

@@ -13,7 +13,7 @@ from ..protocols import Plan
 if TYPE_CHECKING:
     from ..metrics.results import AggregateRow, Results
 
-__all__ = ["TIMING_COLUMNS", "TimingColumn", "format_table", "plan_summary_lines",
+__all__ = ["ORACLE_MARK", "TIMING_COLUMNS", "TimingColumn", "format_table", "plan_summary_lines",
            "timing_table_lines"]
 
 
@@ -88,12 +88,24 @@ system that never speaks the whole window (10 s, the best score); ``HOLD lat (re
 the paper's definition (section 4.2.1), over the events with a response, with its ``n``."""
 
 
+ORACLE_MARK = "◆"
+"""Appended to the label of a system that read oracle data (reference content)."""
+
+
 def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all",
                        domain: str = "all") -> list[str]:
     """The M3 timing table, one row per (label, results): mean ± 95 % CI half-width, † where
-    fewer than 20 events, ``-`` where the run has no such event."""
+    fewer than 20 events, ``-`` where the run has no such event.  A system that read oracle
+    data (``results.source.oracle``) is marked :data:`ORACLE_MARK`, explained below the
+    table."""
     table = []
+    notes: dict[str, None] = {}
     for label, results in rows:
+        oracle = results.source.oracle
+        if oracle:
+            label = f"{label}{ORACLE_MARK}"
+            notes[f"{ORACLE_MARK} {results.source.system or label} reads oracle data "
+                  f"({', '.join(oracle)}): its timing is its own, its content is not"] = None
         cells: dict[tuple[str, str], AggregateRow] = {
             (r.event_type, r.metric): r for r in results.aggregates
             if r.language == language and r.domain == domain}
@@ -107,7 +119,7 @@ def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all
                 text = _cell(row, col.scale)
                 line.append(f"{text}(n={row.n})" if col.show_n else text)
         table.append(line)
-    return format_table(["system", *(c.header for c in TIMING_COLUMNS)], table)
+    return format_table(["system", *(c.header for c in TIMING_COLUMNS)], table) + list(notes)
 
 
 def _cell(row: AggregateRow, scale: float) -> str:

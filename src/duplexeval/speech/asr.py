@@ -26,6 +26,10 @@ Each region is padded by ``region_pad`` (0.2 s) on both sides; padded regions at
 Chunks are cut out and packed, in order, into windows of at most ``pack_seconds`` (28 s)
 with ``pack_gap`` (0.6 s) of silence between them: Whisper works on 30-s windows and costs a
 whole window per call, so packing short chunks makes region-restricted ASR many times faster.
+:meth:`Transcriber.transcribe_many` packs the chunks of several channels (e.g. every sample of
+a run) into shared windows the same way.  (faster-whisper's ``BatchedInferencePipeline`` still
+encodes one 30-s window per chunk: on 2 CPU cores it was no faster than one call per chunk, while
+shared windows were about 4x faster; ``benchmarks/asr_batching.py``.)
 ``pack_seconds=0`` transcribes each chunk on its own.  Hallucination guards: at most
 ``tokens_per_second`` tokens per second of window are decoded, and a segment whose compression
 ratio exceeds ``max_compression`` (2.4, Whisper's own criterion) is dropped.  Each word
@@ -153,36 +157,53 @@ class Transcriber:
         ``language``: a Whisper language code (``"en"``, ``"ja"``) or ``None`` to detect it per
         chunk.  ``regions``: speech spans in seconds to transcribe (``None``: all the audio).
         """
-        x = np.asarray(audio, dtype=np.float32)
-        if x.ndim != 1:
-            raise ValueError("transcribe takes one channel (a 1-D array)")
-        if sample_rate <= 0:
-            raise ValueError(f"sample_rate must be positive, got {sample_rate}")
-        if sample_rate != ASR_RATE and len(x):
-            import soxr
+        return self.transcribe_many([(audio, sample_rate, regions)], language)[0]
 
-            x = soxr.resample(x, sample_rate, ASR_RATE).astype(np.float32)
-        duration = len(x) / ASR_RATE
-        if duration == 0:
-            return []
-        cores = ([Span(0.0, duration)] if regions is None else
-                 sorted(s for s in (_clip(r, duration) for r in regions) if s is not None and s))
-        chunks = merge_spans((Span(max(0.0, s.start - self.region_pad),
-                                   min(duration, s.end + self.region_pad)) for s in cores),
-                             self.merge_gap)
-        kept: list[tuple[Span, np.ndarray]] = []
-        for chunk in chunks:
-            a, b = round(chunk.start * ASR_RATE), round(chunk.end * ASR_RATE)
-            piece = x[a:b]
-            if len(piece) == 0 or _peak_dbfs(piece) < self.silence_dbfs:
+    def transcribe_many(self, items: Sequence[tuple[np.ndarray, int, Sequence[Span] | None]],
+                        language: str | None) -> list[list[AsrWord]]:
+        """:meth:`transcribe` of several channels ``(audio, sample_rate, regions)`` at once.
+
+        Their chunks are packed, in item order, into shared windows: a Whisper call costs a
+        whole 30-s window however little speech it holds, so many short regions (e.g. the
+        model-backchannel candidates of every sample of a run) cost a few calls instead of one
+        each.  Returns each item's words (its own time base), in item order.
+        """
+        kept: list[tuple[int, Span, np.ndarray]] = []
+        cores_of: list[list[Span]] = []
+        durations: list[float] = []
+        for index, (audio, sample_rate, regions) in enumerate(items):
+            x = np.asarray(audio, dtype=np.float32)
+            if x.ndim != 1:
+                raise ValueError("transcribe takes one channel (a 1-D array)")
+            if sample_rate <= 0:
+                raise ValueError(f"sample_rate must be positive, got {sample_rate}")
+            if sample_rate != ASR_RATE and len(x):
+                import soxr
+
+                x = soxr.resample(x, sample_rate, ASR_RATE).astype(np.float32)
+            duration = len(x) / ASR_RATE
+            durations.append(duration)
+            cores = ([Span(0.0, duration)] if regions is None else
+                     sorted(s for s in (_clip(r, duration) for r in regions)
+                            if s is not None and s))
+            cores_of.append(cores)
+            if duration == 0:
                 continue
-            kept.append((Span(a / ASR_RATE, b / ASR_RATE), piece))
-        words: list[AsrWord] = []
+            chunks = merge_spans((Span(max(0.0, s.start - self.region_pad),
+                                       min(duration, s.end + self.region_pad)) for s in cores),
+                                 self.merge_gap)
+            for chunk in chunks:
+                a, b = round(chunk.start * ASR_RATE), round(chunk.end * ASR_RATE)
+                piece = x[a:b]
+                if len(piece) == 0 or _peak_dbfs(piece) < self.silence_dbfs:
+                    continue
+                kept.append((index, Span(a / ASR_RATE, b / ASR_RATE), piece))
+        words: list[list[AsrWord]] = [[] for _ in items]
         for window in self._windows(kept):
             pieces, offsets = [], []
             at = 0
             sep = np.zeros(round(self.pack_gap * ASR_RATE), np.float32)
-            for k, (_, piece) in enumerate(window):
+            for k, (_, _, piece) in enumerate(window):
                 if k:
                     pieces.append(sep)
                     at += len(sep)
@@ -194,25 +215,26 @@ class Transcriber:
                 # the chunk holding the word's middle; times back to that chunk's base
                 mid = (w.start + w.end) / 2 * ASR_RATE
                 k = max(0, int(np.searchsorted(offsets, mid, side="right")) - 1)
-                chunk, piece = window[k]
+                index, chunk, piece = window[k]
                 base = offsets[k] / ASR_RATE
                 local = AsrWord(max(0.0, w.start - base), max(w.end - base, MIN_WORD_S), w.text)
-                inside = [s for s in cores if s.overlaps(chunk)]
+                inside = [s for s in cores_of[index] if s.overlaps(chunk)]
                 word = _place(local, chunk, inside)
                 if word is not None:
-                    words.append(word)
-        return sorted(words, key=lambda w: (w.start, w.end))
+                    words[index].append(word)
+        return [sorted(ws, key=lambda w: (w.start, w.end)) for ws in words]
 
-    def _windows(self, chunks: list[tuple[Span, np.ndarray]]
-                 ) -> list[list[tuple[Span, np.ndarray]]]:
-        """Consecutive chunks packed into windows of at most ``pack_seconds`` (one Whisper
-        window is 30 s; each call costs a whole window whatever the chunk's length)."""
+    def _windows(self, chunks: list[tuple[int, Span, np.ndarray]]
+                 ) -> list[list[tuple[int, Span, np.ndarray]]]:
+        """Consecutive chunks ``(item, span, samples)`` packed into windows of at most
+        ``pack_seconds`` (one Whisper window is 30 s; each call costs a whole window whatever
+        the chunk's length)."""
         if self.pack_seconds <= 0:
             return [[c] for c in chunks]
-        out: list[list[tuple[Span, np.ndarray]]] = []
+        out: list[list[tuple[int, Span, np.ndarray]]] = []
         length = 0.0
         for chunk in chunks:
-            seconds = len(chunk[1]) / ASR_RATE
+            seconds = len(chunk[2]) / ASR_RATE
             if out and length + self.pack_gap + seconds <= self.pack_seconds:
                 out[-1].append(chunk)
                 length += self.pack_gap + seconds

@@ -14,7 +14,12 @@ A suite is built deterministically (:class:`~duplexeval.synth.build.Synthesizer`
 engines' settings, so a change to any of them builds anew and an unchanged suite is reused.  The
 build writes into a temporary folder that is renamed into place when complete, so an interrupted
 build leaves nothing half-written.  Each built suite holds ``quality.json`` (see
-:mod:`duplexeval.synth.quality`).
+:mod:`duplexeval.synth.quality`; without the ASR round trip for subsets such as the quick
+subsets, whose TTS is the full suite's).
+
+The *quick subset* of a suite (``limit="quick"``, what ``duplexeval demo`` runs) is the smallest
+prefix of its dialogues whose multi-gen plan has :data:`QUICK_MIN_SHIFTS` smooth-turn-taking
+samples on the suite's user channels; it is found while synthesizing, dialogue by dialogue.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -34,10 +39,12 @@ from typing import Any
 from tqdm import tqdm
 
 from ..cache import cache_root
+from ..data.dialogue import Dialogue
 from ..errors import DuplexevalError
 from ..fileio import atomic_write_json, safe_name
 
-__all__ = ["SUITES", "Suite", "build_suite", "suite_path", "suite_rows"]
+__all__ = ["QUICK_MIN_SHIFTS", "SUITES", "Suite", "build_suite", "shift_samples", "subset_label",
+           "suite_path", "suite_rows"]
 
 BUILD_VERSION = 2
 """Bumped when the synthesizer changes what it builds from the same specs."""
@@ -51,8 +58,6 @@ class Suite:
     domain: str
     gaps: str = "chat"
     """Timing reference of the turn-shift gaps (``chat`` or ``task``)."""
-    quick: int = 2
-    """Dialogues in the quick subset (``demo --quick``)."""
     channels: tuple[int, ...] = (0, 1)
     """User channels the plan evaluates."""
 
@@ -72,13 +77,17 @@ SUITES: dict[str, Suite] = {s.name: s for s in [
           channels=(0,)),
     Suite("m3-qa-ja", "multi-turn QA, Japanese translation of m3-qa-en", "ja", "task", "task",
           channels=(0,)),
-    Suite("m3-chat-en", "casual conversations of about 2 minutes, English", "en", "chat",
-          quick=1),
-    Suite("m3-chat-ja", "casual conversations of about 2 minutes, Japanese", "ja", "chat",
-          quick=1),
+    Suite("m3-chat-en", "casual conversations of about 2 minutes, English", "en", "chat"),
+    Suite("m3-chat-ja", "casual conversations of about 2 minutes, Japanese", "ja", "chat"),
     Suite("m3-toy-ja-voiced", "the official M3 toy annotations voiced with OpenJTalk", "ja",
-          "mixed", quick=1),
+          "mixed"),
 ]}
+
+QUICK_MIN_SHIFTS = 20
+"""The quick subset of a suite is its smallest prefix of dialogues (in spec order) whose
+multi-gen plan, on the suite's user channels, has at least this many smooth-turn-taking
+(TURN_SHIFT) samples: the number of events behind each demo smooth-turn-taking cell, so that no
+cell is marked † (n < 20)."""
 
 
 def get_suite(name: str) -> Suite:
@@ -101,10 +110,16 @@ def _source_files(suite: Suite) -> list[Path]:
     return files
 
 
-def _key(suite: Suite, settings: dict[str, Any], limit: int | None = None) -> str:
+Subset = int | str | None
+"""Which dialogues a build holds: None = all, an int ``k`` = the first ``k``, ``"quick"`` = the
+quick subset (:data:`QUICK_MIN_SHIFTS`)."""
+
+
+def _key(suite: Suite, settings: dict[str, Any], limit: Subset = None) -> str:
     h = hashlib.sha256()
+    rule: Any = limit if limit != "quick" else {"quick_min_shifts": QUICK_MIN_SHIFTS}
     h.update(json.dumps({"build": BUILD_VERSION, "suite": suite.name, "settings": settings,
-                         "limit": limit}, sort_keys=True).encode())
+                         "limit": rule}, sort_keys=True).encode())
     for path in _source_files(suite):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
@@ -118,19 +133,32 @@ def _settings(suite: Suite) -> dict[str, Any]:
     return {"synth": settings.to_json(), "tts": engine.settings()}
 
 
-def suite_path(name: str, limit: int | None = None) -> Path:
+def _check_subset(limit: Subset) -> None:
+    if limit is not None and limit != "quick" and not (isinstance(limit, int) and limit > 0):
+        raise ValueError(f"a suite subset is None, a positive int or 'quick', got {limit!r}")
+
+
+def subset_label(name: str, limit: Subset) -> str:
+    """How a build is named: ``NAME``, ``NAME-first3`` or ``NAME-quick``."""
+    _check_subset(limit)
+    return name if limit is None else f"{name}-quick" if limit == "quick" \
+        else f"{name}-first{limit}"
+
+
+def suite_path(name: str, limit: Subset = None) -> Path:
     """Where the suite's current build lives (built or not); ``limit`` = the build of its first
-    ``limit`` dialogues only."""
+    ``limit`` dialogues only, or of its quick subset (``"quick"``)."""
     suite = get_suite(name)
-    label = suite.name if limit is None else f"{suite.name}-first{limit}"
+    label = subset_label(suite.name, limit)
     return cache_root() / "suites" / f"{label}-{_key(suite, _settings(suite), limit)}"
 
 
 def build_suite(name: str, force: bool = False, progress: bool = True, quality: bool = True,
                 log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
-                limit: int | None = None) -> Path:
+                limit: Subset = None) -> Path:
     """Build a suite (or reuse the cached build); returns the dataset folder.  ``limit``
-    builds only the first ``limit`` dialogues (a quick subset, cached separately)."""
+    builds only the first ``limit`` dialogues, or with ``"quick"`` the quick subset (the
+    smallest prefix reaching :data:`QUICK_MIN_SHIFTS`; cached separately)."""
     suite = get_suite(name)
     target = suite_path(name, limit)
     if target.is_dir() and (target / "quality.json").is_file() and not force:
@@ -141,11 +169,13 @@ def build_suite(name: str, force: bool = False, progress: bool = True, quality: 
         if suite.from_toy:
             from ..synth.toy import voice_toy
 
+            if limit == "quick":
+                raise DuplexevalError(f"suite {suite.name} has no quick subset; give a count")
             voice_toy(tmp, progress=progress, limit=limit)
         else:
             _build_from_specs(suite, tmp, progress, limit)
         if quality:
-            _write_quality(suite, tmp, log)
+            _write_quality(suite, tmp, log, asr=limit is None)
         if target.exists():
             shutil.rmtree(target)
         os.replace(tmp, target)
@@ -155,33 +185,57 @@ def build_suite(name: str, force: bool = False, progress: bool = True, quality: 
     return target
 
 
-def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: int | None) -> None:
+def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> int:
+    """Smooth-turn-taking (TURN_SHIFT) samples of the multi-gen plan of ``dialogues`` on the
+    user ``channels``: the n of a smooth-turn-taking cell."""
+    from ..events import EventKind
+    from ..protocols import PlanOptions, Protocol, build_plan
+
+    plan = build_plan(dialogues, PlanOptions(protocol=Protocol.MULTI_GEN, channels=channels))
+    return sum(s.event_type is EventKind.TURN_SHIFT for s in plan.samples)
+
+
+def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) -> None:
+    """Synthesize the suite's specs in order: all of them, the first ``limit``, or (quick)
+    until the dialogues built so far reach :data:`QUICK_MIN_SHIFTS` shift samples."""
     from ..synth.build import Synthesizer, SynthSettings, reference_gaps
     from ..synth.spec import load_specs
 
-    specs = load_specs(suite.spec_folder())[:limit]
+    specs = load_specs(suite.spec_folder())
+    if isinstance(limit, int):
+        specs = specs[:limit]
     synth = Synthesizer(SynthSettings(gaps=reference_gaps(suite.gaps)))
-    built = [synth.build(spec) for spec in tqdm(specs, desc=f"synth {suite.name}",
-                                                unit="dialogue", file=sys.stderr,
-                                                disable=not progress)]
+    built = []
+    for spec in tqdm(specs, desc=f"synth {suite.name}", unit="dialogue", file=sys.stderr,
+                     disable=not progress):
+        built.append(synth.build(spec))
+        if limit == "quick" and shift_samples([b.dialogue() for b in built],
+                                              suite.channels) >= QUICK_MIN_SHIFTS:
+            break
     synth.write(built, out, metadata={"name": suite.name, "description": suite.description})
 
 
-def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None]) -> None:
+def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None],
+                   asr: bool = True) -> None:
+    """``quality.json``; ``asr=False`` leaves out the ASR round trip (WER / kana CER), which
+    costs as much as the synthesis itself: subsets (the demo's quick subsets) skip it, the
+    full suites (``duplexeval data build``) measure it."""
     from ..data.validate import Need, load_dataset
     from ..synth.build import reference_gaps
     from ..synth.quality import quality_report
 
     dataset, _ = load_dataset(folder, audio=Need.REQUIRE)
-    report = quality_report(dataset, reference_gaps(suite.gaps))
+    report = quality_report(dataset, reference_gaps(suite.gaps), asr=asr)
     if suite.from_toy:
         from ..synth.toy import annotation_round_trip
 
         report["annotation_round_trip"] = annotation_round_trip(dataset)
     atomic_write_json(folder / "quality.json", report)
-    asr = report.get("asr", {})
-    log(f"{suite.name}: {asr.get('metric')} {asr.get('value', float('nan')):.3f} over "
-        f"{asr.get('ipus')} IPUs; turn-shift gap KS {report['timing']['ks']}")
+    asr_report = report.get("asr")
+    words = (f"{asr_report.get('metric')} {asr_report.get('value', float('nan')):.3f} over "
+             f"{asr_report.get('ipus')} IPUs" if asr_report else
+             "ASR round trip skipped (subset)")
+    log(f"{suite.name}: {words}; turn-shift gap KS {report['timing']['ks']}")
 
 
 def suite_rows() -> list[list[object]]:

@@ -1,0 +1,79 @@
+"""Wall time of ``make demo`` from a fresh clone, split by stage.
+
+Clones the repository's committed HEAD into a temporary folder, runs ``make venv`` there (the
+installation: a new virtual environment from the pip cache, which is warm on a machine that has
+installed duplexeval before) and then ``make demo`` with an empty ``DUPLEXEVAL_CACHE`` (so the
+quick subsets are built and the Whisper model is joined as on a fresh machine).  The demo itself
+writes the seconds of each of its stages to ``runs/demo/demo_timing.json``; ``other`` is the rest
+of ``make demo``'s wall time (interpreter start, imports, model loading outside the stages).
+
+Prints one row per stage, the total, the CPU count and the load average before and after (other
+processes on the machine inflate every figure: quote them together).
+
+Usage: .venv/bin/python benchmarks/demo_time.py [--keep DIR] [--demo-args "--quick"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _timed(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> float:
+    """Run ``cmd`` (output to ``log``); seconds of wall time; exits on failure."""
+    start = time.perf_counter()
+    with log.open("w") as out:
+        rc = subprocess.run(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+    seconds = time.perf_counter() - start
+    if rc != 0:
+        sys.exit(f"{' '.join(cmd)} failed (exit {rc}); see {log}")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="clone into this (new) folder and keep it")
+    parser.add_argument("--demo-args", default="", help="DEMO_ARGS for make demo")
+    args = parser.parse_args()
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.keep or Path(tmp)
+        clone = root / "duplexeval"
+        subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(REPO), str(clone)],
+                       check=True)
+        subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", head], check=True)
+        env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+        env["DUPLEXEVAL_CACHE"] = str(root / "cache")
+        env["DUPLEXEVAL_M3_TOY"] = str(root / "no-toy-data")  # as in a clone without ../shared
+        load_before = os.getloadavg()
+        install = _timed(["make", "venv"], clone, env, root / "install.log")
+        demo = _timed(["make", "demo", f"DEMO_ARGS={args.demo_args}"], clone, env,
+                      root / "demo.log")
+        load_after = os.getloadavg()
+        timing = json.loads((clone / "runs" / "demo" / "demo_timing.json").read_text())
+    stages = {"install": install, **timing["seconds"]}
+    stages["other"] = demo - sum(timing["seconds"].values())
+    total = install + demo
+    print(f"make demo from a fresh clone ({head[:10]}), {dt.date.today().isoformat()}, "
+          f"{os.cpu_count()} CPU cores, DEMO_ARGS={shlex.quote(args.demo_args)}")
+    for stage, seconds in stages.items():
+        print(f"  {stage:18s} {seconds:7.1f} s  {100 * seconds / total:5.1f} %")
+    print(f"  {'total':18s} {total:7.1f} s  ({total / 60:.1f} min)")
+    print("load average (1, 5, 15 min): before " + ", ".join(f"{x:.2f}" for x in load_before)
+          + "; after " + ", ".join(f"{x:.2f}" for x in load_after))
+
+
+if __name__ == "__main__":
+    main()

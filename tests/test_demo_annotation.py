@@ -1,0 +1,49 @@
+"""The demo's annotation check compares events annotated from the voiced audio with the events
+from the word alignments, so it fails when the audio does not carry the annotated timing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from duplexeval.data.dialogue import Dataset
+from duplexeval.data.validate import Need, load_dataset
+from duplexeval.data.voice_bursts import voice_bursts
+from duplexeval.demo import annotation_check, bundled_dataset
+
+
+def _voiced(tmp_path: Path) -> Dataset:
+    source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
+    voice_bursts(source, tmp_path / "data", 16000)
+    dataset, _ = load_dataset(tmp_path / "data", audio=Need.REQUIRE)
+    return dataset
+
+
+def test_audio_voiced_at_the_word_times_recovers_the_events(tmp_path: Path) -> None:
+    dataset = _voiced(tmp_path)
+    check = annotation_check(dataset)
+    total = sum(n for _, n in check.recovered.values())
+    assert total == sum(len(d.events) for d in dataset.dialogues) == 49
+    found, shifts = check.recovered["TURN_SHIFT"]
+    assert shifts > 0 and found >= 0.9 * shifts
+    assert sum(f for f, _ in check.recovered.values()) >= 0.8 * total
+    assert check.line().startswith("TURN ")
+
+
+def test_audio_that_does_not_match_the_alignments_fails_the_check(tmp_path: Path) -> None:
+    dataset = _voiced(tmp_path)
+    before = annotation_check(dataset)
+    # delay the system channel by 0.5 s in every dialogue: the words say otherwise
+    for d in dataset.dialogues:
+        assert d.audio is not None
+        x, rate = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
+        shift = rate // 2
+        x[:, 1] = np.concatenate([np.zeros(shift, np.float32), x[:-shift, 1]])
+        sf.write(str(d.audio.path), x, rate, subtype="PCM_16")
+    after = annotation_check(dataset)
+    found_before, shifts = before.recovered["TURN_SHIFT"]
+    found_after, _ = after.recovered["TURN_SHIFT"]
+    assert found_after <= shifts // 4 < found_before
+    assert sum(after.spurious.values()) > sum(before.spurious.values())
