@@ -40,6 +40,7 @@ from .events import EventKind
 from .fileio import atomic_write_json
 from .protocols import PlanOptions, Protocol, build_plan
 from .report.text import PLAN_HEADER, format_table, plan_row
+from .runs.directory import RunDir
 from .speech.activity import ActivityOptions, VadEngine, detect_activity
 
 __all__ = ["AnnotationCheck", "DemoDataset", "annotation_check", "default_datasets",
@@ -273,8 +274,9 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
                          f"{result.frames_stepped} frames stepped now")
             runs.append((demo.name, row.label, out))
     lines.append("")
-    lines.append("Each run directory holds config.json, samples/*/*.wav (ch0 user as fed, ch1 "
-                 "system), metadata.jsonl and run_summary.json.")
+    lines.append("Each run directory holds its configuration, one stereo wav per sample (ch0 "
+                 "user as fed, ch1 system) with its record, and the M3 metadata "
+                 "(duplexeval.runs.open_run reads it; ARCHITECTURE.md lists its files).")
     return lines
 
 
@@ -300,6 +302,9 @@ def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = No
                     for system, out in mine]
             lines += ["", f"  {dataset}"]
             lines += [f"  {line}" for line in timing_table_lines(rows)]
-    lines += ["", "Per-event values, aggregates and settings: RUN_DIR/scores/{per_event.jsonl,"
-              "aggregate.json,results.json}"]
+    if runs:
+        files = RunDir(runs[0][2]).scores()
+        lines += ["", "Per-event values, aggregates and settings: RUN_DIR/"
+                  f"{files.root.name}/{{{files.per_event.name},{files.aggregate.name},"
+                  f"{files.results.name}}}"]
     return lines

@@ -53,17 +53,15 @@ from tqdm import tqdm
 from .. import __version__
 from ..cache import cache_root
 from ..errors import DuplexevalError
-from ..fileio import atomic_write_json, atomic_write_text, json_line
+from ..fileio import atomic_write_json
+from ..runs.directory import AnalysisInputs, AnalysisRow, MetadataRow, RunDir
 from ..speech.activity import ActivityOptions, VadEngine, detect_activity
 from ..timeline import Span
 from .segments import Chunk, Segment, segments_from_spans, transcript_json
 
-__all__ = ["ANALYSIS_DIR", "TRUTH_DIR", "AnalysisOptions", "analyze_channel", "analyze_run",
+__all__ = ["AnalysisOptions", "analyze_channel", "analyze_run",
            "ensure_analysis", "stale_reason"]
 
-ANALYSIS_DIR = "analysis"
-TRUTH_DIR = "analysis-truth"
-INPUTS_FILE = "inputs.json"
 """What an analysis was made from: ``{"metadata_sha256": ..., "audio": {path: sha256}}``."""
 TRUTH_SETTINGS: dict[str, Any] = {"truth": "trace.system_speech"}
 
@@ -229,101 +227,82 @@ def analyze_channel(x: np.ndarray, sample_rate: int, channel: int,
     return _Analyzer(options, language).channel(x, sample_rate, channel, cache)
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise DuplexevalError(f"{path}: not found; is this a run directory (duplexeval run)?")
-    out = []
-    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DuplexevalError(f"{path}:{no}: not valid JSON ({exc.msg})") from None
-    return out
-
-
 def run_language(run_dir: Path) -> tuple[str, str]:
-    """(language, domain) of the run's dataset, from its config.json ('' when unknown)."""
-    try:
-        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return "", ""
-    dataset = config.get("dataset", {})
-    return str(dataset.get("language") or ""), str(dataset.get("domain") or "")
+    """(language, domain) of the run's dataset ('' when unknown)."""
+    return RunDir(run_dir).dataset_language()
 
 
 def run_system(run_dir: Path) -> tuple[str, list[str]]:
-    """(name, oracle data kinds) of the run's system, from its config.json."""
-    try:
-        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return "", []
-    system = config.get("system", {})
-    return str(system.get("name", "")), list(system.get("capabilities", {}).get("oracle", []))
+    """(name, oracle data kinds) of the run's system (``("", [])`` without a config)."""
+    info = RunDir(run_dir).system_info()
+    return ("", []) if info is None else (info.name, info.oracle)
 
 
-def _truth_segments(record: dict[str, Any], meta: dict[str, Any]) -> list[Segment]:
-    speech = (record.get("trace") or {}).get("system_speech")
+def _truth_segments(run: RunDir, row: MetadataRow) -> list[Segment]:
+    record = run.read_record(row.sample_id, row.event_id)
+    speech = None if record is None else record.typed_trace().system_speech
     if speech is None:
-        raise DuplexevalError(f"{meta['event_id']}: the system logged no speech intervals "
+        raise DuplexevalError(f"{row.event_id}: the system logged no speech intervals "
                               "(trace.system_speech); --truth needs a system that logs them")
-    t0, length = float(meta["input_start"]), float(meta["input_end"]) - float(meta["input_start"])
+    t0, length = float(row.input_start), float(row.input_end) - float(row.input_start)
     spans = [Span(max(0.0, a - t0), min(length, b - t0)) for a, b in speech
              if b - t0 > 0 and a - t0 < length]
     return segments_from_spans([s for s in spans if s.duration > 0], 1)
+
+
+def _read_outputs(run: RunDir, batch: list[MetadataRow], audio_sha: dict[str, str],
+                  ) -> list[tuple[np.ndarray, int]]:
+    """The output wavs of ``batch`` (recording their SHA-256 by relative path)."""
+    audio = []
+    for row in batch:
+        wav = run.output_audio(row)
+        try:
+            x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
+        except (sf.LibsndfileError, RuntimeError) as exc:
+            raise DuplexevalError(f"{wav}: cannot read audio ({exc})") from None
+        audio_sha[row.output_audio_path] = _file_sha256(wav)
+        audio.append((x, rate))
+    return audio
 
 
 def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
                 truth: bool = False, progress: bool = True,
                 cache: Path | None = None) -> Path:
     """Analyse every finished sample of a run; returns the analysis folder."""
-    records = _read_jsonl(run_dir / "metadata.jsonl")
-    language, _domain = run_language(run_dir)
+    run = RunDir(run_dir)
+    rows = run.read_metadata()
+    language, _domain = run.dataset_language()
     analyzer = _Analyzer(options, language)
     if cache is None:
         cache = cache_root() / "analysis"
-    out = run_dir / (TRUTH_DIR if truth else ANALYSIS_DIR)
-    metadata_sha = _file_sha256(run_dir / "metadata.jsonl")
+    files = run.analysis(truth)
+    metadata_sha = _file_sha256(run.metadata_path)
     audio_sha: dict[str, str] = {}
-    lines = []
-    bar = tqdm(total=len(records), desc="analyze", unit="sample", file=sys.stderr,
+    out_rows = []
+    bar = tqdm(total=len(rows), desc="analyze", unit="sample", file=sys.stderr,
                disable=not progress)
     step = options.asr_shared_samples
-    for first in range(0, len(records), step):
-        batch = records[first:first + step]
-        audio = []
-        for meta in batch:
-            wav = run_dir / meta["output_audio_path"]
-            try:
-                x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
-            except (sf.LibsndfileError, RuntimeError) as exc:
-                raise DuplexevalError(f"{wav}: cannot read audio ({exc})") from None
-            audio_sha[str(meta["output_audio_path"])] = _file_sha256(wav)
-            audio.append((wav, x, rate))
+    for first in range(0, len(rows), step):
+        batch = rows[first:first + step]
+        audio = _read_outputs(run, batch, audio_sha)
         if truth:
-            per_sample = []
-            for meta, (wav, _x, _rate) in zip(batch, audio, strict=True):
-                record = json.loads(wav.with_suffix(".json").read_text(encoding="utf-8"))
-                per_sample.append(_truth_segments(record, meta))
+            per_sample = [_truth_segments(run, row) for row in batch]
         else:
             items = [(np.ascontiguousarray(x[:, ch]), rate, ch)
-                     for _wav, x, rate in audio for ch in range(x.shape[1])]
+                     for x, rate in audio for ch in range(x.shape[1])]
             found = iter(analyzer.channels(items, cache))
             per_sample = [[s for _ in range(x.shape[1]) for s in next(found)]
-                          for _wav, x, _rate in audio]
-        for meta, segments in zip(batch, per_sample, strict=True):
-            rel = Path(meta["sample_id"]) / f"{meta['event_id']}.json"
-            atomic_write_json(out / rel, transcript_json(segments))
-            lines.append(json_line({**meta, "output_asr_path": rel.as_posix()}))
+                          for x, _rate in audio]
+        for row, segments in zip(batch, per_sample, strict=True):
+            key = files.transcript_key(row.sample_id, row.event_id)
+            atomic_write_json(files.root / key, transcript_json(segments))
+            out_rows.append(AnalysisRow(**row.model_dump(), output_asr_path=key))
         bar.update(len(batch))
     bar.close()
-    # inputs.json goes first and settings.json last: an interrupted analysis is never current
-    (out / "settings.json").unlink(missing_ok=True)
-    atomic_write_json(out / INPUTS_FILE, {"metadata_sha256": metadata_sha, "audio": audio_sha})
-    atomic_write_text(out / "metadata.jsonl", "".join(lines))
-    settings = TRUTH_SETTINGS if truth else analyzer.settings()
-    atomic_write_json(out / "settings.json", settings)
-    return out
+    files.start()
+    files.finish(out_rows, AnalysisInputs(metadata_sha256=metadata_sha, audio=audio_sha),
+                 TRUTH_SETTINGS if truth else analyzer.settings())
+    return files.root
 
 
 def _file_sha256(path: Path) -> str:
@@ -332,13 +311,6 @@ def _file_sha256(path: Path) -> str:
         while block := f.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
 
 
 def _describe(settings: dict[str, Any], key: str) -> str:
@@ -375,7 +347,7 @@ def _expected_settings(run_dir: Path, options: AnalysisOptions, truth: bool) -> 
     model; JSON round trip so that tuples compare as the lists on disk)."""
     if truth:
         return dict(TRUTH_SETTINGS)
-    language, _domain = run_language(run_dir)
+    language, _domain = RunDir(run_dir).dataset_language()
     return json.loads(json.dumps(_Analyzer(options, language).settings()))
 
 
@@ -384,29 +356,31 @@ def stale_reason(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     """None when ``run_dir``'s analysis folder holds an analysis made with exactly these
     settings from the run's current ``metadata.jsonl`` and output audio; otherwise one line
     saying why it cannot be reused."""
-    folder = run_dir / (TRUTH_DIR if truth else ANALYSIS_DIR)
-    settings = _read_json(folder / "settings.json")
-    inputs = _read_json(folder / INPUTS_FILE)
-    if not isinstance(settings, dict) or not (folder / "metadata.jsonl").is_file():
+    run = RunDir(run_dir)
+    files = run.analysis(truth)
+    folder = files.root
+    settings = files.read_settings()
+    if settings is None or not files.metadata.is_file():
         return f"no complete analysis in {folder}; analysing"
     expected = _expected_settings(run_dir, options, truth)
     if settings != expected:
         before, after = _settings_change(settings, expected)
         return f"analysis in {folder} was made with {before}; analysing again with {after}"
-    if not isinstance(inputs, dict) or not isinstance(inputs.get("audio"), dict):
+    inputs = files.read_inputs()
+    if inputs is None:
         return f"analysis in {folder} records no input hashes (older duplexeval); analysing again"
-    meta = run_dir / "metadata.jsonl"
-    if not meta.is_file() or _file_sha256(meta) != inputs.get("metadata_sha256"):
+    meta = run.metadata_path
+    if not meta.is_file() or _file_sha256(meta) != inputs.metadata_sha256:
         return (f"analysis in {folder} was made for other samples ({meta.name} changed); "
                 "analysing again")
     changed = 0
-    for rel, digest in inputs["audio"].items():
-        wav = run_dir / rel
+    for rel, digest in inputs.audio.items():
+        wav = run.root / rel
         if not wav.is_file() or _file_sha256(wav) != digest:
             changed += 1
     if changed:
         return (f"analysis in {folder} was made from other audio ({changed} of "
-                f"{len(inputs['audio'])} output wav(s) changed); analysing again")
+                f"{len(inputs.audio)} output wav(s) changed); analysing again")
     return None
 
 
@@ -417,6 +391,6 @@ def ensure_analysis(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     otherwise made again after logging the one-line reason; returns the analysis folder."""
     reason = stale_reason(run_dir, options, truth)
     if reason is None:
-        return run_dir / (TRUTH_DIR if truth else ANALYSIS_DIR)
+        return RunDir(run_dir).analysis(truth).root
     log(reason)
     return analyze_run(run_dir, options, truth=truth, progress=progress)

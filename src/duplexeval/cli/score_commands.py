@@ -20,7 +20,7 @@ def add_analyze(sub: Subparsers) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR")
     add_analysis_options(p)
     p.add_argument("--truth", action="store_true", help="segments from the speech intervals "
-                   "the system logged (scripted), into RUN_DIR/analysis-truth")
+                   "the system logged (scripted), into the run's truth analysis folder")
     p.set_defaults(func=_analyze)
 
 
@@ -53,6 +53,7 @@ def add_score(sub: Subparsers) -> None:
 def _score(args: argparse.Namespace) -> int:
     from ..metrics.score_run import score_official, score_run_dir
     from ..report.text import timing_table_lines
+    from ..runs.directory import ScoreFiles
 
     path = Path(args.path)
     if args.m3:
@@ -66,9 +67,10 @@ def _score(args: argparse.Namespace) -> int:
                                      args.variant, analysis_options(args), truth=args.truth)
     label = path.name or str(path)
     print("\n".join(timing_table_lines([(label, results)])))
+    files = ScoreFiles(out)
     print(f"\n{len(results.events)} event(s) scored ({results.variant.name} "
-          f"v{results.variant.version}); per_event.jsonl, aggregate.json and results.json "
-          f"in {out}")
+          f"v{results.variant.version}); {files.per_event.name}, {files.aggregate.name} and "
+          f"{files.results.name} in {out}")
     return 0
 
 

@@ -79,6 +79,27 @@ def _event_problems(dialogue: Dialogue, path: Path, line: int) -> list[Problem]:
     return problems
 
 
+def _record_files(root: Path, dialogue_id: str, audio: Need, alignment: Need,
+                  problems: list[Problem]) -> tuple[AudioInfo | None, tuple[Word, ...] | None]:
+    """A dialogue's audio info and words (``None`` when absent), appending their problems."""
+    info: AudioInfo | None = None
+    wav = audio_path(root, dialogue_id)
+    if wav.exists() or audio == Need.REQUIRE:
+        info, audio_problems = read_audio_info(wav)
+        problems += audio_problems
+        if info is not None and info.channels != 2:
+            problems.append(Problem(wav, None, f"audio is not stereo ({info.channels} "
+                                    "channel(s)); expected one speaker per channel"))
+    words: tuple[Word, ...] | None = None
+    txt = alignment_path(root, dialogue_id)
+    if txt.exists() or alignment == Need.REQUIRE:
+        parsed, align_problems = read_alignment(txt, info.duration if info else None)
+        problems += align_problems
+        if txt.exists():
+            words = tuple(parsed)
+    return info, words
+
+
 def check_dataset(
     root: Path,
     split: str = "test",
@@ -102,25 +123,9 @@ def check_dataset(
     missing_audio = missing_alignment = 0
     dialogues: list[Dialogue] = []
     for record in records:
-        info: AudioInfo | None = None
-        wav = audio_path(root, record.id)
-        if wav.exists() or audio == Need.REQUIRE:
-            info, audio_problems = read_audio_info(wav)
-            problems += audio_problems
-            if info is not None and info.channels != 2:
-                problems.append(Problem(wav, None, f"audio is not stereo ({info.channels} "
-                                        "channel(s)); expected one speaker per channel"))
-        if info is None and not wav.exists():
-            missing_audio += 1
-        words: tuple[Word, ...] | None = None
-        txt = alignment_path(root, record.id)
-        if txt.exists() or alignment == Need.REQUIRE:
-            parsed, align_problems = read_alignment(txt, info.duration if info else None)
-            problems += align_problems
-            if txt.exists():
-                words = tuple(parsed)
-        if words is None:
-            missing_alignment += 1
+        info, words = _record_files(root, record.id, audio, alignment, problems)
+        missing_audio += info is None and not audio_path(root, record.id).exists()
+        missing_alignment += words is None
         extra = dict(record.extra)
         dialogue = Dialogue(
             id=record.id,

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..fileio import atomic_write_json, atomic_write_text, json_line
+from ..runs.directory import ScoreFiles
 from .base import EventScore, TimingVariant, Value
 from .scoring import aggregate_rows, official_aggregate, per_event_rows
 
@@ -110,13 +111,14 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
 
 def write_score_outputs(out: Path, scores: list[EventScore], variant: TimingVariant,
                         source: SourceInfo, analysis: dict[str, Any] | None) -> Results:
-    """Write per_event.jsonl, aggregate.json and results.json into ``out``."""
+    """Write the per-event rows, the official aggregate and the results file into the scores
+    folder ``out`` (:class:`~duplexeval.runs.directory.ScoreFiles`)."""
+    files = ScoreFiles(out)
     out.mkdir(parents=True, exist_ok=True)
     results = build_results(scores, variant, source, analysis)
-    atomic_write_text(out / "per_event.jsonl",
-                      "".join(json_line(r) for r in per_event_rows(scores)))
-    atomic_write_json(out / "aggregate.json", official_aggregate(scores))
-    atomic_write_json(out / "results.json", results.model_dump(mode="json"))
+    atomic_write_text(files.per_event, "".join(json_line(r) for r in per_event_rows(scores)))
+    atomic_write_json(files.aggregate, official_aggregate(scores))
+    atomic_write_json(files.results, results.model_dump(mode="json"))
     return results
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ..analysis.pipeline import AnalysisOptions, ensure_analysis, run_language, run_system
+from ..analysis.pipeline import AnalysisOptions, ensure_analysis
+from ..runs.directory import AnalysisFiles, RunDir
 from .base import get_variant
 from .m3_outputs import read_m3_outputs
 from .results import Results, SourceInfo, write_score_outputs
@@ -15,7 +15,8 @@ __all__ = ["score_official", "score_run_dir"]
 
 
 def score_official(path: Path, out: Path, variant: str = "m3", language: str = "",
-                   domain: str = "", transcript_key: str = "output_asr_path") -> Results:
+                   domain: str = "", transcript_key: str = AnalysisFiles.TRANSCRIPT_FIELD,
+                   ) -> Results:
     """Re-score an official pipeline's output folder (see :mod:`duplexeval.metrics.m3_outputs`)."""
     events, meta = read_m3_outputs(path, transcript_key, language, domain)
     timing = get_variant(variant)
@@ -33,15 +34,17 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     with the same settings from the same samples and audio
     (:func:`~duplexeval.analysis.pipeline.stale_reason`); otherwise the run is analysed again
     (per-channel results are cached anyway) and one line on stderr says why."""
+    run = RunDir(run_dir)
     folder = ensure_analysis(run_dir, options or AnalysisOptions(), truth=truth,
                              progress=progress)
-    language, domain = run_language(run_dir)
-    events, meta = read_m3_outputs(folder, "output_asr_path", language, domain)
+    language, domain = run.dataset_language()
+    events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
     timing = get_variant(variant)
     scores = score_events(events, timing)
-    settings = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
-    out = out or run_dir / ("scores-truth" if truth else "scores")
-    system, oracle = run_system(run_dir)
-    source = SourceInfo(kind="run", path=str(run_dir), metadata=str(meta), system=system,
-                        oracle=oracle)
+    settings = run.analysis(truth).read_settings()
+    out = out or run.scores(truth).root
+    system = run.system_info()
+    source = SourceInfo(kind="run", path=str(run_dir), metadata=str(meta),
+                        system=system.name if system else "",
+                        oracle=system.oracle if system else [])
     return write_score_outputs(out, scores, timing, source, analysis=settings), out

@@ -170,34 +170,15 @@ class Transcriber:
         """
         kept: list[tuple[int, Span, np.ndarray]] = []
         cores_of: list[list[Span]] = []
-        durations: list[float] = []
         for index, (audio, sample_rate, regions) in enumerate(items):
-            x = np.asarray(audio, dtype=np.float32)
-            if x.ndim != 1:
-                raise ValueError("transcribe takes one channel (a 1-D array)")
-            if sample_rate <= 0:
-                raise ValueError(f"sample_rate must be positive, got {sample_rate}")
-            if sample_rate != ASR_RATE and len(x):
-                import soxr
-
-                x = soxr.resample(x, sample_rate, ASR_RATE).astype(np.float32)
+            x = _at_asr_rate(audio, sample_rate)
             duration = len(x) / ASR_RATE
-            durations.append(duration)
             cores = ([Span(0.0, duration)] if regions is None else
                      sorted(s for s in (_clip(r, duration) for r in regions)
                             if s is not None and s))
             cores_of.append(cores)
-            if duration == 0:
-                continue
-            chunks = merge_spans((Span(max(0.0, s.start - self.region_pad),
-                                       min(duration, s.end + self.region_pad)) for s in cores),
-                                 self.merge_gap)
-            for chunk in chunks:
-                a, b = round(chunk.start * ASR_RATE), round(chunk.end * ASR_RATE)
-                piece = x[a:b]
-                if len(piece) == 0 or _peak_dbfs(piece) < self.silence_dbfs:
-                    continue
-                kept.append((index, Span(a / ASR_RATE, b / ASR_RATE), piece))
+            if duration > 0:
+                kept += [(index, chunk, piece) for chunk, piece in self._chunks(x, cores)]
         words: list[list[AsrWord]] = [[] for _ in items]
         for window in self._windows(kept):
             pieces, offsets = [], []
@@ -223,6 +204,22 @@ class Transcriber:
                 if word is not None:
                     words[index].append(word)
         return [sorted(ws, key=lambda w: (w.start, w.end)) for ws in words]
+
+    def _chunks(self, x: np.ndarray, cores: Sequence[Span]) -> list[tuple[Span, np.ndarray]]:
+        """The padded, merged regions of ``x`` (16 kHz) around ``cores`` that are not silent,
+        with their audio (spans in seconds, on the 16 kHz sample grid)."""
+        duration = len(x) / ASR_RATE
+        chunks = merge_spans((Span(max(0.0, s.start - self.region_pad),
+                                   min(duration, s.end + self.region_pad)) for s in cores),
+                             self.merge_gap)
+        out = []
+        for chunk in chunks:
+            a, b = round(chunk.start * ASR_RATE), round(chunk.end * ASR_RATE)
+            piece = x[a:b]
+            if len(piece) == 0 or _peak_dbfs(piece) < self.silence_dbfs:
+                continue
+            out.append((Span(a / ASR_RATE, b / ASR_RATE), piece))
+        return out
 
     def _windows(self, chunks: list[tuple[int, Span, np.ndarray]]
                  ) -> list[list[tuple[int, Span, np.ndarray]]]:
@@ -303,6 +300,20 @@ def merge_japanese_pieces(pieces: Sequence[tuple[float, float, str]]) -> list[As
 def _clip(span: Span, duration: float) -> Span | None:
     start, end = max(0.0, span.start), min(duration, span.end)
     return Span(start, end) if end > start else None
+
+
+def _at_asr_rate(audio: np.ndarray, sample_rate: int) -> np.ndarray:
+    """One channel as float32 at 16 kHz (soxr); ``ValueError`` for other shapes or rates."""
+    x = np.asarray(audio, dtype=np.float32)
+    if x.ndim != 1:
+        raise ValueError("transcribe takes one channel (a 1-D array)")
+    if sample_rate <= 0:
+        raise ValueError(f"sample_rate must be positive, got {sample_rate}")
+    if sample_rate != ASR_RATE and len(x):
+        import soxr
+
+        x = soxr.resample(x, sample_rate, ASR_RATE).astype(np.float32)
+    return x
 
 
 def _peak_dbfs(x: np.ndarray, frame: int = ASR_RATE // 100) -> float:

@@ -210,6 +210,25 @@ def _char_offset(text: str, position: _Position) -> int:
     return len(text)
 
 
+def _mix(placed: list[tuple[int, float, np.ndarray, list[TimedWord]]], rate: int, tail: float,
+         ) -> tuple[np.ndarray, list[Word]]:
+    """The stereo mix of the placed clips (``tail`` s of silence after the last, peak-limited to
+    0.99) and their words in dialogue time (ms-rounded, sorted by start, channel, end)."""
+    end = max(s + len(a) / rate for _, s, a, _ in placed) + tail
+    audio = np.zeros((round(end * rate), 2), dtype=np.float32)
+    words: list[Word] = []
+    for channel, start, clip, clip_words in placed:
+        a = round(start * rate)
+        audio[a:a + len(clip), channel] += clip
+        words += [Word(channel, round(start + w.start, 3), round(start + w.end, 3), w.text)
+                  for w in clip_words]
+    peak = float(np.abs(audio).max())
+    if peak > 0.99:
+        audio *= 0.99 / peak
+    words.sort(key=lambda w: (w.start, w.channel, w.end))
+    return audio, words
+
+
 def _boundary(piece: _Piece, position: _Position) -> int:
     """Index of the last word spoken before ``position`` (at least the first word, at most the
     second to last)."""
@@ -377,24 +396,46 @@ class Synthesizer:
             turn_starts.append(start)
             floor_end = max(floor_end, start + piece.duration)
             busy[channel] = start + piece.duration
-            for bc in turn.backchannels:
-                at = start + piece.words[_boundary(piece, bc)].end + float(rng.uniform(.05, .25))
-                other = next(s.id for s in spec.speakers if s.id != turn.speaker)
-                bc_piece = self._prepare(spec, other, bc.text)
-                if bc_piece.duration > BC_MAX_SECONDS:
-                    speed = min(4.0, bc_piece.duration / BC_MAX_SECONDS * 1.05)
-                    bc_piece = self._prepare(spec, other, bc.text, speed)
-                at = round(max(at, busy[1 - channel] + SELF_GAP) * rate) / rate
-                if at + bc_piece.duration > start + piece.duration:
-                    continue  # the listener is still talking until past this turn: no room
-                placed.append((1 - channel, at, bc_piece.audio, bc_piece.words))
-                busy[1 - channel] = at + bc_piece.duration
+            placed += self._backchannels(spec, turn, piece, start, channel, busy, rng)
             interruption = turn.interruption()
             if interruption is not None:
                 cut = piece.words[_boundary(piece, interruption)].end
                 start_at = start + cut + float(rng.uniform(0.05, 0.2))
             else:
                 start_at = None
+        background = self._background(spec, turn_starts, placed)
+        audio, words = _mix(placed, rate, st.tail)
+        return SynthesizedDialogue(spec, audio, rate, tuple(words), tuple(drawn),
+                                   tuple(background))
+
+    def _backchannels(self, spec: DialogueSpec, turn: Turn, piece: _Piece, start: float,
+                      channel: int, busy: list[float], rng: np.random.Generator,
+                      ) -> list[tuple[int, float, np.ndarray, list[TimedWord]]]:
+        """The listener's backchannels in a turn placed at ``start`` on ``channel``: each
+        50-250 ms after its word, sped up to fit ``BC_MAX_SECONDS``, never over the listener's
+        own speech (``busy``, updated) and dropped when it would outlast the turn."""
+        rate = self.settings.sample_rate
+        out = []
+        for bc in turn.backchannels:
+            at = start + piece.words[_boundary(piece, bc)].end + float(rng.uniform(.05, .25))
+            other = next(s.id for s in spec.speakers if s.id != turn.speaker)
+            bc_piece = self._prepare(spec, other, bc.text)
+            if bc_piece.duration > BC_MAX_SECONDS:
+                speed = min(4.0, bc_piece.duration / BC_MAX_SECONDS * 1.05)
+                bc_piece = self._prepare(spec, other, bc.text, speed)
+            at = round(max(at, busy[1 - channel] + SELF_GAP) * rate) / rate
+            if at + bc_piece.duration > start + piece.duration:
+                continue  # the listener is still talking until past this turn: no room
+            out.append((1 - channel, at, bc_piece.audio, bc_piece.words))
+            busy[1 - channel] = at + bc_piece.duration
+        return out
+
+    def _background(self, spec: DialogueSpec, turn_starts: list[float],
+                    placed: list[tuple[int, float, np.ndarray, list[TimedWord]]],
+                    ) -> list[dict[str, Any]]:
+        """Place the spec's background speech (appended to ``placed``, no words); returns
+        its records."""
+        rate = self.settings.sample_rate
         background = []
         for b in spec.background:
             piece = self._prepare_voice(spec, b.text, self._background_voice(spec, b.voice))
@@ -403,20 +444,7 @@ class Synthesizer:
             background.append({"channel": b.channel, "start": round(at, 3),
                                "end": round(at + len(piece.audio) / rate, 3), "text": b.text,
                                "gain_db": b.gain_db})
-        end = max(s + len(a) / rate for _, s, a, _ in placed) + st.tail
-        audio = np.zeros((round(end * rate), 2), dtype=np.float32)
-        words: list[Word] = []
-        for channel, start, clip, clip_words in placed:
-            a = round(start * rate)
-            audio[a:a + len(clip), channel] += clip
-            words += [Word(channel, round(start + w.start, 3), round(start + w.end, 3), w.text)
-                      for w in clip_words]
-        peak = float(np.abs(audio).max())
-        if peak > 0.99:
-            audio *= 0.99 / peak
-        words.sort(key=lambda w: (w.start, w.channel, w.end))
-        return SynthesizedDialogue(spec, audio, rate, tuple(words), tuple(drawn),
-                                   tuple(background))
+        return background
 
     def write(self, built: Sequence[SynthesizedDialogue], out: Path, split: str = "test",
               metadata: dict[str, Any] | None = None) -> list[Dialogue]:

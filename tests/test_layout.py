@@ -1,0 +1,68 @@
+"""The house rules that keep the layout readable: small modules and functions, and one owner
+of the run directory's file names (:mod:`duplexeval.runs.directory`)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "duplexeval"
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 60
+RUN_DIR_NAMES = ("config.json", "metadata.jsonl", "run_summary.json", ".context.wav",
+                 "settings.json", "inputs.json", "per_event.jsonl", "aggregate.json",
+                 "results.json", "analysis-truth", "scores-truth")
+OWNER = PACKAGE / "runs" / "directory.py"
+OTHER_FORMATS = {
+    PACKAGE / "metrics" / "m3_outputs.py": "the official M3 pipeline's output folders",
+    PACKAGE / "speech" / "whisper_model.py": "the files of a Whisper model folder",
+}
+"""Modules that name files of other formats that happen to share a name."""
+
+
+def _modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_modules_and_functions_are_small() -> None:
+    long_modules, long_functions = [], []
+    for path in _modules():
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) >= MAX_MODULE_LINES:
+            long_modules.append(path.relative_to(PACKAGE))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    long_functions.append(f"{path.relative_to(PACKAGE)}:{node.lineno} "
+                                          f"{node.name} ({length} lines)")
+    assert long_modules == [] and long_functions == []
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string constants that document (module, class, function and attribute
+    docstrings: string expressions standing alone as statements)."""
+    return {id(node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)}
+
+
+def test_only_the_run_directory_owner_spells_its_file_names() -> None:
+    """Code never spells a run-directory file name outside ``runs/directory.py`` (documents
+    may name them); a test of the test: the owner itself does."""
+    found = []
+    for path in _modules():
+        if path == OWNER or path in OTHER_FORMATS:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and id(node) not in docs:
+                found += [f"{path.relative_to(PACKAGE)}:{node.lineno} {name}"
+                          for name in RUN_DIR_NAMES if name in node.value]
+    assert found == []
+    owner = ast.parse(OWNER.read_text(encoding="utf-8"))
+    spelled = {n.value for n in ast.walk(owner) if isinstance(n, ast.Constant)
+               and isinstance(n.value, str) and id(n) not in _docstrings(owner)}
+    assert all(any(name in value for value in spelled) for name in RUN_DIR_NAMES)
