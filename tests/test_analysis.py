@@ -10,7 +10,7 @@ import pytest
 
 from duplexeval.analysis import pipeline
 from duplexeval.analysis.pipeline import AnalysisOptions, analyze_run
-from duplexeval.analysis.segments import Chunk, Segment
+from duplexeval.analysis.segments import Chunk, SpeechSegment
 from duplexeval.cli import main
 from duplexeval.data.locate import bundled_dataset
 from duplexeval.data.validate import Need, load_dataset
@@ -90,12 +90,12 @@ def test_analysis_matches_the_logged_truth(scripted_runs: list[Path], tmp_path: 
 
 # -- the accuracy measures on hand-made cases -------------------------------------------------
 
-def _seg(start: float, end: float, words: int = 6) -> Segment:
-    return Segment(1, start, end, "w " * words,
+def _seg(start: float, end: float, words: int = 6) -> SpeechSegment:
+    return SpeechSegment.of(1, start, end, "w " * words,
                    tuple(Chunk(start, end, "w") for _ in range(words)))
 
 
-def _view(kind: str, start: float, end: float, *segments: Segment, event_id: str = "e",
+def _view(kind: str, start: float, end: float, *segments: SpeechSegment, event_id: str = "e",
           input_end: float = 12.0) -> EventView:
     return EventView(event_id=event_id, event_type=kind, input_start=0.0, input_end=input_end,
                      event_start=start, event_end=end, segments=segments)

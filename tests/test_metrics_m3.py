@@ -8,21 +8,21 @@ from __future__ import annotations
 
 import pytest
 
-from duplexeval.analysis.segments import Chunk, Segment
+from duplexeval.analysis.segments import Chunk, SpeechSegment
 from duplexeval.metrics import EventView, get_variant
 from duplexeval.metrics.m3 import M3Timing
 
 M3 = get_variant("m3")
 
 
-def seg(start: float, end: float, words: int = 5, channel: int = 1) -> Segment:
+def seg(start: float, end: float, words: int = 5, channel: int = 1) -> SpeechSegment:
     step = (end - start) / max(words, 1)
     chunks = tuple(Chunk(start + i * step, start + (i + 1) * step, f"w{i}")
                    for i in range(words))
-    return Segment(channel, start, end, " ".join(c.text for c in chunks), chunks)
+    return SpeechSegment.of(channel, start, end, " ".join(c.text for c in chunks), chunks)
 
 
-def event(kind: str, start: float, end: float, *segments: Segment,
+def event(kind: str, start: float, end: float, *segments: SpeechSegment,
           input_end: float = 12.0) -> EventView:
     return EventView(event_id="e", event_type=kind, input_start=0.0, input_end=input_end,
                      event_start=start, event_end=end, segments=tuple(segments))

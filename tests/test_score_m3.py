@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from duplexeval.analysis.segments import Chunk, Segment
+from duplexeval.analysis.segments import Chunk, SpeechSegment
 from duplexeval.cli import main
 from duplexeval.metrics import EventView, get_variant
 from duplexeval.metrics.results import SourceInfo, build_results, load_results
@@ -98,7 +98,7 @@ def test_rescoring_an_official_output_folder(tmp_path: Path,
 
 def _hold(event_id: str, *model: tuple[float, float]) -> EventView:
     """A TURN_HOLD, pause [2.0, 3.0] in wav time, window to 12.0, model segments of 6 words."""
-    segs = tuple(Segment(1, a, b, "w " * 6, tuple(Chunk(a, b, "w") for _ in range(6)))
+    segs = tuple(SpeechSegment.of(1, a, b, "w " * 6, tuple(Chunk(a, b, "w") for _ in range(6)))
                  for a, b in model)
     return EventView(event_id=event_id, event_type="TURN_HOLD", input_start=0.0,
                      input_end=12.0, event_start=2.0, event_end=3.0, segments=segs)

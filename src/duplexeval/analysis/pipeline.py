@@ -57,7 +57,7 @@ from ..fileio import atomic_write_json
 from ..runs.directory import AnalysisInputs, AnalysisRow, MetadataRow, RunDir
 from ..speech.activity import ActivityOptions, VadEngine, detect_activity
 from ..timeline import Span
-from .segments import Chunk, Segment, segments_from_spans, transcript_json
+from .segments import Chunk, SpeechSegment, segments_from_spans, transcript_json
 
 __all__ = ["AnalysisOptions", "analyze_channel", "analyze_run",
            "ensure_analysis", "stale_reason"]
@@ -105,7 +105,7 @@ class AnalysisOptions:
                 "language": self.language, "segment_gap": 0.5, "duplexeval": __version__}
 
 
-def _attach_words(segments: list[Segment], words: Sequence[Chunk]) -> list[Segment]:
+def _attach_words(segments: list[SpeechSegment], words: Sequence[Chunk]) -> list[SpeechSegment]:
     """Give each VAD segment the ASR words that overlap it most (clipped to it)."""
     buckets: list[list[Chunk]] = [[] for _ in segments]
     for w in words:
@@ -117,7 +117,7 @@ def _attach_words(segments: list[Segment], words: Sequence[Chunk]) -> list[Segme
         if best >= 0:
             s = segments[best]
             buckets[best].append(Chunk(max(w.start, s.start), min(w.end, s.end), w.text))
-    return [Segment(s.channel, s.start, s.end, " ".join(c.text for c in b), tuple(b))
+    return [SpeechSegment.of(s.channel, s.start, s.end, " ".join(c.text for c in b), tuple(b))
             for s, b in zip(segments, buckets, strict=True)]
 
 
@@ -141,7 +141,8 @@ class _Analyzer:
         out["language"] = self.language
         return out
 
-    def channel(self, x: np.ndarray, rate: int, channel: int, cache: Path | None) -> list[Segment]:
+    def channel(self, x: np.ndarray, rate: int, channel: int, cache: Path | None,
+                ) -> list[SpeechSegment]:
         """Segments of one channel (see :meth:`channels`)."""
         return self.channels([(x, rate, channel)], cache)[0]
 
@@ -156,7 +157,7 @@ class _Analyzer:
         return cache / key[:2] / f"{key}.json"
 
     def channels(self, items: Sequence[tuple[np.ndarray, int, int]],
-                 cache: Path | None) -> list[list[Segment]]:
+                 cache: Path | None) -> list[list[SpeechSegment]]:
         """Segments of several channels ``(samples, rate, channel number)``, in order.
 
         Cached channels are read back; the others get voice activity, and those that need
@@ -164,8 +165,8 @@ class _Analyzer:
         transcribe_many`: their short regions share Whisper windows).  A damaged cache entry
         is recomputed.
         """
-        out: list[list[Segment] | None] = [None] * len(items)
-        pending: list[tuple[int, list[Segment], list[Segment], Path | None]] = []
+        out: list[list[SpeechSegment] | None] = [None] * len(items)
+        pending: list[tuple[int, list[SpeechSegment], list[SpeechSegment], Path | None]] = []
         for i, (x, rate, channel) in enumerate(items):
             use_asr = self.options.asr != "none" and channel in self.options.asr_channels
             path = self._cache_path(x, rate, use_asr, cache)
@@ -194,7 +195,7 @@ class _Analyzer:
         return [segs if segs is not None else [] for segs in out]
 
 
-def _store(path: Path | None, segments: list[Segment]) -> None:
+def _store(path: Path | None, segments: list[SpeechSegment]) -> None:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_json(path, [s.to_json() for s in segments])
@@ -213,16 +214,16 @@ def _transcriber(model: str) -> Any:
     return _TRANSCRIBERS[model]
 
 
-def _segment_from_json(channel: int, s: dict[str, Any]) -> Segment:
+def _segment_from_json(channel: int, s: dict[str, Any]) -> SpeechSegment:
     chunks = tuple(Chunk(float(c["timestamp"][0]), float(c["timestamp"][1]), str(c["text"]))
                    for c in s.get("chunks", []))
-    return Segment(channel, float(s["timestamp"][0]), float(s["timestamp"][1]),
+    return SpeechSegment.of(channel, float(s["timestamp"][0]), float(s["timestamp"][1]),
                    str(s.get("text", "")), chunks)
 
 
 def analyze_channel(x: np.ndarray, sample_rate: int, channel: int,
                     options: AnalysisOptions = AnalysisOptions(), language: str | None = None,
-                    cache: Path | None = None) -> list[Segment]:
+                    cache: Path | None = None) -> list[SpeechSegment]:
     """Segments of one channel of audio (seconds from its start)."""
     return _Analyzer(options, language).channel(x, sample_rate, channel, cache)
 
@@ -238,7 +239,7 @@ def run_system(run_dir: Path) -> tuple[str, list[str]]:
     return ("", []) if info is None else (info.name, info.oracle)
 
 
-def _truth_segments(run: RunDir, row: MetadataRow) -> list[Segment]:
+def _truth_segments(run: RunDir, row: MetadataRow) -> list[SpeechSegment]:
     record = run.read_record(row.sample_id, row.event_id)
     speech = None if record is None else record.typed_trace().system_speech
     if speech is None:

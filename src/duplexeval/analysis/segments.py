@@ -28,7 +28,7 @@ from ..timeline import Span
 __all__ = [
     "SEGMENT_GAP",
     "Chunk",
-    "Segment",
+    "SpeechSegment",
     "read_transcript",
     "segments_from_spans",
     "segments_from_words",
@@ -52,22 +52,33 @@ class Chunk:
 
 
 @dataclass(frozen=True)
-class Segment:
-    """One stretch of speech on a channel; ``chunks`` are its words (possibly none)."""
+class SpeechSegment:
+    """A labelled interval: the :class:`~duplexeval.timeline.Span` of one stretch of speech on
+    ``channel``, with its text and words (``chunks``, possibly none).  (pyannote's ``Segment``
+    is the interval alone; here that is ``Span``.)"""
 
     channel: int
-    start: float
-    end: float
+    span: Span
     text: str = ""
     chunks: tuple[Chunk, ...] = ()
 
-    @property
-    def duration(self) -> float:
-        return max(0.0, self.end - self.start)
+    @classmethod
+    def of(cls, channel: int, start: float, end: float, text: str = "",
+           chunks: tuple[Chunk, ...] = ()) -> SpeechSegment:
+        """A segment over ``[start, end]`` seconds (``ValueError`` when ``end < start``)."""
+        return cls(channel, Span(start, end), text, chunks)
 
     @property
-    def span(self) -> Span:
-        return Span(self.start, self.end)
+    def start(self) -> float:
+        return self.span.start
+
+    @property
+    def end(self) -> float:
+        return self.span.end
+
+    @property
+    def duration(self) -> float:
+        return self.span.duration
 
     def to_json(self) -> dict[str, Any]:
         return {"channel": self.channel, "text": self.text,
@@ -76,13 +87,13 @@ class Segment:
 
 
 def segments_from_words(words: Iterable[Chunk], channel: int, max_gap: float = SEGMENT_GAP,
-                        joiner: str = " ") -> list[Segment]:
+                        joiner: str = " ") -> list[SpeechSegment]:
     """Split one channel's words at silences ``>= max_gap`` (the official rule).
 
     ``joiner`` joins word texts into the segment text (the official code uses a space for every
     language)."""
     ordered = sorted((w for w in words if w.end > w.start), key=lambda w: (w.start, w.end))
-    out: list[Segment] = []
+    out: list[SpeechSegment] = []
     group: list[Chunk] = []
     for w in ordered:
         if group and w.start - group[-1].end >= max_gap:
@@ -94,25 +105,25 @@ def segments_from_words(words: Iterable[Chunk], channel: int, max_gap: float = S
     return out
 
 
-def _segment(words: list[Chunk], channel: int, joiner: str) -> Segment:
-    return Segment(channel, words[0].start, words[-1].end,
+def _segment(words: list[Chunk], channel: int, joiner: str) -> SpeechSegment:
+    return SpeechSegment.of(channel, words[0].start, words[-1].end,
                    joiner.join(w.text for w in words), tuple(words))
 
 
 def segments_from_spans(spans: Iterable[Span], channel: int,
-                        max_gap: float = SEGMENT_GAP) -> list[Segment]:
+                        max_gap: float = SEGMENT_GAP) -> list[SpeechSegment]:
     """Segments from voice activity alone: spans closer than ``max_gap`` are merged, no words."""
-    out: list[Segment] = []
+    out: list[SpeechSegment] = []
     for s in sorted(spans):
         if out and s.start - out[-1].end < max_gap:
             last = out[-1]
-            out[-1] = Segment(channel, last.start, max(last.end, s.end))
+            out[-1] = SpeechSegment.of(channel, last.start, max(last.end, s.end))
         else:
-            out.append(Segment(channel, s.start, s.end))
+            out.append(SpeechSegment.of(channel, s.start, s.end))
     return out
 
 
-def transcript_json(segments: Sequence[Segment], **extra: Any) -> dict[str, Any]:
+def transcript_json(segments: Sequence[SpeechSegment], **extra: Any) -> dict[str, Any]:
     """The official transcript object (segments sorted by channel, then start)."""
     ordered = sorted(segments, key=lambda s: (s.channel, s.start, s.end))
     return {"segments": [s.to_json() for s in ordered], **extra}
@@ -125,7 +136,7 @@ def _pair(value: Any, where: str) -> tuple[float, float]:
     return float(value[0]), float(value[1])
 
 
-def read_transcript(path: Path) -> list[Segment]:
+def read_transcript(path: Path) -> list[SpeechSegment]:
     """Read an official transcript JSON; a malformed file is a one-line :class:`DuplexevalError`.
 
     Timestamps are kept as written (no sorting or clipping), as the official evaluator reads
@@ -148,7 +159,7 @@ def read_transcript(path: Path) -> list[Segment]:
             chunks = tuple(Chunk(*_pair(c.get("timestamp"), f"{where} chunk {j}"),
                                  str(c.get("text", "")))
                            for j, c in enumerate(seg.get("chunks") or []))
-            out.append(Segment(int(seg["channel"]), start, end, str(seg.get("text", "")),
+            out.append(SpeechSegment.of(int(seg["channel"]), start, end, str(seg.get("text", "")),
                                chunks))
         except (ValueError, TypeError, AttributeError) as exc:
             raise DuplexevalError(f"{path}: {exc}") from None

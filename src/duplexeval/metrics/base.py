@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..analysis.segments import Segment
+from ..analysis.segments import SpeechSegment
 from ..errors import DuplexevalError
 
 __all__ = [
@@ -45,14 +45,14 @@ class EventView:
     input_end: float
     event_start: float
     event_end: float
-    segments: tuple[Segment, ...]
+    segments: tuple[SpeechSegment, ...]
     sample_id: str = ""
     language: str = ""
     domain: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_metadata(cls, record: Mapping[str, Any], segments: tuple[Segment, ...],
+    def from_metadata(cls, record: Mapping[str, Any], segments: tuple[SpeechSegment, ...],
                       language: str = "", domain: str = "") -> EventView:
         """From one official ``metadata*.jsonl`` record (values taken with ``float()`` as the
         official evaluator takes them)."""

@@ -68,7 +68,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from ..analysis.segments import Segment
+from ..analysis.segments import SpeechSegment
 from ..events import EVENT_TO_DIMENSION
 from ..timeline import TOL
 from .base import DimensionScore, EventScore, EventView, TimingVariant, register_variant
@@ -79,7 +79,7 @@ M3_DIMENSIONS: dict[str, str] = EVENT_TO_DIMENSION
 """Event type -> official timing dimension (from :data:`~duplexeval.events.TASK_TABLE`)."""
 
 
-def _target_json(seg: Segment | None) -> dict[str, Any] | None:
+def _target_json(seg: SpeechSegment | None) -> dict[str, Any] | None:
     if seg is None:
         return None
     return {"channel": seg.channel, "text": seg.text, "timestamp": [seg.start, seg.end]}
@@ -130,13 +130,14 @@ class M3Timing(TimingVariant):
 
     # -- rules ---------------------------------------------------------------------------------
 
-    def _is_backchannel(self, seg: Segment) -> bool:
+    def _is_backchannel(self, seg: SpeechSegment) -> bool:
         duration = max(0.0, seg.end - seg.start)
         return duration < self.bc_max_duration and len(seg.chunks) < self.bc_max_words
 
-    def smooth_turn_taking(self, event: EventView, model: Iterable[Segment]) -> DimensionScore:
+    def smooth_turn_taking(self, event: EventView, model: Iterable[SpeechSegment],
+                           ) -> DimensionScore:
         t = event.event_start - event.input_start
-        candidates: list[Segment] = []
+        candidates: list[SpeechSegment] = []
         silence = True
         for seg in model:
             if seg.end <= t:
@@ -163,7 +164,7 @@ class M3Timing(TimingVariant):
             {"user_turn_end": t, "target_segment": _target_json(target), "miss_type": "none"},
             {"human_latency": human, "latency_abs_err_to_human": abs(latency - human)})
 
-    def pause_handling(self, event: EventView, model: Iterable[Segment]) -> DimensionScore:
+    def pause_handling(self, event: EventView, model: Iterable[SpeechSegment]) -> DimensionScore:
         """TURN_HOLD / SHORTPAUSE.  ``latency ↑`` (higher is better) is the official value:
         ``input_end - event_start`` (the window, 10 s for a hold) when the model never speaks,
         flagged ``info["latency_fallback"]``; the extra ``latency_responders ↑`` is the
@@ -172,7 +173,7 @@ class M3Timing(TimingVariant):
         model = list(model)
         pause_start = event.event_start - event.input_start
         pause_end = event.event_end - event.input_start
-        overlaps: list[Segment] = []
+        overlaps: list[SpeechSegment] = []
         long_overlap = False
         for seg in model:
             if seg.end <= pause_start or seg.start >= pause_end:
@@ -204,7 +205,8 @@ class M3Timing(TimingVariant):
              "latency_fallback": fallback},
             {"latency_responders ↑": latency if responded else None})
 
-    def stop(self, event: EventView, model: Iterable[Segment], barge_in: bool) -> DimensionScore:
+    def stop(self, event: EventView, model: Iterable[SpeechSegment], barge_in: bool,
+             ) -> DimensionScore:
         onset = event.event_start - event.input_start
         candidates = [s for s in model if s.start < onset + self.stop_grace]
         dim = "user_barge_in" if barge_in else "user_backchanneling"
