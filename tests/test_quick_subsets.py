@@ -12,6 +12,7 @@ from duplexeval import suites
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.speech.tts import engine_class
 from duplexeval.suites import QUICK_MIN_SHIFTS, build_suite, shift_samples, suite_path
+from duplexeval.suites import build as suite_build
 
 
 def test_quick_subsets_are_keyed_by_their_rule(tmp_path: Path,
@@ -21,7 +22,7 @@ def test_quick_subsets_are_keyed_by_their_rule(tmp_path: Path,
     quick = suite_path("m3-qa-en", limit="quick")
     assert quick.name.startswith("m3-qa-en-quick-")
     assert quick not in (suite_path("m3-qa-en"), suite_path("m3-qa-en", limit=4))
-    monkeypatch.setattr(suites, "QUICK_MIN_SHIFTS", 10)
+    monkeypatch.setattr(suite_build, "QUICK_MIN_SHIFTS", 10)
     assert suite_path("m3-qa-en", limit="quick") != quick  # another rule, another build
     with pytest.raises(ValueError):
         suite_path("m3-qa-en", limit=0)
@@ -32,7 +33,7 @@ def test_quick_subsets_are_keyed_by_their_rule(tmp_path: Path,
 def test_quick_subset_is_the_smallest_prefix_reaching_the_shift_count(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path))
-    monkeypatch.setattr(suites, "QUICK_MIN_SHIFTS", 8)  # qa-01 has 6: two dialogues
+    monkeypatch.setattr(suite_build, "QUICK_MIN_SHIFTS", 8)  # qa-01 has 6: two dialogues
     root = build_suite("m3-qa-en", limit="quick", progress=False)
     dataset, _ = load_dataset(root, audio=Need.REQUIRE)
     channels = suites.SUITES["m3-qa-en"].channels

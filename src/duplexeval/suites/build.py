@@ -1,0 +1,192 @@
+"""Building a bundled suite (or a subset of it) into the cache, and listing the builds.
+
+See :mod:`duplexeval.suites` for the cache layout and the quick subset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from ..cache import cache_root
+from ..data.dialogue import Dialogue
+from ..errors import DuplexevalError
+from ..fileio import atomic_write_json
+from .registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
+
+__all__ = ["build_suite", "shift_samples", "subset_label", "suite_path", "suite_rows"]
+
+BUILD_VERSION = 2
+"""Bumped when the synthesizer changes what it builds from the same specs."""
+
+
+def _source_files(suite: Suite) -> list[Path]:
+    if suite.from_toy:
+        from ..synth.toy import find_toy
+
+        toy = find_toy()
+        return sorted(p for p in toy.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".txt"))
+    folder = suite.spec_folder()
+    files = sorted(p for p in folder.glob("*") if p.suffix in (".json", ".yaml", ".yml"))
+    if not files:
+        raise DuplexevalError(f"suite {suite.name}: no specs in {folder}")
+    return files
+
+
+Subset = int | str | None
+"""Which dialogues a build holds: None = all, an int ``k`` = the first ``k``, ``"quick"`` = the
+quick subset (:data:`QUICK_MIN_SHIFTS`)."""
+
+
+def _key(suite: Suite, settings: dict[str, Any], limit: Subset = None) -> str:
+    h = hashlib.sha256()
+    rule: Any = limit if limit != "quick" else {"quick_min_shifts": QUICK_MIN_SHIFTS}
+    h.update(json.dumps({"build": BUILD_VERSION, "suite": suite.name, "settings": settings,
+                         "limit": rule}, sort_keys=True).encode())
+    for path in _source_files(suite):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _settings(suite: Suite) -> dict[str, Any]:
+    from ..synth.build import Synthesizer, SynthSettings, reference_gaps
+
+    settings = SynthSettings(gaps=reference_gaps(suite.gaps))
+    engine = Synthesizer(settings).engine(suite.language)
+    return {"synth": settings.to_json(), "tts": engine.settings()}
+
+
+def _check_subset(limit: Subset) -> None:
+    if limit is not None and limit != "quick" and not (isinstance(limit, int) and limit > 0):
+        raise ValueError(f"a suite subset is None, a positive int or 'quick', got {limit!r}")
+
+
+def subset_label(name: str, limit: Subset) -> str:
+    """How a build is named: ``NAME``, ``NAME-first3`` or ``NAME-quick``."""
+    _check_subset(limit)
+    return name if limit is None else f"{name}-quick" if limit == "quick" \
+        else f"{name}-first{limit}"
+
+
+def suite_path(name: str, limit: Subset = None) -> Path:
+    """Where the suite's current build lives (built or not); ``limit`` = the build of its first
+    ``limit`` dialogues only, or of its quick subset (``"quick"``)."""
+    suite = get_suite(name)
+    label = subset_label(suite.name, limit)
+    return cache_root() / "suites" / f"{label}-{_key(suite, _settings(suite), limit)}"
+
+
+def build_suite(name: str, force: bool = False, progress: bool = True, quality: bool = True,
+                log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+                limit: Subset = None) -> Path:
+    """Build a suite (or reuse the cached build); returns the dataset folder.  ``limit``
+    builds only the first ``limit`` dialogues, or with ``"quick"`` the quick subset (the
+    smallest prefix reaching :data:`QUICK_MIN_SHIFTS`; cached separately)."""
+    suite = get_suite(name)
+    target = suite_path(name, limit)
+    if target.is_dir() and (target / "quality.json").is_file() and not force:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        if suite.from_toy:
+            from ..synth.toy import voice_toy
+
+            if limit == "quick":
+                raise DuplexevalError(f"suite {suite.name} has no quick subset; give a count")
+            voice_toy(tmp, progress=progress, limit=limit)
+        else:
+            _build_from_specs(suite, tmp, progress, limit)
+        if quality:
+            _write_quality(suite, tmp, log, asr=limit is None)
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> int:
+    """Smooth-turn-taking (TURN_SHIFT) samples of the multi-gen plan of ``dialogues`` on the
+    user ``channels``: the n of a smooth-turn-taking cell."""
+    from ..events import EventKind
+    from ..protocols import PlanOptions, Protocol, build_plan
+
+    plan = build_plan(dialogues, PlanOptions(protocol=Protocol.MULTI_GEN, channels=channels))
+    return sum(s.event_type is EventKind.TURN_SHIFT for s in plan.samples)
+
+
+def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) -> None:
+    """Synthesize the suite's specs in order: all of them, the first ``limit``, or (quick)
+    until the dialogues built so far reach :data:`QUICK_MIN_SHIFTS` shift samples."""
+    from ..synth.build import Synthesizer, SynthSettings, reference_gaps
+    from ..synth.spec import load_specs
+
+    specs = load_specs(suite.spec_folder())
+    if isinstance(limit, int):
+        specs = specs[:limit]
+    synth = Synthesizer(SynthSettings(gaps=reference_gaps(suite.gaps)))
+    built = []
+    for spec in tqdm(specs, desc=f"synth {suite.name}", unit="dialogue", file=sys.stderr,
+                     disable=not progress):
+        built.append(synth.build(spec))
+        if limit == "quick" and shift_samples([b.dialogue() for b in built],
+                                              suite.channels) >= QUICK_MIN_SHIFTS:
+            break
+    synth.write(built, out, metadata={"name": suite.name, "description": suite.description})
+
+
+def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None],
+                   asr: bool = True) -> None:
+    """``quality.json``; ``asr=False`` leaves out the ASR round trip (WER / kana CER), which
+    costs as much as the synthesis itself: subsets (the demo's quick subsets) skip it, the
+    full suites (``duplexeval data build``) measure it."""
+    from ..data.validate import Need, load_dataset
+    from ..synth.build import reference_gaps
+    from ..synth.quality import quality_report
+
+    dataset, _ = load_dataset(folder, audio=Need.REQUIRE)
+    report = quality_report(dataset, reference_gaps(suite.gaps), asr=asr)
+    if suite.from_toy:
+        from ..synth.toy import annotation_round_trip
+
+        report["annotation_round_trip"] = annotation_round_trip(dataset)
+    atomic_write_json(folder / "quality.json", report)
+    asr_report = report.get("asr")
+    words = (f"{asr_report.get('metric')} {asr_report.get('value', float('nan')):.3f} over "
+             f"{asr_report.get('ipus')} IPUs" if asr_report else
+             "ASR round trip skipped (subset)")
+    log(f"{suite.name}: {words}; turn-shift gap KS {report['timing']['ks']}")
+
+
+def suite_rows() -> list[list[object]]:
+    """One row per suite: name, language, domain, dialogues, built?, audio minutes, MB, path."""
+    rows: list[list[object]] = []
+    for suite in SUITES.values():
+        try:
+            path = suite_path(suite.name)
+        except DuplexevalError as exc:
+            rows.append([suite.name, suite.language, suite.domain, "-", "unavailable", "-",
+                         "-", str(exc).split(":")[0]])
+            continue
+        specs = len(_source_files(suite)) if not suite.from_toy else 5
+        if (path / "quality.json").is_file():
+            q = json.loads((path / "quality.json").read_text(encoding="utf-8"))
+            size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+            rows.append([suite.name, suite.language, suite.domain, q["dialogues"], "built",
+                         f"{q['seconds'] / 60:.1f}", f"{size / 1e6:.1f}", str(path)])
+        else:
+            rows.append([suite.name, suite.language, suite.domain, specs, "not built", "-",
+                         "-", "duplexeval data build " + suite.name])
+    return rows

@@ -1,0 +1,62 @@
+"""The bundled suites: their names, languages, domains, timing references and user channels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from ..errors import DuplexevalError
+from ..fileio import safe_name
+
+__all__ = ["QUICK_MIN_SHIFTS", "SUITES", "Suite", "get_suite"]
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One bundled suite (built from ``specs/NAME`` by :func:`~duplexeval.suites.build_suite`)."""
+
+    name: str
+    description: str
+    language: str
+    domain: str
+    gaps: str = "chat"
+    """Timing reference of the turn-shift gaps (``chat`` or ``task``)."""
+    channels: tuple[int, ...] = (0, 1)
+    """User channels the plan evaluates."""
+
+    def __post_init__(self) -> None:
+        safe_name(self.name, "suite name")  # it names the build folder in the cache
+
+    def spec_folder(self) -> Path:
+        return Path(str(resources.files("duplexeval.suites") / "specs" / self.name))
+
+    @property
+    def from_toy(self) -> bool:
+        return self.name == "m3-toy-ja-voiced"
+
+
+SUITES: dict[str, Suite] = {s.name: s for s in [
+    Suite("m3-qa-en", "multi-turn QA (TopiOCQA-style), English", "en", "task", "task",
+          channels=(0,)),
+    Suite("m3-qa-ja", "multi-turn QA, Japanese translation of m3-qa-en", "ja", "task", "task",
+          channels=(0,)),
+    Suite("m3-chat-en", "casual conversations of about 2 minutes, English", "en", "chat"),
+    Suite("m3-chat-ja", "casual conversations of about 2 minutes, Japanese", "ja", "chat"),
+    Suite("m3-toy-ja-voiced", "the official M3 toy annotations voiced with OpenJTalk", "ja",
+          "mixed"),
+]}
+
+QUICK_MIN_SHIFTS = 20
+"""The quick subset of a suite is its smallest prefix of dialogues (in spec order) whose
+multi-gen plan, on the suite's user channels, has at least this many smooth-turn-taking
+(TURN_SHIFT) samples: the number of events behind each demo smooth-turn-taking cell, so that no
+cell is marked † (n < 20)."""
+
+
+def get_suite(name: str) -> Suite:
+    """The suite called ``name``; :class:`DuplexevalError` listing the suites otherwise."""
+    try:
+        return SUITES[name]
+    except KeyError:
+        raise DuplexevalError(f"unknown suite {name!r}; suites: {', '.join(SUITES)}") from None
