@@ -43,7 +43,8 @@ from types import ModuleType
 
 from ..errors import DuplexevalError
 
-__all__ = ["is_ignorable", "segment_words", "segmenter", "to_kana", "word_spans"]
+__all__ = ["is_ignorable", "normalized", "normalized_key", "segment_words", "segmenter", "to_kana",
+           "word_spans"]
 
 _DIGITS = set("一二三四五六七八九")
 _UNITS = set("十百千")
@@ -126,12 +127,18 @@ def _njd_surfaces(jtalk: ModuleType, text: str) -> list[str]:
     return out
 
 
-def _normalized(text: str) -> tuple[str, list[int]]:
-    """NFKC + casefolded ``text`` and, per normalised character, its index in ``text``."""
+def normalized_key(text: str) -> str:
+    """``text`` NFKC-normalised and casefolded: the form word surfaces are matched in."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def normalized(text: str) -> tuple[str, list[int]]:
+    """NFKC + casefolded ``text`` (:func:`normalized_key`, character by character) and, per
+    normalised character, its index in ``text``."""
     chars: list[str] = []
     index: list[int] = []
     for i, ch in enumerate(text):
-        for c in unicodedata.normalize("NFKC", ch).casefold():
+        for c in normalized_key(ch):
             chars.append(c)
             index.append(i)
     return "".join(chars), index
@@ -143,8 +150,8 @@ def _align(text: str, surfaces: list[str]) -> list[tuple[int, int]]:
     Surfaces matching the text in order take their own characters; a stretch that matches none
     (rewritten by the front end) becomes one span, up to where the next surfaces match again.
     """
-    norm, index = _normalized(text)
-    keys = [unicodedata.normalize("NFKC", s).casefold() for s in surfaces]
+    norm, index = normalized(text)
+    keys = [normalized_key(s) for s in surfaces]
     keys = [k for k in keys if k]
     spans: list[tuple[int, int]] = []  # in normalised offsets
     i = k = 0

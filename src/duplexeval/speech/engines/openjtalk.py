@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import ctypes
 import threading
-import unicodedata
 import warnings
 import weakref
 from typing import Any
 
 import numpy as np
 
-from ..japanese import is_ignorable, word_spans
+from ..japanese import is_ignorable, normalized, normalized_key, word_spans
 from ..tts import TimedWord, TtsEngine, Utterance
 
 __all__ = ["VOICES", "OpenJTalkEngine"]
@@ -226,14 +225,8 @@ def _node_char_spans(text: str, surfaces: list[str]) -> list[tuple[int, int] | N
     """Character offsets ``[start, end)`` in ``text`` of each NJD node surface (``None`` for
     symbol-only nodes).  Surfaces are compared after NFKC + casefold; nodes whose surface the
     front end rewrote (``3`` -> ``三``) share the text stretch up to the next matching node."""
-    norm_chars: list[str] = []
-    index: list[int] = []
-    for i, ch in enumerate(text):
-        for c in unicodedata.normalize("NFKC", ch).casefold():
-            norm_chars.append(c)
-            index.append(i)
-    norm = "".join(norm_chars)
-    keys = [unicodedata.normalize("NFKC", s).casefold() for s in surfaces]
+    norm, index = normalized(text)
+    keys = [normalized_key(s) for s in surfaces]
     spans: list[tuple[int, int] | None] = [None] * len(keys)
     n = len(norm)
     i = k = 0
