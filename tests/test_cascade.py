@@ -185,7 +185,10 @@ def test_retrieval_answers_with_the_reference_answer(qa_run: Path, qa: Dataset) 
 
 
 def test_same_run_twice_is_bit_identical(qa_run: Path, qa: Dataset, tmp_path: Path) -> None:
-    """A fresh system (empty caches) reproduces every output file of the first run."""
+    """A fresh system with empty caches reproduces every output file of the first run."""
+    from duplexeval.systems.cascade.engines import clear_caches
+
+    clear_caches()
     plan = build_plan(qa.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN,
                                                 channels=QA_CHANNELS))
     again = tmp_path / "again"

@@ -232,19 +232,21 @@ class DemoSystem:
     system: str
     args: tuple[tuple[str, str], ...] = ()
     domains: tuple[str, ...] | None = None
+    language: str | None = None
+    """Only datasets of this language (``None``: every language)."""
 
 
 DEMO_SYSTEMS: tuple[DemoSystem, ...] = (
     DemoSystem("cascade", "cascade"),
-    DemoSystem("cascade-eot1.5", "cascade", (("eot_silence", "1.5"),), ("chat",)),
-    DemoSystem("cascade-half", "cascade", (("half_duplex", "1"),), ("chat",)),
+    DemoSystem("cascade-eot0.2", "cascade", (("eot_silence", "0.2"),), ("chat",), "en"),
+    DemoSystem("cascade-half", "cascade", (("half_duplex", "1"),), ("chat",), "en"),
     DemoSystem("reference", "reference"),
     DemoSystem("silence", "silence"),
 )
 """The rows of the demo table: the CPU cascade (the system measured; end of turn after 0.6 s
-of silence), on chat also waiting 1.5 s (its SHIFT and HOLD numbers move with that setting)
-and half duplex (it does not listen while it answers: barge-ins no longer stop it), the human
-reference and the floor."""
+of silence), on English chat also an eager one (end of turn after 0.2 s: it answers sooner and
+talks into the longer held pauses) and a half-duplex one (it does not listen while it answers:
+barge-ins no longer stop it), the human reference and the floor."""
 
 
 def _slug(name: str) -> str:
@@ -265,7 +267,8 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
         plan = build_plan(dataset.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN,
                                                          channels=demo.channels))
         for row in DEMO_SYSTEMS:
-            if row.domains is not None and dataset.domain not in row.domains:
+            if (row.domains is not None and dataset.domain not in row.domains) or (
+                    row.language is not None and dataset.language != row.language):
                 continue
             system = load_system(row.system, dict(row.args))
             out = runs_root / f"{row.label}-{_slug(demo.name)}"

@@ -2,8 +2,9 @@
 
 ASR of an audio buffer, a reply for a dialogue history and TTS of a text depend only on their
 inputs and settings, so a multi-gen continuation restored from a snapshot can reuse what the
-shared pass (or another continuation) computed.  The caches live in the :class:`CascadeSystem`
-object, never in a session's state: dropping them changes speed, not results.  Each entry also
+shared pass (or another continuation) computed.  The caches are the process's (shared by its
+``cascade`` systems, :mod:`.engines`), never in a session's state: dropping them changes speed,
+not results.  Each entry also
 keeps the seconds its first computation took (for ``clock_budgets=False``).
 """
 
@@ -66,3 +67,8 @@ class ResultCache(Generic[T]):
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)
         return entry
+
+    def clear(self) -> None:
+        """Forget every entry (results are recomputed: slower, the same)."""
+        with self._lock:
+            self._items.clear()

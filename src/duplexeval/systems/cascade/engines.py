@@ -4,6 +4,9 @@ Loaded lazily (the first session that needs a model loads it): the streaming VAD
 (:class:`~duplexeval.speech.asr.Transcriber`), a :class:`~.voice.Voice` per language, the
 chat endpoint and Smart Turn.  Every expensive call goes through a content-hash cache
 (:mod:`.cache`), so results are computed once per process for the same inputs and settings.
+The caches are shared by every ``cascade`` system of the process (their keys hold every setting
+that changes a result), so variants of the cascade run side by side (a demo row with another
+``eot_silence``, half duplex) reuse each other's transcripts and speech.
 """
 
 from __future__ import annotations
@@ -21,7 +24,18 @@ from .smart_turn import SmartTurn, find_model
 from .vad import VAD_RATE, StreamingVad
 from .voice import Voice
 
-__all__ = ["Engines"]
+__all__ = ["Engines", "clear_caches"]
+
+_SHARED: dict[str, ResultCache[Any]] = {
+    "asr": ResultCache(4096), "llm": ResultCache(1024), "tts": ResultCache(1024),
+    "turn": ResultCache(1024)}
+"""Process-wide result caches (see the module docstring)."""
+
+
+def clear_caches() -> None:
+    """Empty the process-wide caches (a determinism check recomputes everything)."""
+    for cache in _SHARED.values():
+        cache.clear()
 
 
 class Engines:
@@ -33,10 +47,10 @@ class Engines:
         self.endpoint = (ChatEndpoint(config.llm_url, config.llm_model, config.llm_api_key,
                                       config.llm_timeout, config.llm_max_tokens)
                          if config.llm_url else None)
-        self.asr_cache: ResultCache[str] = ResultCache(1024)
-        self.llm_cache: ResultCache[str] = ResultCache(1024)
-        self.tts_cache: ResultCache[Any] = ResultCache(1024)
-        self.turn_cache: ResultCache[float] = ResultCache(1024)
+        self.asr_cache: ResultCache[str] = _SHARED["asr"]
+        self.llm_cache: ResultCache[str] = _SHARED["llm"]
+        self.tts_cache: ResultCache[Any] = _SHARED["tts"]
+        self.turn_cache: ResultCache[float] = _SHARED["turn"]
         self._vad: StreamingVad | None = None
         self._transcriber: Transcriber | None = None
         self._asr_settings: dict[str, Any] | None = None
