@@ -1,0 +1,40 @@
+"""Runs: executing a plan into a run directory, and reading one back.
+
+:func:`open_run` is the documented way into a run directory (its files are described in
+:mod:`duplexeval.runs.directory`)::
+
+    from duplexeval.runs import open_run
+
+    run = open_run("runs/cascade-multi-gen")
+    config = run.read_config()          # system, capabilities, dataset, versions
+    rows = run.read_metadata()          # one row per finished sample
+    record = run.read_record(rows[0].sample_id, rows[0].event_id)   # trace, seed, frames
+"""
+
+from .directory import (
+    AnalysisFiles,
+    MetadataRow,
+    RunConfigFile,
+    RunDir,
+    RunSummary,
+    SampleRecord,
+    ScoreFiles,
+    open_run,
+)
+from .execution import RunConfig, RunResult, dataset_hash, execute_run, summary_lines
+
+__all__ = [
+    "AnalysisFiles",
+    "MetadataRow",
+    "RunConfig",
+    "RunConfigFile",
+    "RunDir",
+    "RunResult",
+    "RunSummary",
+    "SampleRecord",
+    "ScoreFiles",
+    "dataset_hash",
+    "execute_run",
+    "open_run",
+    "summary_lines",
+]
