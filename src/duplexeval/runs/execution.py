@@ -8,7 +8,6 @@ half-written file; re-running the same command continues.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import platform
@@ -21,7 +20,6 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import soundfile as sf
 from tqdm import tqdm
 
