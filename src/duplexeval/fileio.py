@@ -24,7 +24,7 @@ from typing import Any
 from .errors import DuplexevalError
 
 __all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_json", "atomic_write_text",
-           "format_seconds", "json_line", "name_problem", "safe_name"]
+           "format_seconds", "json_line", "name_problem", "read_json", "safe_name"]
 
 
 def name_problem(name: str) -> str | None:
@@ -97,6 +97,17 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 def json_line(obj: Any) -> str:
     """One JSON object as a line (UTF-8 characters kept, M3 separators), with newline."""
     return json.dumps(obj, ensure_ascii=False) + "\n"
+
+
+def read_json(path: Path, what: str = "file") -> Any:
+    """The JSON in ``path``; a missing or malformed file is a one-line
+    :class:`~duplexeval.errors.DuplexevalError` naming it (``what`` says what it should be)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DuplexevalError(f"{path}: {what} not found") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DuplexevalError(f"{path}: not valid JSON ({exc})") from None
 
 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:

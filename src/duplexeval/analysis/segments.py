@@ -16,13 +16,13 @@ segments wherever the gap between a word's start and the previous word's end is 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import DuplexevalError
+from ..fileio import read_json
 from ..timeline import Span
 
 __all__ = [
@@ -141,12 +141,7 @@ def read_transcript(path: Path) -> list[SpeechSegment]:
 
     Timestamps are kept as written (no sorting or clipping), as the official evaluator reads
     them."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DuplexevalError(f"{path}: transcript not found") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DuplexevalError(f"{path}: not valid JSON ({exc})") from None
+    data = read_json(path, "transcript")
     if not isinstance(data, dict) or not isinstance(data.get("segments", []), list):
         raise DuplexevalError(f"{path}: expected an object with a 'segments' list")
     out = []

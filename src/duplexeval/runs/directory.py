@@ -42,7 +42,14 @@ import soundfile as sf
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import DuplexevalError
-from ..fileio import atomic_path, atomic_write_json, atomic_write_text, json_line, safe_name
+from ..fileio import (
+    atomic_path,
+    atomic_write_json,
+    atomic_write_text,
+    json_line,
+    read_json,
+    safe_name,
+)
 
 __all__ = [
     "AnalysisFiles",
@@ -442,12 +449,7 @@ def open_run(path: str | Path) -> RunDir:
 
 
 def _model(path: Path, model: type[Any]) -> Any:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DuplexevalError(f"{path}: not found") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DuplexevalError(f"{path}: not valid JSON ({exc})") from None
+    data = read_json(path)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
