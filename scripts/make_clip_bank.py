@@ -31,7 +31,7 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-OUT = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "systems" / "clips"
+OUT = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "speech" / "clips"
 SAMPLE_RATE = 16_000  # Hz, of the stored clips
 FRAME_S = 0.010  # trimming frame length, seconds
 SILENCE_DB = 40.0  # a frame this many dB below the loudest frame is silence

@@ -13,7 +13,7 @@ import soundfile as sf
 
 from duplexeval.speech.clipbank import KINDS, Clip, ClipBank, ClipBankInvalid, fill_span
 
-CLIPS = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "systems" / "clips"
+CLIPS = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "speech" / "clips"
 RATE = 16_000
 FRAME = 160  # 10 ms at 16 kHz
 
