@@ -96,7 +96,11 @@ class SampleOutput:
     frames: int
     """Frames stepped for this sample alone (its continuation, or its whole replay)."""
     trace: dict[str, Any]
+    """What the session reported (:meth:`Session.trace`), in session time."""
     seed: int
+    start_time: float = 0.0
+    """Dialogue time (s) of the session's first frame: session sample ``n`` of its trace is
+    dialogue time ``start_time + n / sample_rate``."""
 
 
 class _Grid:
@@ -235,26 +239,6 @@ def _open(system: System, dialogue: Dialogue, audio: DialogueAudio, system_chann
     return system.open(session_spec(caps, dialogue, system_channel, seed, reference_audio))
 
 
-def _trace_seconds(trace: dict[str, Any], t0: float) -> dict[str, Any]:
-    """The session's trace in dialogue time: ``speech_samples`` (session samples at
-    ``sample_rate``) become ``system_speech`` in seconds, and every logged entry that has a
-    session ``sample`` gets its dialogue ``time`` (s, rounded to 1 µs) right after it."""
-    out = dict(trace)
-    speech = trace.get("speech_samples")
-    rate = trace.get("sample_rate")
-    if speech is not None and rate:
-        out["system_speech"] = [[t0 + a / rate, t0 + b / rate] for a, b in speech]
-    if rate:
-        for key, value in trace.items():
-            if isinstance(value, list) and value and all(
-                    isinstance(e, dict) and "sample" in e for e in value):
-                out[key] = [{"sample": e["sample"],
-                             "time": round(t0 + e["sample"] / rate, 6),
-                             **{k: v for k, v in e.items() if k not in ("sample", "time")}}
-                            for e in value]
-    return out
-
-
 def _run_single(system: System, dialogue: Dialogue, audio: DialogueAudio, s: Sample,
                 run_seed: int, on_error: Callable[[Sample, BaseException], None] | None,
                 ) -> tuple[SampleOutput | None, int]:
@@ -280,8 +264,8 @@ def _run_single(system: System, dialogue: Dialogue, audio: DialogueAudio, s: Sam
     length = round(s.input_end * audio.sample_rate) - round(s.input_start * audio.sample_rate)
     system_out = _to_dataset_rate(native[:grid.sample(s.input_end)], caps.sample_rate,
                                   audio.sample_rate, length)
-    return SampleOutput(s, _muted_user(audio, s), system_out, None, None, end,
-                        _trace_seconds(trace, grid.t0), seed), end
+    return SampleOutput(s, _muted_user(audio, s), system_out, None, None, end, trace, seed,
+                        grid.t0), end
 
 
 class _Pass:
@@ -414,5 +398,5 @@ def _compose(s: Sample, native: np.ndarray, grid: _Grid, audio: DialogueAudio, f
         d0 = round(s.context_start * sr_d)
         ctx_user = _slice(np.ascontiguousarray(audio.audio[:, s.user_channel]), d0, d0 + c_len)
     return SampleOutput(s, _muted_user(audio, s), system_out, ctx_user, ctx_system, frames,
-                        _trace_seconds(trace, grid.t0), seed)
+                        trace, seed, grid.t0)
 

@@ -126,6 +126,28 @@ class Trace(BaseModel):
     system_speech: list[list[float]] | None = None
     """The same intervals in dialogue seconds (added by the runner)."""
 
+    @staticmethod
+    def in_dialogue_time(trace: dict[str, Any], start_time: float) -> dict[str, Any]:
+        """A session's trace as recorded: ``speech_samples`` (session samples at
+        ``sample_rate``) also as ``system_speech`` in dialogue seconds, and every logged entry
+        that has a session ``sample`` with its dialogue ``time`` (s, rounded to 1 µs) right
+        after it; ``start_time`` is the dialogue time of the session's first sample."""
+        out = dict(trace)
+        speech = trace.get("speech_samples")
+        rate = trace.get("sample_rate")
+        if speech is not None and rate:
+            out["system_speech"] = [[start_time + a / rate, start_time + b / rate]
+                                    for a, b in speech]
+        if rate:
+            for key, value in trace.items():
+                if isinstance(value, list) and value and all(
+                        isinstance(e, dict) and "sample" in e for e in value):
+                    out[key] = [{"sample": e["sample"],
+                                 "time": round(start_time + e["sample"] / rate, 6),
+                                 **{k: v for k, v in e.items() if k not in ("sample", "time")}}
+                                for e in value]
+        return out
+
 
 class SampleRecord(BaseModel):
     """``samples/{dialogue}/{event_id}.json``: a finished sample (``ok``: seed, frames, trace,

@@ -39,6 +39,7 @@ from .directory import (
     RunSummary,
     SampleRecord,
     SystemInfo,
+    Trace,
 )
 
 __all__ = ["RunConfig", "RunResult", "dataset_hash", "execute_run"]
@@ -147,7 +148,8 @@ def _save(run: RunDir, result: SampleOutput, rate: int, system: System, protocol
         run.write_wav(files.context_wav, result.context_user, result.context_system, rate)
     run.write_record(s.sample_id, s.event_id, SampleRecord(
         status="ok", sample=s.to_json(), protocol=protocol, seed=result.seed,
-        frames=result.frames, trace=result.trace, system=system.name,
+        frames=result.frames, trace=Trace.in_dialogue_time(result.trace, result.start_time),
+        system=system.name,
         output_audio_path=run.relative(files.wav),
         context_audio_path=run.relative(files.context_wav) if s.has_context else ""))
 
