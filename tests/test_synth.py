@@ -211,3 +211,35 @@ def test_background_speech_is_mixed_quietly_and_not_aligned() -> None:
     with pytest.raises(Exception, match="at_turn 5"):
         DialogueSpec.model_validate(spec(turns, language="ja",
                                          background=[{"channel": 0, "text": "x", "at_turn": 5}]))
+
+
+def test_engine_pauses_longer_than_the_cap_are_shortened() -> None:
+    """Audio (16 kHz)::
+
+        |==w1==|      0.6 s silent      |==w2==|   0.3 s   |==w3==|
+        0      0.5                      1.1    1.6         1.9    2.4
+
+    The 0.6 s pause is cut to 0.4 s from its middle (w2 and w3 move back 0.2 s); the 0.3 s one
+    stays; the words keep their lengths."""
+    from duplexeval.speech.tts import TimedWord
+    from duplexeval.synth.build import _cap_natural_pauses
+
+    rate = 16_000
+    t = np.arange(round(2.4 * rate)) / rate
+    tone = (0.5 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+    audio = np.zeros_like(tone)
+    spans = [(0.0, 0.5), (1.1, 1.6), (1.9, 2.4)]
+    for a, b in spans:
+        audio[round(a * rate):round(b * rate)] = tone[round(a * rate):round(b * rate)]
+    words = [TimedWord(a, b, f"w{i}") for i, (a, b) in enumerate(spans, 1)]
+    out_audio, out_words = _cap_natural_pauses(audio, words, rate, 0.4)
+    assert len(out_audio) == len(audio) - round(0.2 * rate)
+    assert [(round(w.start, 3), round(w.end, 3)) for w in out_words] == [
+        (0.0, 0.5), (0.9, 1.4), (1.7, 2.2)]
+    loud = np.flatnonzero(np.abs(out_audio) > 0.01)
+    gaps = np.diff(loud)
+    assert sorted(gaps[gaps > 1])[-2:] == pytest.approx(
+        [round(0.3 * rate), round(0.4 * rate)], abs=rate // 100)
+    # nothing longer than the cap: unchanged
+    same_audio, same_words = _cap_natural_pauses(audio, words, rate, 0.7)
+    assert same_audio is audio and same_words == words

@@ -33,6 +33,7 @@ deterministic given the spec, the settings and the seed.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -79,6 +80,13 @@ JOIN_GAP_S = 0.1
 """Engine word timings leave short spaces between words (the word-boundary symbol's duration);
 spaces shorter than this are given to the previous word, so that only real pauses (commas,
 inserted pauses) separate words, as in aligned natural speech."""
+NATURAL_PAUSE_MAX_S = 0.4
+"""Longest silence (seconds, measured on the audio's energy as :func:`speech_bounds` does) that
+the engine's own pauses (at commas, Japanese 、 and 。) may keep inside an utterance: longer ones
+are shortened to this.  OpenJTalk's punctuation pauses last 0.43-0.53 s of audio while their
+label timings say 0.3-0.45 s, right at the 0.5 s that separates IPUs, so the events annotated
+from the alignments and from the audio disagreed; kept below it with a margin, both agree.
+Pauses a spec asks for are inserted afterwards at their exact length."""
 
 
 def speech_bounds(audio: np.ndarray, rate: int) -> tuple[int, int]:
@@ -93,6 +101,72 @@ def speech_bounds(audio: np.ndarray, rate: int) -> tuple[int, int]:
     if active.size == 0:
         return 0, 0
     return int(active[0]) * hop, int(active[-1] + 1) * hop
+
+
+def _cap_natural_pauses(audio: np.ndarray, words: list[TimedWord], rate: int,
+                        longest: float) -> tuple[np.ndarray, list[TimedWord]]:
+    """Shorten each silence between two words that lasts more than ``longest`` seconds on the
+    audio (from the last active frame of one word to the first of the next, active as in
+    :func:`speech_bounds`) to ``longest``, cutting samples from its middle and moving the later
+    words back by as much."""
+    hop = max(1, round(TRIM_FRAME_S * rate))
+    n = len(audio) // hop
+    if n == 0 or len(words) < 2:
+        return audio, words
+    rms = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop).astype(np.float64) ** 2, axis=1))
+    active = rms > rms.max() * 10 ** (-TRIM_DB / 20)
+    cuts: list[tuple[int, int]] = []  # [a, b) samples to drop, in order
+    for left, right in itertools.pairwise(words):
+        run = _silent_run(active, min(n, round(left.end * rate / hop)),
+                          min(n, round(right.start * rate / hop)))
+        if run is None:
+            continue
+        silent_from, silent_to = run[0] * hop, run[1] * hop
+        excess = silent_to - silent_from - round(longest * rate)
+        if excess > 0:
+            a = silent_from + (silent_to - silent_from - excess) // 2
+            cuts.append((a, a + excess))
+    if not cuts:
+        return audio, words
+    keep = np.ones(len(audio), dtype=bool)
+    for a, b in cuts:
+        keep[a:b] = False
+    out: list[TimedWord] = []
+    for w in words:
+        before_start = sum(min(b, round(w.start * rate)) - a for a, b in cuts
+                           if a < round(w.start * rate))
+        before_end = sum(min(b, round(w.end * rate)) - a for a, b in cuts
+                         if a < round(w.end * rate))
+        out.append(TimedWord(w.start - before_start / rate, w.end - before_end / rate, w.text))
+    return audio[keep], out
+
+
+def _silent_run(active: np.ndarray, f1: int, f2: int) -> tuple[int, int] | None:
+    """The run ``[a, b)`` of inactive frames around the word gap ``[f1, f2)``: the longest
+    inactive run inside it, widened while the frames beside it stay inactive (``None`` when
+    the gap holds no inactive frame)."""
+    if f2 <= f1:
+        return None
+    best: tuple[int, int] | None = None
+    k = f1
+    while k < f2:
+        if active[k]:
+            k += 1
+            continue
+        j = k
+        while j < f2 and not active[j]:
+            j += 1
+        if best is None or j - k > best[1] - best[0]:
+            best = (k, j)
+        k = j
+    if best is None:
+        return None
+    a, b = best
+    while a > 0 and not active[a - 1]:
+        a -= 1
+    while b < len(active) and not active[b]:
+        b += 1
+    return a, b
 
 
 def reference_gaps(name: str = "chat") -> tuple[float, ...]:
@@ -318,6 +392,7 @@ class Synthesizer:
                 out.append(TimedWord(start, end, w.text))
         if out:
             out[-1] = TimedWord(out[-1].start, dur, out[-1].text)
+        audio, out = _cap_natural_pauses(audio, out, rate, NATURAL_PAUSE_MAX_S)
         return _Piece(audio, out, text)
 
     def _asr_words(self, utt: Utterance, language: str) -> list[TimedWord]:
