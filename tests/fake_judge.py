@@ -5,6 +5,7 @@ The last user message may carry one line ``fake: TOKEN TOKEN ...`` that says how
 
 * ``score=N``: answer ``{"score": N, "reason": ...}`` (default ``score=1``);
 * ``raw=TEXT``: answer ``TEXT`` as it is (the rest of the line, spaces included; give last);
+* ``empty``: answer with no message content (``null``);
 * ``fence``: wrap the JSON answer in a json fence with prose around it;
 * ``fail=CODExK``: the first K requests with this prompt get HTTP CODE (K may be ``inf``);
 * ``slow=SxK``: the first K requests with this prompt wait S seconds before answering;
@@ -95,7 +96,8 @@ class _Handler(BaseHTTPRequestHandler):
         return {"id": f"chatcmpl-{len(self.server.requests)}", "object": "chat.completion",
                 "created": 0, "model": body.get("model", ""),
                 "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": text}}],
+                             "message": {"role": "assistant",
+                                         "content": None if "empty" in how else text}}],
                 "usage": {"prompt_tokens": prompt_tokens,
                           "completion_tokens": len(text.split()),
                           "total_tokens": prompt_tokens + len(text.split())}}

@@ -164,6 +164,27 @@ def test_a_permanent_failure_is_unscored_and_the_batch_goes_on(server: FakeJudge
         True, False, False, True]
 
 
+def test_an_answer_without_text_is_unscored(server: FakeJudge, cache: AnswerCache) -> None:
+    out = run(server, cache, [item(1, "empty"), item(2)])
+    assert [r.score for r in out.results] == [None, 2]
+    assert out.results[0].unscored_reason == (
+        "judge call failed: ValueError: the response has no answer text (permanent; 1 attempt)")
+    assert len(server.requests) == 2 and len(cache) == 1
+
+
+def test_an_unreachable_endpoint_gives_unscored_items(cache: AnswerCache) -> None:
+    with FakeJudge() as gone:
+        url = gone.base_url
+    sleeps: list[float] = []
+    out = judge_batch(JudgeClient(url, "m", timeout=2.0), [item(1), item(2)], cache,
+                      retry=RetryPolicy(max_retries=1, base_delay=0.1, jitter=0.0),
+                      sleep=sleeps.append)
+    assert (out.scored, out.unscored) == (0, 2)
+    assert {r.unscored_reason for r in out.results} == {
+        "judge call failed: connection error (retries exhausted after 2 attempts)"}
+    assert sleeps == [0.1, 0.1] and out.meter.requests == 4
+
+
 def test_a_second_run_makes_no_request(server: FakeJudge, cache: AnswerCache) -> None:
     items = [item(i, f"score={i % 3}") for i in range(6)] + [item("bad", "raw=nonsense")]
     first = run(server, cache, items, max_concurrency=3)

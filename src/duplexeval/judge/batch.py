@@ -12,7 +12,8 @@ Conventions:
 * ``on_result`` is called once per finished item, from the worker threads, one call at a time.
   If it raises, the batch stops: items not yet started are not requested, requests in flight
   finish (and are cached), and the exception is raised from :func:`judge_batch`.  This is how
-  a scoring run is "killed" in tests, and a later run resumes from the cache.
+  a scoring run is "killed" in tests, and a later run resumes from the cache.  An interrupt
+  (Ctrl-C) in the calling thread stops the batch the same way.
 * Results come back in the order of the items.
 """
 
@@ -134,7 +135,11 @@ def judge_batch(client: JudgeClient, items: Sequence[JudgeItem], cache: AnswerCa
     with ThreadPoolExecutor(max_workers=max_concurrency,
                             thread_name_prefix="duplexeval-judge") as pool:
         futures = [pool.submit(run.judge, item) for item in items]
-        errors = [f.exception() for f in futures]
+        try:
+            errors = [f.exception() for f in futures]
+        except BaseException:  # Ctrl-C: start nothing more, let the calls in flight finish
+            run.stopped.set()
+            raise
     first = next((e for e in errors if e is not None and not isinstance(e, BatchStopped)),
                  None)
     if first is not None:

@@ -4,7 +4,8 @@ own retries are set to 0) so that the policy is explicit and testable.
 Conventions:
 
 * Transient failures are retried: HTTP 429, HTTP 5xx, timeouts and connection errors.  Every
-  other failure (a 4xx other than 429, an unexpected response) is permanent and not retried.
+  other failure (a 4xx other than 429, a response without an answer, any other exception the
+  call raises) is permanent and not retried.
 * Attempt ``i`` (0-based) that fails transiently is followed by a wait of
   ``min(max_delay, base_delay * 2**i)`` seconds, multiplied by ``1 + jitter * u`` with ``u``
   uniform in ``[-1, 1]`` drawn from a ``random.Random(seed)`` owned by the policy's
@@ -105,7 +106,7 @@ def call_with_retries(fn: Callable[[], T], backoff: Backoff,
         attempts += 1
         try:
             return fn(), attempts
-        except (openai.OpenAIError, ValueError) as exc:
+        except Exception as exc:  # anything the client raises is a failed call
             if not is_transient(exc):
                 raise CallFailed(f"{describe(exc)} (permanent; {attempts} attempt"
                                  f"{'s' if attempts > 1 else ''})", attempts) from exc
