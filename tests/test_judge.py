@@ -4,13 +4,14 @@ HTTP through the real ``openai`` client, answers chosen by a ``fake:`` line in t
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from duplexeval.judge import (
     AnswerCache,
+    BatchOutcome,
     JudgeClient,
     JudgeItem,
     JudgePrompt,
@@ -62,12 +63,14 @@ def client_for(server: FakeJudge, timeout: float = 10.0) -> JudgeClient:
 
 
 def run(server: FakeJudge, cache: AnswerCache, items: list[JudgeItem], *,
-        sleeps: list[float] | None = None, **kwargs: object):
+        sleeps: list[float] | None = None, timeout: float = 10.0,
+        retry: RetryPolicy = NO_WAIT, max_concurrency: int = 4,
+        meter: UsageMeter | None = None,
+        on_result: Callable[[JudgeResult], None] | None = None) -> BatchOutcome:
+    """One batch through a fresh client; the backoff waits are recorded in ``sleeps``."""
     waits = sleeps if sleeps is not None else []
-    return judge_batch(client_for(server, **({"timeout": kwargs.pop("timeout")}
-                                             if "timeout" in kwargs else {})),
-                       items, cache, retry=kwargs.pop("retry", NO_WAIT),  # type: ignore[arg-type]
-                       sleep=waits.append, **kwargs)  # type: ignore[arg-type]
+    return judge_batch(client_for(server, timeout), items, cache, retry=retry, sleep=waits.append,
+                       max_concurrency=max_concurrency, meter=meter, on_result=on_result)
 
 
 def test_a_correct_answer_is_scored_and_recorded(server: FakeJudge, cache: AnswerCache) -> None:
@@ -202,7 +205,7 @@ class Killed(Exception):
     pass
 
 
-def _killer(after: int) -> tuple[list[JudgeResult], object]:
+def _killer(after: int) -> tuple[list[JudgeResult], Callable[[JudgeResult], None]]:
     seen: list[JudgeResult] = []
 
     def on_result(result: JudgeResult) -> None:
