@@ -1,0 +1,96 @@
+"""One OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp's server)
+through the official ``openai`` package.
+
+Conventions:
+
+* The base URL (``http://host:port/v1``) and the model are parameters.  The API key comes from
+  ``DUPLEXEVAL_JUDGE_API_KEY``, falling back to ``OPENAI_API_KEY``; without either, the
+  placeholder :data:`NO_KEY` is sent (local servers ignore it; a server that checks keys will
+  refuse the call, and that refusal is recorded as an unscored item).  The key is held only in
+  memory: ``repr``/``str`` name where it came from, never its value, and it is scrubbed from
+  error messages.
+* The ``openai`` client's own retries are 0: :mod:`.retry` does them.  ``timeout`` is seconds
+  per request.
+* :meth:`JudgeClient.complete` makes exactly one request and returns the answer text with the
+  usage the server reported (0 tokens when it reported none).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import openai
+
+from .records import JudgeItem, Sampling
+
+__all__ = ["KEY_VARIABLES", "NO_KEY", "Completion", "JudgeClient", "resolve_api_key"]
+
+KEY_VARIABLES = ("DUPLEXEVAL_JUDGE_API_KEY", "OPENAI_API_KEY")
+"""Environment variables read for the key, first found wins."""
+
+NO_KEY = "no-key-set"
+"""Sent as the key when no variable is set (the ``openai`` package requires one)."""
+
+
+def resolve_api_key() -> tuple[str | None, str]:
+    """The key and the name of the variable it came from (``(None, "none")`` without one)."""
+    for name in KEY_VARIABLES:
+        value = os.environ.get(name)
+        if value:
+            return value, name
+    return None, "none"
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One answer: its text and the usage reported."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class JudgeClient:
+    """A judge model behind one endpoint."""
+
+    def __init__(self, base_url: str, model: str, *, timeout: float = 60.0,
+                 sampling: Sampling = Sampling()) -> None:
+        key, self.key_source = resolve_api_key()
+        self._key = key
+        self.base_url = base_url
+        self.model = model
+        self.timeout = timeout
+        self.sampling = sampling
+        self._openai = openai.OpenAI(base_url=base_url, api_key=key or NO_KEY,
+                                     timeout=timeout, max_retries=0)
+
+    def __repr__(self) -> str:
+        return (f"JudgeClient(base_url={self.base_url!r}, model={self.model!r}, "
+                f"timeout={self.timeout}, sampling={self.sampling!r}, "
+                f"api_key_from={self.key_source!r})")
+
+    __str__ = __repr__
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the key, if any, replaced by ``***``."""
+        return text.replace(self._key, "***") if self._key else text
+
+    def complete(self, item: JudgeItem) -> Completion:
+        """One request for ``item``; raises the ``openai`` errors, or ``ValueError`` for a
+        response without an answer."""
+        response = self._openai.chat.completions.create(
+            model=self.model,
+            messages=[{"role": role, "content": content}  # type: ignore[misc]
+                      for role, content in item.messages],
+            **self.sampling.as_request())  # type: ignore[arg-type]
+        if not response.choices or response.choices[0].message.content is None:
+            raise ValueError("the response has no answer text")
+        usage = response.usage
+        return Completion(text=response.choices[0].message.content,
+                          prompt_tokens=usage.prompt_tokens if usage else 0,
+                          completion_tokens=usage.completion_tokens if usage else 0)
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self._openai.close()

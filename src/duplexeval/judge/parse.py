@@ -1,0 +1,64 @@
+"""Reading a judge's answer: a JSON object with exactly an integer ``score`` and a string
+``reason``.
+
+Conventions: the answer may be the bare object, the object inside a fenced block (three
+backquotes with an optional ``json`` tag), or the object with prose around it; the *first*
+JSON object in the text is taken, and nothing after it is read.  The object must have exactly
+the two keys; the score must be a JSON integer (not a boolean, not ``2.0``) within the prompt's
+declared range, both ends inclusive.  Anything else is *unscored*, with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ParsedAnswer", "first_json_object", "parse_answer"]
+
+_DECODER = json.JSONDecoder()
+_KEYS = {"score", "reason"}
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """A parsed answer: ``score`` and ``reason`` when valid, else ``unscored_reason``."""
+
+    score: int | None
+    reason: str | None
+    unscored_reason: str | None
+
+
+def first_json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in ``text`` (scanning each ``{`` in turn), or ``None``."""
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    return None
+
+
+def _unscored(reason: str) -> ParsedAnswer:
+    return ParsedAnswer(score=None, reason=None, unscored_reason=reason)
+
+
+def parse_answer(text: str, score_min: int, score_max: int) -> ParsedAnswer:
+    """Check ``text`` against the answer format and the range ``[score_min, score_max]``."""
+    obj = first_json_object(text)
+    if obj is None:
+        return _unscored("no JSON object in the answer")
+    if set(obj) != _KEYS:
+        return _unscored(f"the JSON object has keys {sorted(obj)}, expected ['reason', 'score']")
+    score, reason = obj["score"], obj["reason"]
+    if isinstance(score, bool) or not isinstance(score, int):
+        return _unscored(f"score {json.dumps(score)} is not an integer")
+    if not isinstance(reason, str):
+        return _unscored(f"reason {json.dumps(reason)} is not a string")
+    if not score_min <= score <= score_max:
+        return _unscored(f"score {score} is outside the range {score_min}-{score_max}")
+    return ParsedAnswer(score=score, reason=reason, unscored_reason=None)

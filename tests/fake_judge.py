@@ -1,0 +1,162 @@
+"""A loopback OpenAI-compatible judge for tests: ``POST /v1/chat/completions`` on 127.0.0.1,
+a free port, in a daemon thread, answering deterministically from the prompt.
+
+The last user message may carry one line ``fake: TOKEN TOKEN ...`` that says how to answer:
+
+* ``score=N``: answer ``{"score": N, "reason": ...}`` (default ``score=1``);
+* ``raw=TEXT``: answer ``TEXT`` as it is (the rest of the line, spaces included; give last);
+* ``empty``: answer with no message content (``null``);
+* ``fence``: wrap the JSON answer in a json fence with prose around it;
+* ``fail=CODExK``: the first K requests with this prompt get HTTP CODE (K may be ``inf``);
+* ``slow=SxK``: the first K requests with this prompt wait S seconds before answering;
+* ``delay=S``: every request waits S seconds (to overlap requests).
+
+It records every request body, the ``Authorization`` headers, the number of requests per
+prompt and the largest number of requests it was handling at once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeJudge"]
+
+
+def directives(messages: list[dict[str, str]]) -> dict[str, str]:
+    """The ``fake:`` tokens of the last user message, as a dict."""
+    last = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    line = next((ln for ln in last.splitlines() if ln.startswith("fake:")), "fake:")
+    out: dict[str, str] = {}
+    rest = line[len("fake:"):].strip()
+    while rest:
+        token, _, rest = rest.partition(" ")
+        name, _, value = token.partition("=")
+        if name == "raw":
+            out["raw"] = " ".join([value, rest]).strip()
+            break
+        out[name] = value
+    return out
+
+
+def _times(spec: str) -> tuple[str, float]:
+    value, _, count = spec.partition("x")
+    return value, math.inf if count == "inf" else float(count or "inf")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        srv = self.server
+        with srv.lock:
+            srv.requests.append(body)
+            srv.auth.append(self.headers.get("Authorization", ""))
+            prompt = json.dumps(body["messages"], sort_keys=True)
+            srv.per_prompt[prompt] += 1
+            nth = srv.per_prompt[prompt]
+            srv.active += 1
+            srv.max_active = max(srv.max_active, srv.active)
+        try:
+            self._answer(body, directives(body["messages"]), nth)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test)
+        finally:
+            with srv.lock:
+                srv.active -= 1
+
+    def _answer(self, body: dict[str, Any], how: dict[str, str], nth: int) -> None:
+        time.sleep(float(how.get("delay", 0)))
+        if "slow" in how:
+            seconds, count = _times(how["slow"])
+            if nth <= count:
+                time.sleep(float(seconds))
+        if "fail" in how:
+            code, count = _times(how["fail"])
+            if nth <= count:
+                self._send(int(code), {"error": {"message": f"fake failure {code}",
+                                                 "type": "fake", "code": code}})
+                return
+        self._send(200, self._completion(body, how))
+
+    def _completion(self, body: dict[str, Any], how: dict[str, str]) -> dict[str, Any]:
+        if "raw" in how:
+            text = how["raw"]
+        else:
+            text = json.dumps({"score": int(how.get("score", 1)), "reason": "fake judgement"})
+            if "fence" in how:
+                text = f"Here is my verdict.\n```json\n{text}\n```\nThanks."
+        prompt_tokens = sum(len(m["content"].split()) for m in body["messages"])
+        return {"id": f"chatcmpl-{len(self.server.requests)}", "object": "chat.completion",
+                "created": 0, "model": body.get("model", ""),
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant",
+                                         "content": None if "empty" in how else text}}],
+                "usage": {"prompt_tokens": prompt_tokens,
+                          "completion_tokens": len(text.split()),
+                          "total_tokens": prompt_tokens + len(text.split())}}
+
+    def _send(self, code: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    requests: list[dict[str, Any]]
+    auth: list[str]
+    per_prompt: Counter[str]
+    active: int
+    max_active: int
+    lock: threading.Lock
+
+
+class FakeJudge:
+    """The server, running while the context is open."""
+
+    def __init__(self) -> None:
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        s = self._server
+        s.requests, s.auth, s.per_prompt = [], [], Counter()
+        s.active = s.max_active = 0
+        s.lock = threading.Lock()
+        self._thread = threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self._server.requests
+
+    @property
+    def auth(self) -> list[str]:
+        return self._server.auth
+
+    @property
+    def max_active(self) -> int:
+        return self._server.max_active
+
+    def __enter__(self) -> FakeJudge:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
