@@ -28,7 +28,7 @@ content hash, so forks do not recompute them.
   ``vad_hangover`` below ``vad_neg_threshold``; end of turn after ``eot_silence`` of silence
   (optionally earlier when Smart Turn v3 calls the turn complete, ``smart_turn=1``).
 * Understanding: Whisper base (:class:`~duplexeval.speech.asr.Transcriber`) on the turn's
-  audio from ``pre_roll`` before its first onset to the end-of-turn decision.
+  audio from ``pre_roll`` before its first onset to ``post_roll`` after its last offset.
 * Responding: with ``llm_url`` an OpenAI-compatible chat endpoint (:mod:`.llm`), else
   :mod:`.responder`: ``responder=reference`` (default) is a retrieval baseline over oracle
   content (the QA reference answers, or on chat data the reference system's next turn after

@@ -53,6 +53,10 @@ class CascadeConfig:
     """A user turn needs at least this much voiced speech (shorter ones are noise)."""
     pre_roll: float = 0.3
     """Audio kept before a user turn's first onset and given to ASR."""
+    post_roll: float = 0.3
+    """Audio after the turn's last offset given to ASR (not the rest of the silence up to the
+    end-of-turn decision: the same words then give the same ASR input, whatever the
+    ``eot_silence``, so variants of the cascade share their transcripts)."""
     max_turn: float = 30.0
     """ASR hears at most the last this-many seconds of a user turn."""
     smart_turn: bool = False
@@ -144,7 +148,8 @@ class CascadeConfig:
 
     def check(self) -> None:
         """:class:`ValueError` for settings that make no sense."""
-        for name in ("eot_silence", "vad_hangover", "min_turn_speech", "pre_roll", "bc_after",
+        for name in ("eot_silence", "vad_hangover", "min_turn_speech", "pre_roll", "post_roll",
+                     "bc_after",
                      "bc_pause", "barge_in_min", "stop_delay", "resume_gap", "asr_latency",
                      "llm_latency", "tts_latency", "smart_turn_silence"):
             if getattr(self, name) < 0:

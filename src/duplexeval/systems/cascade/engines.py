@@ -30,6 +30,8 @@ _SHARED: dict[str, ResultCache[Any]] = {
     "asr": ResultCache(4096), "llm": ResultCache(1024), "tts": ResultCache(1024),
     "turn": ResultCache(1024)}
 """Process-wide result caches (see the module docstring)."""
+_TRANSCRIBERS: dict[tuple[str, int], Transcriber] = {}
+"""Whisper models by (model, beam size), loaded once per process."""
 
 
 def clear_caches() -> None:
@@ -68,8 +70,11 @@ class Engines:
     def _asr(self) -> tuple[Transcriber, dict[str, Any]]:
         with self._lock:
             if self._transcriber is None:
-                self._transcriber = Transcriber(self.config.asr_model,
-                                                beam_size=self.config.asr_beam)
+                key = (self.config.asr_model, self.config.asr_beam)
+                if key not in _TRANSCRIBERS:  # one model load per process and settings
+                    _TRANSCRIBERS[key] = Transcriber(self.config.asr_model,
+                                                     beam_size=self.config.asr_beam)
+                self._transcriber = _TRANSCRIBERS[key]
                 self._asr_settings = self._transcriber.settings()
             assert self._asr_settings is not None
             return self._transcriber, self._asr_settings

@@ -327,7 +327,8 @@ class CascadeSession(PlainStateSession):
             s["turn"] = None
             return
         start = turn["start"] - self._samples(self.c.pre_roll)
-        text, asr_s = self.engines.transcribe(self._turn_audio(start, now), self.language)
+        end = min(now, turn["last_offset"] + self._samples(self.c.post_roll))
+        text, asr_s = self.engines.transcribe(self._turn_audio(start, end), self.language)
         s["log"]["asr"].append(self._stamp(now, text=text))
         if not text.strip():
             s["turn"] = None
