@@ -59,11 +59,10 @@ from ..speech.activity import ActivityOptions, VadEngine, detect_activity
 from ..timeline import Span
 from .segments import Chunk, SpeechSegment, segments_from_spans, transcript_json
 
-__all__ = ["AnalysisOptions", "analyze_channel", "analyze_run",
-           "ensure_analysis", "stale_reason"]
+__all__ = ["AnalysisOptions", "analyze_channel", "analyze_run", "ensure_analysis", "stale_reason"]
 
-"""What an analysis was made from: ``{"metadata_sha256": ..., "audio": {path: sha256}}``."""
 TRUTH_SETTINGS: dict[str, Any] = {"truth": "trace.system_speech"}
+"""The settings of a truth analysis (segments from the speech the system logged)."""
 
 
 @dataclass(frozen=True)
@@ -226,17 +225,6 @@ def analyze_channel(x: np.ndarray, sample_rate: int, channel: int,
                     cache: Path | None = None) -> list[SpeechSegment]:
     """Segments of one channel of audio (seconds from its start)."""
     return _Analyzer(options, language).channel(x, sample_rate, channel, cache)
-
-
-def run_language(run_dir: Path) -> tuple[str, str]:
-    """(language, domain) of the run's dataset ('' when unknown)."""
-    return RunDir(run_dir).dataset_language()
-
-
-def run_system(run_dir: Path) -> tuple[str, list[str]]:
-    """(name, oracle data kinds) of the run's system (``("", [])`` without a config)."""
-    info = RunDir(run_dir).system_info()
-    return ("", []) if info is None else (info.name, info.oracle)
 
 
 def _truth_segments(run: RunDir, row: MetadataRow) -> list[SpeechSegment]:
