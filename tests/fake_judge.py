@@ -22,8 +22,10 @@ import math
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from loopback_http import JsonHandler, LoopbackServer, chat_completion
 
 __all__ = ["FakeJudge"]
 
@@ -49,11 +51,11 @@ def _times(spec: str) -> tuple[str, float]:
     return value, math.inf if count == "inf" else float(count or "inf")
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     server: _Server
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        body = self.read_json()
         srv = self.server
         with srv.lock:
             srv.requests.append(body)
@@ -80,10 +82,10 @@ class _Handler(BaseHTTPRequestHandler):
         if "fail" in how:
             code, count = _times(how["fail"])
             if nth <= count:
-                self._send(int(code), {"error": {"message": f"fake failure {code}",
+                self.send_json(int(code), {"error": {"message": f"fake failure {code}",
                                                  "type": "fake", "code": code}})
                 return
-        self._send(200, self._completion(body, how))
+        self.send_json(200, self._completion(body, how))
 
     def _completion(self, body: dict[str, Any], how: dict[str, str]) -> dict[str, Any]:
         if "raw" in how:
@@ -93,25 +95,11 @@ class _Handler(BaseHTTPRequestHandler):
             if "fence" in how:
                 text = f"Here is my verdict.\n```json\n{text}\n```\nThanks."
         prompt_tokens = sum(len(m["content"].split()) for m in body["messages"])
-        return {"id": f"chatcmpl-{len(self.server.requests)}", "object": "chat.completion",
-                "created": 0, "model": body.get("model", ""),
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant",
-                                         "content": None if "empty" in how else text}}],
-                "usage": {"prompt_tokens": prompt_tokens,
-                          "completion_tokens": len(text.split()),
-                          "total_tokens": prompt_tokens + len(text.split())}}
-
-    def _send(self, code: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        return chat_completion(body, len(self.server.requests),
+                               None if "empty" in how else text,
+                               usage={"prompt_tokens": prompt_tokens,
+                                      "completion_tokens": len(text.split()),
+                                      "total_tokens": prompt_tokens + len(text.split())})
 
 
 class _Server(ThreadingHTTPServer):
@@ -124,25 +112,15 @@ class _Server(ThreadingHTTPServer):
     lock: threading.Lock
 
 
-class FakeJudge:
+class FakeJudge(LoopbackServer):
     """The server, running while the context is open."""
 
     def __init__(self) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler, _Server)
         s = self._server
-        s.requests, s.auth, s.per_prompt = [], [], Counter()
-        s.active = s.max_active = 0
-        s.lock = threading.Lock()
-        self._thread = threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        return self._server.requests
+        s.auth, s.per_prompt = [], Counter()  # type: ignore[attr-defined]
+        s.active = s.max_active = 0  # type: ignore[attr-defined]
+        s.lock = threading.Lock()  # type: ignore[attr-defined]
 
     @property
     def auth(self) -> list[str]:
@@ -153,10 +131,5 @@ class FakeJudge:
         return self._server.max_active
 
     def __enter__(self) -> FakeJudge:
-        self._thread.start()
+        super().__enter__()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
