@@ -46,8 +46,41 @@ def add_score(sub: Subparsers) -> None:
     p.add_argument("--transcript-key", default="output_asr_path",
                    help="with --m3: the metadata field holding the transcript path")
     p.add_argument("--truth", action="store_true", help="score the logged-truth analysis")
+    _add_peer_options(p)
     add_analysis_options(p)
     p.set_defaults(func=_score)
+
+
+def _add_peer_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("peer benchmarks (re-score a peer's own output folders)")
+    g.add_argument("--peer", default=None, metavar="NAME",
+                   help="PATH is a peer benchmark's output root (e.g. flexi, fdb-v1); needs "
+                        "--task and -o")
+    g.add_argument("--task", default=None, help="with --peer: the peer's task name")
+    g.add_argument("--paper", action="store_true",
+                   help="with --peer: the paper's definitions instead of the released code's "
+                        "(each difference is reported)")
+    g.add_argument("--latency", type=float, default=None, metavar="SECONDS",
+                   help="with --peer flexi: the pause-handling latency allowance")
+    g.add_argument("--reference-distribution", default=None, metavar="FILE",
+                   help="with --peer: per-item reference backchannel distributions (JSON)")
+
+
+def _score_peer(args: argparse.Namespace) -> int:
+    from ..peers.registry import PeerOptions, check_task, get_peer
+
+    scorer = get_peer(args.peer)
+    if args.task is None or args.output is None:
+        raise DuplexevalError(f"score --peer {args.peer} needs --task TASK and -o OUT_DIR")
+    check_task(scorer, args.task)
+    ref = Path(args.reference_distribution) if args.reference_distribution else None
+    options = PeerOptions(compat=not args.paper, latency=args.latency,
+                          reference_distribution=ref)
+    aggregate = scorer.score(args.task, Path(args.path), Path(args.output), options)
+    for name, value in aggregate.items():
+        print(f"{name}: {value}")
+    print(f"per_sample.jsonl and aggregate.json in {args.output}")
+    return 0
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -55,6 +88,8 @@ def _score(args: argparse.Namespace) -> int:
     from ..report.text import timing_table_lines
     from ..runs.directory import ScoreFiles
 
+    if args.peer is not None:
+        return _score_peer(args)
     path = Path(args.path)
     if args.m3:
         if args.output is None:
