@@ -13,7 +13,9 @@ One module per job:
   ``reason``;
 * :mod:`.meter`: requests, retries, tokens and cost;
 * :mod:`.batch`: judging many items with bounded concurrency; every item comes back, scored or
-  unscored with its reason.
+  unscored with its reason;
+* :mod:`.templates`: the versioned prompts shipped as package data (``prompt_texts/*.toml``),
+  in English and, where the judged text is Japanese, in Japanese.
 
 Not built: the OpenAI Batch API mode (asynchronous file-based batches for large runs).  The
 prompts, the M3 content metrics and the command-line options live above this package
@@ -37,6 +39,7 @@ from .parse import ParsedAnswer, parse_answer
 from .records import JudgeItem, JudgePrompt, JudgeResult, Sampling
 from .retry import RetryPolicy
 from .store import AnswerCache, cache_key, default_cache_path
+from .templates import PromptTemplate, load_prompt, prompt_ids
 
 __all__ = [
     "AnswerCache",
@@ -47,12 +50,15 @@ __all__ = [
     "JudgeResult",
     "ParsedAnswer",
     "Prices",
+    "PromptTemplate",
     "RetryPolicy",
     "Sampling",
     "UsageMeter",
     "cache_key",
     "default_cache_path",
     "judge_batch",
+    "load_prompt",
     "parse_answer",
+    "prompt_ids",
     "resolve_api_key",
 ]
