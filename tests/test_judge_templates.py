@@ -14,7 +14,7 @@ score_min = 0
 score_max = 5
 fields = ["a", "b"]
 [text.en]
-system = "Rate. Answer {"score": 1, "reason": "..."} costs $$1."
+system = 'Rate. Answer {"score": 1, "reason": "..."} costs $$1.'
 user = "A: $a / B: ${b}"
 '''
 
