@@ -11,6 +11,8 @@ The last user message may carry one line ``fake: TOKEN TOKEN ...`` that says how
 * ``slow=SxK``: the first K requests with this prompt wait S seconds before answering;
 * ``delay=S``: every request waits S seconds (to overlap requests).
 
+Without a ``fake:`` line, the server's ``policy`` (if any) gives the tokens from the messages.
+
 It records every request body, the ``Authorization`` headers, the number of requests per
 prompt and the largest number of requests it was handling at once.
 """
@@ -22,6 +24,7 @@ import math
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from typing import Any
 
@@ -74,6 +77,8 @@ class _Handler(JsonHandler):
                 srv.active -= 1
 
     def _answer(self, body: dict[str, Any], how: dict[str, str], nth: int) -> None:
+        if not how and self.server.policy is not None:
+            how = self.server.policy(body["messages"])
         time.sleep(float(how.get("delay", 0)))
         if "slow" in how:
             seconds, count = _times(how["slow"])
@@ -110,14 +115,21 @@ class _Server(ThreadingHTTPServer):
     active: int
     max_active: int
     lock: threading.Lock
+    policy: Policy | None
+
+
+Policy = Callable[[list[dict[str, str]]], dict[str, str]]
+"""Directives for a prompt without a ``fake:`` line, computed from its messages."""
 
 
 class FakeJudge(LoopbackServer):
-    """The server, running while the context is open."""
+    """The server, running while the context is open.  ``policy`` answers prompts that carry
+    no ``fake:`` line (e.g. a score computed from the rendered texts)."""
 
-    def __init__(self) -> None:
+    def __init__(self, policy: Policy | None = None) -> None:
         super().__init__(_Handler, _Server)
         s = self._server
+        s.policy = policy  # type: ignore[attr-defined]
         s.auth, s.per_prompt = [], Counter()  # type: ignore[attr-defined]
         s.active = s.max_active = 0  # type: ignore[attr-defined]
         s.lock = threading.Lock()  # type: ignore[attr-defined]

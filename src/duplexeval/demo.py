@@ -9,8 +9,9 @@
    and of shared-prefix execution.
 4. Runs of ``cascade``, ``reference`` (the human row) and ``silence`` (the floor) under
    multi-gen into ``runs/demo/`` (resumable).
-5. Analysis (Silero VAD + Whisper base on the system channel, cached) and the M3 timing table
-   per suite.
+5. Analysis (Silero VAD + Whisper base, cached: short system segments, and both channels in full
+   on TURN_SHIFT samples), the M3 timing table and the content table (offline metrics; the
+   judged ones need ``--judge-url``, as the table says) per suite.
 6. The wall time of each stage (printed, and ``runs/demo/demo_timing.json``).
 
 The official M3 toy data is third-party and not shipped: it is looked up in
@@ -286,15 +287,17 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
 def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = None) -> list[str]:
     """Analyse and score every demo run; the M3 timing table, one block per dataset.  The
     analysis (default :class:`~duplexeval.analysis.pipeline.AnalysisOptions`: Whisper on the
-    system channel only, whose words the timing metrics read) is reused when current."""
+    short system segments the timing metrics read, and on both channels of TURN_SHIFT samples
+    for the content metrics) is reused when current."""
     from .analysis.pipeline import AnalysisOptions, ensure_analysis
     from .metrics.score_run import score_run_dir
+    from .report.content import content_table_lines
     from .report.text import timing_table_lines
 
     timer = timer or StageTimer()
     options = AnalysisOptions()
-    lines = ["", "M3 timing (mean ± 95 % CI half-width; † fewer than 20 events; analysis: "
-             "Silero VAD + Whisper base on the system channel)"]
+    lines = ["", "M3 timing and content (mean ± 95 % CI half-width; † fewer than 20 events; "
+             "analysis: Silero VAD + Whisper base; content on TURN_SHIFT events)"]
     with timer("analysis"):
         for _, _, out in tqdm(runs, desc="analysis", unit="run", file=sys.stderr):
             ensure_analysis(out, options, progress=False)
@@ -305,9 +308,12 @@ def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = No
                     for system, out in mine]
             lines += ["", f"  {dataset}"]
             lines += [f"  {line}" for line in timing_table_lines(rows)]
+            lines += [""] + [f"  {line}" for line in content_table_lines(rows)]
     if runs:
         files = RunDir(runs[0][2]).scores()
         lines += ["", "Per-event values, aggregates and settings: RUN_DIR/"
                   f"{files.root.name}/{{{files.per_event.name},{files.aggregate.name},"
-                  f"{files.results.name}}}"]
+                  f"{files.results.name},{files.content_offline.name}}}; judged content "
+                  f"(relevance, consistency, QA): duplexeval score RUN_DIR --judge-url URL "
+                  f"--judge-model MODEL"]
     return lines

@@ -6,8 +6,10 @@ system output; time zero = ``input_start``) is analysed channel by channel:
 1. voice activity (:func:`~duplexeval.speech.activity.detect_activity`) gives speech spans;
 2. spans closer than 0.5 s merge into segments (the official segmentation rule);
 3. with ASR, on the channels in ``asr_channels`` (default: the system channel), the segments
-   shorter than ``asr_max_segment`` (default 1.0 s, the only ones whose words an M3 metric
-   reads) are transcribed (word timestamps) and each word is attached to the segment it
+   shorter than ``asr_max_segment`` (default 1.0 s, the only ones whose words an M3 timing
+   metric reads) are transcribed, and on the samples of the event types in
+   ``content_event_types`` (default TURN_SHIFT, the events the content metrics judge) every
+   segment of both channels is (word timestamps); each word is attached to the segment it
    overlaps most (words over no segment are dropped as hallucinations on silence); words give
    the segment its text and word count (``chunks``), the VAD gives its boundaries.  A channel
    with no such segment (e.g. a system that never spoke) costs no ASR.  The short regions
@@ -85,6 +87,11 @@ class AnalysisOptions:
     model-backchannel rule's duration bound (``duration < 1.0 and words < 4``,
     :mod:`duplexeval.metrics.m3`): the only place the M3 timing metrics read words, so a
     longer segment's words change no M3 value.  None transcribes every segment."""
+    content_event_types: tuple[str, ...] = ("TURN_SHIFT",)
+    """Samples of these event types get the full transcript the content metrics read: with
+    ASR on, every segment of every channel is transcribed (the user's utterance and the
+    system's whole response), whatever ``asr_channels`` and ``asr_max_segment`` say.  ``()``
+    turns it off (timing only)."""
     asr_shared_samples: int = 64
     """Samples analysed together: the ASR regions of their channels share Whisper windows (1:
     each sample's regions on their own, as before shared windows).  Also bounds the audio held
@@ -101,6 +108,7 @@ class AnalysisOptions:
         return {"vad": vad, "asr": asr_settings if asr_settings is not None else self.asr,
                 "asr_channels": list(self.asr_channels), "asr_max_segment_s": self.asr_max_segment,
                 "asr_shared_samples": self.asr_shared_samples,
+                "content_event_types": list(self.content_event_types),
                 "language": self.language, "segment_gap": 0.5, "duplexeval": __version__}
 
 
@@ -141,23 +149,35 @@ class _Analyzer:
         return out
 
     def channel(self, x: np.ndarray, rate: int, channel: int, cache: Path | None,
-                ) -> list[SpeechSegment]:
+                full: bool = False) -> list[SpeechSegment]:
         """Segments of one channel (see :meth:`channels`)."""
-        return self.channels([(x, rate, channel)], cache)[0]
+        return self.channels([(x, rate, channel, full)], cache)[0]
 
-    def _cache_path(self, x: np.ndarray, rate: int, use_asr: bool,
+    def _cache_path(self, x: np.ndarray, rate: int, scope: str,
                     cache: Path | None) -> Path | None:
         if cache is None:
             return None
-        key = hashlib.sha256(json.dumps(
-            [self.settings() if use_asr else {**self.settings(), "asr": "none"}, rate],
-            sort_keys=True).encode() + np.ascontiguousarray(x, dtype=np.float32).tobytes()
-        ).hexdigest()
+        settings = {**self.settings(), "content_event_types": None}
+        if scope == "none":
+            settings["asr"] = "none"
+        key = hashlib.sha256(json.dumps([settings, rate, scope], sort_keys=True).encode()
+                             + np.ascontiguousarray(x, dtype=np.float32).tobytes()).hexdigest()
         return cache / key[:2] / f"{key}.json"
 
-    def channels(self, items: Sequence[tuple[np.ndarray, int, int]],
+    def _scope(self, channel: int, full: bool) -> str:
+        """What a channel gets: ``none`` (voice activity only), ``short`` (segments shorter than
+        ``asr_max_segment`` transcribed) or ``full`` (every segment transcribed)."""
+        if self.options.asr == "none":
+            return "none"
+        if full or (channel in self.options.asr_channels
+                    and self.options.asr_max_segment is None):
+            return "full"
+        return "short" if channel in self.options.asr_channels else "none"
+
+    def channels(self, items: Sequence[tuple[np.ndarray, int, int, bool]],
                  cache: Path | None) -> list[list[SpeechSegment]]:
-        """Segments of several channels ``(samples, rate, channel number)``, in order.
+        """Segments of several channels ``(samples, rate, channel number, full)``, in order;
+        ``full`` asks for every segment's words (a content sample).
 
         Cached channels are read back; the others get voice activity, and those that need
         words are transcribed together (:meth:`~duplexeval.speech.asr.Transcriber.
@@ -166,9 +186,10 @@ class _Analyzer:
         """
         out: list[list[SpeechSegment] | None] = [None] * len(items)
         pending: list[tuple[int, list[SpeechSegment], list[SpeechSegment], Path | None]] = []
-        for i, (x, rate, channel) in enumerate(items):
-            use_asr = self.options.asr != "none" and channel in self.options.asr_channels
-            path = self._cache_path(x, rate, use_asr, cache)
+        for i, (x, rate, channel, full) in enumerate(items):
+            scope = self._scope(channel, full)
+            use_asr = scope != "none"
+            path = self._cache_path(x, rate, scope, cache)
             if path is not None and path.is_file():
                 try:
                     out[i] = [_segment_from_json(channel, s)
@@ -177,7 +198,7 @@ class _Analyzer:
                 except (json.JSONDecodeError, KeyError, TypeError, ValueError):
                     pass  # a damaged cache entry is recomputed
             segments = segments_from_spans(detect_activity(x, rate, self.options.vad), channel)
-            limit = self.options.asr_max_segment
+            limit = None if scope == "full" else self.options.asr_max_segment
             wanted = [s for s in segments if limit is None or s.end - s.start < limit]
             if use_asr and wanted:  # no speech (a silent system), nothing short: no ASR
                 pending.append((i, segments, wanted, path))
@@ -222,9 +243,10 @@ def _segment_from_json(channel: int, s: dict[str, Any]) -> SpeechSegment:
 
 def analyze_channel(x: np.ndarray, sample_rate: int, channel: int,
                     options: AnalysisOptions = AnalysisOptions(), language: str | None = None,
-                    cache: Path | None = None) -> list[SpeechSegment]:
-    """Segments of one channel of audio (seconds from its start)."""
-    return _Analyzer(options, language).channel(x, sample_rate, channel, cache)
+                    cache: Path | None = None, full: bool = False) -> list[SpeechSegment]:
+    """Segments of one channel of audio (seconds from its start); ``full`` transcribes every
+    segment (the content transcript) whatever the options' ASR scope."""
+    return _Analyzer(options, language).channel(x, sample_rate, channel, cache, full)
 
 
 def _truth_segments(run: RunDir, row: MetadataRow) -> list[SpeechSegment]:
@@ -277,8 +299,10 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
         if truth:
             per_sample = [_truth_segments(run, row) for row in batch]
         else:
-            items = [(np.ascontiguousarray(x[:, ch]), rate, ch)
-                     for x, rate in audio for ch in range(x.shape[1])]
+            content = set(options.content_event_types)
+            items = [(np.ascontiguousarray(x[:, ch]), rate, ch, row.event_type in content)
+                     for row, (x, rate) in zip(batch, audio, strict=True)
+                     for ch in range(x.shape[1])]
             found = iter(analyzer.channels(items, cache))
             per_sample = [[s for _ in range(x.shape[1]) for s in next(found)]
                           for x, _rate in audio]

@@ -46,9 +46,54 @@ def add_score(sub: Subparsers) -> None:
     p.add_argument("--transcript-key", default="output_asr_path",
                    help="with --m3: the metadata field holding the transcript path")
     p.add_argument("--truth", action="store_true", help="score the logged-truth analysis")
+    _add_content_options(p)
     _add_peer_options(p)
     add_analysis_options(p)
     p.set_defaults(func=_score)
+
+
+def _add_content_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("content (offline metrics always; LLM judges with --judge-url)")
+    g.add_argument("--judge-url", default=None, metavar="URL",
+                   help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (key from "
+                        "DUPLEXEVAL_JUDGE_API_KEY or OPENAI_API_KEY)")
+    g.add_argument("--judge-model", default=None, metavar="MODEL", help="the judge model")
+    g.add_argument("--judge-concurrency", type=int, default=4, metavar="N",
+                   help="requests in flight at once (default 4)")
+    g.add_argument("--judge-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="seconds per request (default 60)")
+    g.add_argument("--judge-cache", default=None, metavar="FILE",
+                   help="the SQLite answer cache (default: the shared one in the cache folder)")
+    g.add_argument("--judge-batch-api", action="store_true",
+                   help="send the uncached requests as one OpenAI Batch API job and wait for it")
+    g.add_argument("--content-mode", choices=["default", "official"], default="default",
+                   help="whose content inputs: ours (whole QA reference turn, response inside "
+                        "the event window) or the released M3 code's")
+    g.add_argument("--history", choices=["reference", "generated"], default="reference",
+                   help="consistency context: the reference (the paper's) or what the run's "
+                        "context audio says (the system's own earlier words under multi-gen)")
+
+
+def _judge_settings(args: argparse.Namespace) -> Any:
+    from ..metrics.content.score import JudgeSettings
+
+    if (args.judge_url is None) != (args.judge_model is None):
+        raise DuplexevalError("--judge-url and --judge-model go together")
+    if args.judge_url is None:
+        if args.judge_batch_api:
+            raise DuplexevalError("--judge-batch-api needs --judge-url and --judge-model")
+        return None
+    if args.judge_concurrency < 1:
+        raise DuplexevalError("--judge-concurrency must be at least 1")
+    prefetch = None
+    if args.judge_batch_api:
+        from ..judge.batch_api import prefetch_with_batch_api
+
+        prefetch = prefetch_with_batch_api
+    return JudgeSettings(base_url=args.judge_url, model=args.judge_model,
+                         concurrency=args.judge_concurrency, timeout=args.judge_timeout,
+                         cache_path=Path(args.judge_cache) if args.judge_cache else None,
+                         prefetch=prefetch)
 
 
 def _add_peer_options(p: argparse.ArgumentParser) -> None:
@@ -98,15 +143,32 @@ def _score(args: argparse.Namespace) -> int:
         results = score_official(path, out, args.variant, args.language or "",
                                  args.domain or "", args.transcript_key)
     else:
+        from ..metrics.content.inputs import ContentMode, ContentOptions, HistorySource
+
+        content = ContentOptions(ContentMode(args.content_mode), HistorySource(args.history))
         results, out = score_run_dir(path, Path(args.output) if args.output else None,
-                                     args.variant, analysis_options(args), truth=args.truth)
+                                     args.variant, analysis_options(args), truth=args.truth,
+                                     content=content, judge=_judge_settings(args))
     label = path.name or str(path)
     print("\n".join(timing_table_lines([(label, results)])))
+    _print_content(label, results)
     files = ScoreFiles(out)
     print(f"\n{len(results.events)} event(s) scored ({results.variant.name} "
           f"v{results.variant.version}); {files.per_event.name}, {files.aggregate.name} and "
           f"{files.results.name} in {out}")
     return 0
+
+
+def _print_content(label: str, results: Any) -> None:
+    from ..report.content import content_table_lines
+
+    lines = content_table_lines([(label, results)])
+    if lines:
+        print("\ncontent (TURN_SHIFT events):")
+        print("\n".join(lines))
+    usage = results.content.usage if results.content is not None else None
+    if usage:
+        print(usage["summary"])
 
 
 def add_demo(sub: Subparsers) -> None:

@@ -7,8 +7,11 @@
   type;
 * ``aggregate.json`` - the official aggregation (a list of ``event_type, dimension, metric, n,
   mean``) plus interval fields;
+* ``content_offline.jsonl`` - the offline content values of each TURN_SHIFT event with the
+  texts they were computed from, and, with a judge, ``content.jsonl`` - one line per judged
+  (event, dimension) (:mod:`duplexeval.metrics.content`);
 * ``results.json`` - everything, with the variant's name, version and settings, the analysis
-  settings and the source, validated by :class:`Results`.
+  settings, the source and the content aggregates, validated by :class:`Results`.
 
 Every file is written atomically; floats are written as computed (no rounding).
 """
@@ -24,11 +27,13 @@ from .. import __version__
 from ..fileio import atomic_write_json, atomic_write_text, json_line
 from ..runs.directory import ScoreFiles
 from .base import EventScore, TimingVariant, Value
+from .content.score import ContentOutcome
+from .content.summary import ContentResults
 from .scoring import aggregate_rows, official_aggregate, per_event_rows
 
 __all__ = ["SCHEMA_VERSION", "Results", "load_results", "write_score_outputs"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 
@@ -86,17 +91,20 @@ class Results(BaseModel):
     """Schema of ``results.json`` (``schema_version`` changes with any incompatible change)."""
 
     model_config = ConfigDict(extra="forbid")
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[2] = SCHEMA_VERSION
     tool: str = Field(default_factory=lambda: f"duplexeval {__version__}")
     source: SourceInfo
     variant: VariantInfo
     analysis: dict[str, Any] | None
     events: list[EventResult]
     aggregates: list[AggregateRow]
+    content: ContentResults | None = None
+    """Content metrics (``None`` when not computed, e.g. an official output folder)."""
 
 
 def build_results(scores: list[EventScore], variant: TimingVariant, source: SourceInfo,
-                  analysis: dict[str, Any] | None) -> Results:
+                  analysis: dict[str, Any] | None,
+                  content: ContentResults | None = None) -> Results:
     events = [EventResult(event_id=s.event.event_id, sample_id=s.event.sample_id,
                           event_type=s.event.event_type, language=s.event.language,
                           domain=s.event.domain, dimension=d.dimension, values=d.values,
@@ -106,16 +114,28 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
                    variant=VariantInfo(name=variant.name, version=variant.version,
                                        source=variant.source, settings=variant.settings()),
                    analysis=analysis, events=events,
-                   aggregates=[AggregateRow(**r) for r in aggregate_rows(scores)])
+                   aggregates=[AggregateRow(**r) for r in aggregate_rows(scores)],
+                   content=content)
 
 
 def write_score_outputs(out: Path, scores: list[EventScore], variant: TimingVariant,
-                        source: SourceInfo, analysis: dict[str, Any] | None) -> Results:
-    """Write the per-event rows, the official aggregate and the results file into the scores
-    folder ``out`` (:class:`~duplexeval.runs.directory.ScoreFiles`)."""
+                        source: SourceInfo, analysis: dict[str, Any] | None,
+                        content: ContentOutcome | None = None) -> Results:
+    """Write the per-event rows, the official aggregate, the content records and the results
+    file (last) into the scores folder ``out`` (:class:`~duplexeval.runs.directory.ScoreFiles`).
+    A judged file from an earlier scoring is removed when this one judged nothing."""
     files = ScoreFiles(out)
     out.mkdir(parents=True, exist_ok=True)
-    results = build_results(scores, variant, source, analysis)
+    results = build_results(scores, variant, source, analysis,
+                            content.results if content is not None else None)
+    if content is not None:
+        atomic_write_text(files.content_offline,
+                          "".join(json_line(r.model_dump()) for r in content.offline))
+        if content.judged:
+            atomic_write_text(files.content,
+                              "".join(json_line(r.model_dump()) for r in content.judged))
+        else:
+            files.content.unlink(missing_ok=True)
     atomic_write_text(files.per_event, "".join(json_line(r) for r in per_event_rows(scores)))
     atomic_write_json(files.aggregate, official_aggregate(scores))
     atomic_write_json(files.results, results.model_dump(mode="json"))

@@ -303,7 +303,8 @@ class AnalysisFiles:
 
 @dataclass(frozen=True)
 class ScoreFiles:
-    """A scores folder: per-event rows, the official aggregate, the results file."""
+    """A scores folder: per-event rows, the official aggregate, the results file and the
+    content records."""
 
     root: Path
 
@@ -318,6 +319,16 @@ class ScoreFiles:
     @property
     def results(self) -> Path:
         return self.root / "results.json"
+
+    @property
+    def content(self) -> Path:
+        """Judged content records, one line per (event, dimension)."""
+        return self.root / "content.jsonl"
+
+    @property
+    def content_offline(self) -> Path:
+        """Offline content values and texts, one line per content event."""
+        return self.root / "content_offline.jsonl"
 
 
 class RunDir:

@@ -1,0 +1,146 @@
+"""The content records and their aggregation: ``content.jsonl`` lines (judged), the offline
+per-event values, and the rows that go into ``results.json``.
+
+Scales in the aggregates: judged dimensions are normalised to 0-100 (``(score - min) / (max -
+min) * 100``: M3's 0/1/2 become 0/50/100); ``qa_f1``, ``qa_em`` and ``truncated`` are shown
+×100 (percent); ``response_words`` is a count.  Each row has the mean with its Student-t 95 %
+interval (:mod:`duplexeval.metrics.stats`), ``n`` (scored events) and ``unscored`` (events judged
+but without a score: never dropped silently).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..stats import summarize
+
+__all__ = ["ContentAggregate", "ContentRecord", "ContentResults", "NotComputed",
+           "OfflineRecord", "aggregate_content"]
+
+
+class ContentRecord(BaseModel):
+    """One line of ``content.jsonl``: one judged (event, dimension)."""
+
+    model_config = ConfigDict(extra="forbid")
+    event_id: str
+    dimension: str
+    score: int | None
+    """The judge's integer score on the prompt's scale; ``None`` when unscored."""
+    score_100: float | None
+    unscored_reason: str | None
+    judge_model: str
+    """The judge model, or ``rule`` for an empty response scored 0 without a call."""
+    prompt_id: str
+    prompt_version: int
+    raw: str | None
+    """The judge's answer as received (``None`` when no answer came back)."""
+    reason: str | None
+    sample_id: str
+    language: str
+    domain: str
+
+
+class OfflineRecord(BaseModel):
+    """One line of ``content_offline.jsonl``: the LLM-free values of one TURN_SHIFT event and
+    the texts they were computed from."""
+
+    model_config = ConfigDict(extra="forbid")
+    event_id: str
+    sample_id: str
+    language: str
+    domain: str
+    response_words: int
+    truncated: int | None
+    qa_f1: float | None
+    qa_em: float | None
+    user: str
+    response: str
+    reference: str
+
+
+class ContentAggregate(BaseModel):
+    """One aggregate row (see the module docstring for scales)."""
+
+    model_config = ConfigDict(extra="forbid")
+    language: str
+    domain: str
+    kind: Literal["judged", "offline"]
+    dimension: str
+    scale: Literal["0-100", "percent", "count"]
+    n: int
+    unscored: int
+    mean: float | None
+    std: float | None
+    ci95_low: float | None
+    ci95_high: float | None
+    ci95_half_width: float | None
+    few_events: bool
+
+
+class NotComputed(BaseModel):
+    """A content dimension that was not computed, and why (shown under every table)."""
+
+    model_config = ConfigDict(extra="forbid")
+    dimension: str
+    reason: str
+
+
+class ContentResults(BaseModel):
+    """The ``content`` part of ``results.json``."""
+
+    model_config = ConfigDict(extra="forbid")
+    settings: dict[str, Any]
+    aggregates: list[ContentAggregate]
+    not_computed: list[NotComputed]
+    usage: dict[str, Any] | None = None
+
+
+_OFFLINE: tuple[tuple[str, Literal["percent", "count"], float], ...] = (
+    ("qa_f1", "percent", 100.0), ("qa_em", "percent", 100.0),
+    ("response_words", "count", 1.0), ("truncated", "percent", 100.0))
+
+Row = ContentRecord | OfflineRecord
+
+
+def _breakdowns(rows: Sequence[Row]) -> list[tuple[str, str, Callable[[Row], bool]]]:
+    pairs = sorted({(r.language, r.domain) for r in rows})
+    out: list[tuple[str, str, Callable[[Row], bool]]] = [("all", "all", lambda r: True)]
+    if len(pairs) > 1:
+        out += [(lang, dom, lambda r, a=lang, b=dom: r.language == a and r.domain == b)
+                for lang, dom in pairs]
+    return out
+
+
+def _row(language: str, domain: str, kind: Literal["judged", "offline"], dimension: str,
+         scale: Literal["0-100", "percent", "count"], values: Iterable[float],
+         unscored: int) -> ContentAggregate:
+    s = summarize(values)
+    return ContentAggregate(language=language, domain=domain, kind=kind, dimension=dimension,
+                            scale=scale, n=s.n, unscored=unscored, mean=s.mean, std=s.std,
+                            ci95_low=s.ci_low, ci95_high=s.ci_high,
+                            ci95_half_width=s.half_width, few_events=s.few)
+
+
+def aggregate_content(judged: Sequence[ContentRecord],
+                      offline: Sequence[OfflineRecord]) -> list[ContentAggregate]:
+    """Every aggregate row: judged dimensions (0-100) and offline values, over all events and,
+    when the run mixes them, per (language, domain)."""
+    rows: list[ContentAggregate] = []
+    for language, domain, keep in _breakdowns([*judged, *offline]):
+        mine = [r for r in judged if keep(r)]
+        for dimension in sorted({r.dimension for r in mine}):
+            of = [r for r in mine if r.dimension == dimension]
+            rows.append(_row(language, domain, "judged", dimension, "0-100",
+                             [r.score_100 for r in of if r.score_100 is not None],
+                             sum(r.score_100 is None for r in of)))
+        kept = [r for r in offline if keep(r)]
+        for name, scale, factor in _OFFLINE:
+            values = [getattr(r, name) for r in kept]
+            if all(v is None for v in values):
+                continue
+            rows.append(_row(language, domain, "offline", name, scale,
+                             [v * factor for v in values if v is not None], 0))
+    return rows
