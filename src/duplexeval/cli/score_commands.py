@@ -124,7 +124,7 @@ def _score_peer(args: argparse.Namespace) -> int:
     aggregate = scorer.score(args.task, Path(args.path), Path(args.output), options)
     for name, value in aggregate.items():
         print(f"{name}: {value}")
-    print(f"per_sample.jsonl and aggregate.json in {args.output}")
+    print(f"per-sample values and the aggregate written to {args.output}")
     return 0
 
 
