@@ -9,11 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import needs_extra
-from fake_judge import FakeJudge
 
+from conftest import needs_extra
 from duplexeval.cli import main
 from duplexeval.metrics.results import load_results
+from fake_batch_api import FakeBatchApi
+from fake_judge import FakeJudge
 
 FIELDS = {"event_id", "dimension", "score", "unscored_reason", "judge_model", "prompt_id",
           "prompt_version", "raw"}
@@ -46,7 +47,7 @@ def test_score_judges_over_http_and_rescoring_is_free(
         out = capsys.readouterr().out
         lines = [json.loads(x) for x in (qa_run / "scores" / "content.jsonl").read_text()
                  .splitlines()]
-        assert lines and all(FIELDS <= set(x) for x in lines)
+        assert lines and all(set(x) >= FIELDS for x in lines)
         assert {x["dimension"] for x in lines} == {"relevance", "consistency", "qa"}
         called = [x for x in lines if x["judge_model"] == "fake-judge"]
         assert len(called) == first > 0  # every call is one line; rule lines made none
@@ -67,3 +68,17 @@ def test_judge_options_go_together(qa_run: Path, capsys: pytest.CaptureFixture[s
     assert main(["score", str(qa_run), "--judge-url", "http://127.0.0.1:9/v1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["duplexeval: --judge-url and --judge-model go together"]
+
+
+@needs_extra("asr")
+def test_score_in_batch_api_mode(qa_run: Path, tmp_path: Path) -> None:
+    """The same scoring through one Batch API job: every call goes in the batch, none direct."""
+    out = tmp_path / "scores"
+    with FakeBatchApi(polls_before_done=1) as api:
+        assert main(["score", str(qa_run), "-o", str(out), "--judge-url", api.base_url,
+                     "--judge-model", "batch-judge", "--judge-cache", str(tmp_path / "c.sqlite"),
+                     "--judge-batch-api", "--judge-batch-poll", "0.01"]) == 0
+        assert api.calls[:2] == ["upload", "create"] and "direct" not in api.calls
+    lines = [json.loads(x) for x in (out / "content.jsonl").read_text().splitlines()]
+    called = [x for x in lines if x["judge_model"] == "batch-judge"]
+    assert len(called) == len(api.uploaded) > 0 and all(x["score"] == 2 for x in called)

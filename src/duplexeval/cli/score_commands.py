@@ -65,7 +65,10 @@ def _add_content_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--judge-cache", default=None, metavar="FILE",
                    help="the SQLite answer cache (default: the shared one in the cache folder)")
     g.add_argument("--judge-batch-api", action="store_true",
-                   help="send the uncached requests as one OpenAI Batch API job and wait for it")
+                   help="send the uncached requests as one OpenAI Batch API job and wait for it "
+                        "(a killed wait resumes the same job)")
+    g.add_argument("--judge-batch-poll", type=float, default=30.0, metavar="SECONDS",
+                   help="with --judge-batch-api: seconds between status checks (default 30)")
     g.add_argument("--content-mode", choices=["default", "official"], default="default",
                    help="whose content inputs: ours (whole QA reference turn, response inside "
                         "the event window) or the released M3 code's")
@@ -87,9 +90,12 @@ def _judge_settings(args: argparse.Namespace) -> Any:
         raise DuplexevalError("--judge-concurrency must be at least 1")
     prefetch = None
     if args.judge_batch_api:
-        from ..judge.batch_api import prefetch_with_batch_api
+        from functools import partial
 
-        prefetch = prefetch_with_batch_api
+        from ..judge.batch_api import BatchApiOptions, prefetch_with_batch_api
+
+        prefetch = partial(prefetch_with_batch_api,
+                           options=BatchApiOptions(poll_seconds=args.judge_batch_poll))
     return JudgeSettings(base_url=args.judge_url, model=args.judge_model,
                          concurrency=args.judge_concurrency, timeout=args.judge_timeout,
                          cache_path=Path(args.judge_cache) if args.judge_cache else None,

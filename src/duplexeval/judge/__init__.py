@@ -17,8 +17,10 @@ One module per job:
 * :mod:`.templates`: the versioned prompts shipped as package data (``prompt_texts/*.toml``),
   in English and, where the judged text is Japanese, in Japanese.
 
-Not built: the OpenAI Batch API mode (asynchronous file-based batches for large runs).  The
-prompts, the M3 content metrics and the command-line options live above this package
+* :mod:`.batch_api`: the OpenAI Batch API mode: the uncached items as one asynchronous batch
+  job whose answers fill the cache (resumable).
+
+The M3 content metrics and the command-line options live above this package
 (``metrics/`` imports ``judge``, never the other way round); ``judge`` imports only the core
 modules.
 

@@ -72,6 +72,11 @@ class JudgeClient:
 
     __str__ = __repr__
 
+    @property
+    def openai(self) -> openai.OpenAI:
+        """The underlying ``openai`` client (the Batch API mode uses its files and batches)."""
+        return self._openai
+
     def scrub(self, text: str) -> str:
         """``text`` with the key, if any, replaced by ``***``."""
         return text.replace(self._key, "***") if self._key else text
