@@ -35,7 +35,7 @@ def _temperature(text: str) -> float:
 
 def add_segment(sub: Subparsers) -> None:
     """``segment DATASET_DIR|TRANSCRIPT -o OUT.jsonl``."""
-    from ..segment.propose import PROPOSAL_TEMPERATURE
+    from ..segment.propose import PROPOSAL_MAX_TOKENS, PROPOSAL_TEMPERATURE
 
     p = sub.add_parser(
         "segment", help="split two-channel conversations into user rounds (MTR-style), by "
@@ -60,7 +60,7 @@ def add_segment(sub: Subparsers) -> None:
     g.add_argument("--temperature", type=_temperature, default=PROPOSAL_TEMPERATURE,
                    help=f"sampling temperature of the asks (default {PROPOSAL_TEMPERATURE}; "
                         "above 0 so that the k proposals are independent samples)")
-    g.add_argument("--max-tokens", type=_count, default=2048)
+    g.add_argument("--max-tokens", type=_count, default=PROPOSAL_MAX_TOKENS)
     g.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     g.add_argument("--max-concurrency", type=_count, default=4)
     g.add_argument("--cache", default=None, metavar="FILE",
@@ -70,10 +70,11 @@ def add_segment(sub: Subparsers) -> None:
 
 def _judged(args: argparse.Namespace, dialogues: list[Any], settings: Any,
             language: str | None) -> list[Any]:
-    from ..judge import AnswerCache, JudgeClient, Sampling, default_cache_path
+    from ..judge import AnswerCache, JudgeClient, default_cache_path
     from ..segment import segment_with_judge
+    from ..segment.propose import proposal_sampling
 
-    sampling = Sampling(temperature=args.temperature, max_tokens=args.max_tokens)
+    sampling = proposal_sampling(args.temperature, args.max_tokens)
     client = JudgeClient(args.judge_url, args.judge_model, timeout=args.timeout,
                          sampling=sampling)
     cache_path = Path(args.cache) if args.cache else default_cache_path()

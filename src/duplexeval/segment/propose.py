@@ -43,17 +43,19 @@ from typing import Any
 
 from ..data.dialogue import Dialogue, Word
 from ..events import AnnotationRules, ipus_from_spans
-from ..judge.records import JudgeItem, JudgeResult
+from ..judge.records import JudgeItem, JudgeResult, Sampling
 from ..judge.templates import load_prompt
 from ..timeline import Span
 
 __all__ = [
     "PROMPT_ID",
+    "PROPOSAL_MAX_TOKENS",
     "PROPOSAL_TEMPERATURE",
     "SLACK",
     "Proposal",
     "Utterance",
     "dialogue_language",
+    "proposal_sampling",
     "read_proposal",
     "render_items",
     "render_transcript",
@@ -63,6 +65,8 @@ __all__ = [
 PROMPT_ID = "segment.rounds"
 PROPOSAL_TEMPERATURE = 0.7
 """Default sampling temperature of the k asks (> 0, so that they are independent samples)."""
+PROPOSAL_MAX_TOKENS = 2048
+"""Default answer length limit: about 25 tokens a round, room for 80 rounds."""
 SLACK = 0.05
 """Seconds a proposed time may lie outside the transcript (then clipped to it)."""
 
@@ -91,6 +95,13 @@ class Proposal:
     def valid(self) -> bool:
         """Whether the answer was a usable segmentation."""
         return self.rounds is not None
+
+
+def proposal_sampling(temperature: float = PROPOSAL_TEMPERATURE,
+                      max_tokens: int = PROPOSAL_MAX_TOKENS) -> Sampling:
+    """The sampling settings for the k asks (give them to the
+    :class:`~duplexeval.judge.client.JudgeClient`)."""
+    return Sampling(temperature=temperature, max_tokens=max_tokens)
 
 
 def dialogue_language(dialogue: Dialogue, default: str | None = None) -> str:
