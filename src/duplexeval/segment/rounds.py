@@ -22,7 +22,9 @@ Pure functions on time spans (seconds); no judge, no files.  The steps, in the o
        a        |----------|                 a = [0, 10]
        c          |-|                        c = [1, 2]: inside a, yet 1 / 10 = 10 %: not merged
 
-   Why IoU and not intersection over the shorter span: over the shorter, any round nested in
+   MTR's description ("a new round overlapping a candidate by 30 % or more is merged") does
+   not say 30 % of what, and its code for this step is not released.  Why IoU and not
+   intersection over the shorter span: over the shorter, any round nested in
    a longer one overlaps it 100 %, so a proposal that lumps two user turns into one long round
    would match (and merge with) both halves that the other proposals keep apart, and chains of
    nested rounds would collapse into one.  IoU is symmetric, in [0, 1], independent of the
