@@ -88,7 +88,7 @@ def test_segment_a_dataset_with_the_judge_then_from_the_cache(
     out, cache = tmp_path / "rounds.jsonl", tmp_path / "answers.sqlite"
     with FakeJudge(responder(user_turns_jittered)) as server:
         argv = ["segment", str(root), "--judge-url", server.base_url, "--judge-model",
-                "fake-judge-7b", "--cache", str(cache), "-o", str(out)]
+                "fake-judge-7b", "--judge-cache", str(cache), "-o", str(out)]
         assert main(argv) == 0
         first = out.read_text(encoding="utf-8")
         assert len(server.requests) == 6
@@ -135,7 +135,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, case: str,
 
 
 @pytest.mark.parametrize("option", [["-k", "0"], ["--user-channel", "2"],
-                                    ["--temperature", "hot"]])
+                                    ["--judge-temperature", "hot"]])
 def test_bad_options_exit_2(tmp_path: Path, option: list[str]) -> None:
     source = write_transcript(tmp_path / "talk.txt")
     with pytest.raises(SystemExit) as exited:

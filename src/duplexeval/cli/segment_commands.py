@@ -55,16 +55,20 @@ def add_segment(sub: Subparsers) -> None:
     g.add_argument("--judge-url", default=None, metavar="URL",
                    help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (key from "
                         "DUPLEXEVAL_JUDGE_API_KEY or OPENAI_API_KEY)")
-    g.add_argument("--judge-model", default=None, metavar="MODEL")
+    g.add_argument("--judge-model", default=None, metavar="MODEL", help="the judge model")
     g.add_argument("-k", type=_count, default=6, help="asks per dialogue (default 6)")
-    g.add_argument("--temperature", type=_temperature, default=PROPOSAL_TEMPERATURE,
+    g.add_argument("--judge-temperature", type=_temperature, default=PROPOSAL_TEMPERATURE,
+                   metavar="T",
                    help=f"sampling temperature of the asks (default {PROPOSAL_TEMPERATURE}; "
                         "above 0 so that the k proposals are independent samples)")
-    g.add_argument("--max-tokens", type=_count, default=PROPOSAL_MAX_TOKENS)
-    g.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
-    g.add_argument("--max-concurrency", type=_count, default=4)
-    g.add_argument("--cache", default=None, metavar="FILE",
-                   help="the judge answer cache (default: the duplexeval cache folder)")
+    g.add_argument("--judge-max-tokens", type=_count, default=PROPOSAL_MAX_TOKENS,
+                   metavar="N", help=f"answer length limit (default {PROPOSAL_MAX_TOKENS})")
+    g.add_argument("--judge-concurrency", type=_count, default=4, metavar="N",
+                   help="requests in flight at once (default 4)")
+    g.add_argument("--judge-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="seconds per request (default 60)")
+    g.add_argument("--judge-cache", default=None, metavar="FILE",
+                   help="the SQLite answer cache (default: the shared one in the cache folder)")
     p.set_defaults(func=_segment)
 
 
@@ -74,15 +78,15 @@ def _judged(args: argparse.Namespace, dialogues: list[Any], settings: Any,
     from ..segment import segment_with_judge
     from ..segment.propose import proposal_sampling
 
-    sampling = proposal_sampling(args.temperature, args.max_tokens)
-    client = JudgeClient(args.judge_url, args.judge_model, timeout=args.timeout,
+    sampling = proposal_sampling(args.judge_temperature, args.judge_max_tokens)
+    client = JudgeClient(args.judge_url, args.judge_model, timeout=args.judge_timeout,
                          sampling=sampling)
-    cache_path = Path(args.cache) if args.cache else default_cache_path()
+    cache_path = Path(args.judge_cache) if args.judge_cache else default_cache_path()
     try:
         with AnswerCache(cache_path) as cache:
             out, outcome = segment_with_judge(dialogues, client, cache, settings,
                                               default_language=language,
-                                              max_concurrency=args.max_concurrency)
+                                              max_concurrency=args.judge_concurrency)
     finally:
         client.close()
     print(outcome.meter.summary())
