@@ -346,3 +346,26 @@ def test_bad_batches_are_refused(server: FakeJudge, cache: AnswerCache) -> None:
     with pytest.raises(ValueError, match="max_concurrency"):
         run(server, cache, [item(1)], max_concurrency=0)
     assert server.requests == []
+
+
+def test_a_json_prompt_keeps_any_object_and_its_cache_key_is_the_score_prompts() -> None:
+    """``answer="json"`` prompts are read as any JSON object; the answer kind is not in the
+    cache key (id and version fix it), so score prompts' keys are unchanged."""
+    json_prompt = JudgePrompt("test-relevance", 1, 0, 0, answer="json")
+    assert cache_key("m", item(1, prompt=json_prompt), Sampling()) == \
+        cache_key("m", item(1, prompt=JudgePrompt("test-relevance", 1, 0, 0)), Sampling())
+    with pytest.raises(ValueError, match="answer must be"):
+        JudgePrompt("x", 1, 0, 0, answer="text")
+
+
+def test_a_json_answer_comes_back_parsed_or_unscored(server: FakeJudge,
+                                                      cache: AnswerCache) -> None:
+    json_prompt = JudgePrompt("test-json", 1, 0, 0, answer="json")
+    items = [item(1, 'raw=Here: {"rounds": [{"start": 1, "end": 2}]}', json_prompt),
+             item(2, "raw=no object at all", json_prompt)]
+    out = run(server, cache, items)
+    good, bad = out.results
+    assert good.answer == {"rounds": [{"start": 1, "end": 2}]} and good.scored
+    assert good.score is None and good.unscored_reason is None
+    assert bad.answer is None and bad.unscored_reason == "no JSON object in the answer"
+    assert (out.scored, out.unscored) == (1, 1)

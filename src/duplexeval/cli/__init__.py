@@ -15,11 +15,12 @@ from ..errors import DuplexevalError
 from .data_commands import add_annotate, add_data, add_synth, add_validate
 from .run_commands import add_plan, add_run, add_systems
 from .score_commands import add_analyze, add_demo, add_score
+from .segment_commands import add_segment
 
 __all__ = ["build_parser", "main"]
 
 BUILDERS = (add_validate, add_annotate, add_synth, add_data, add_plan, add_systems, add_run,
-            add_analyze, add_score, add_demo)
+            add_analyze, add_score, add_segment, add_demo)
 """Each adds one subcommand (``data`` adds its group) to the subparsers."""
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 from .batch import BatchOutcome, judge_batch
 from .client import JudgeClient, resolve_api_key
 from .meter import Prices, UsageMeter
-from .parse import ParsedAnswer, parse_answer
+from .parse import ParsedAnswer, parse_answer, parse_json_object
 from .records import JudgeItem, JudgePrompt, JudgeResult, Sampling
 from .retry import RetryPolicy
 from .store import AnswerCache, cache_key, default_cache_path
@@ -61,6 +61,7 @@ __all__ = [
     "judge_batch",
     "load_prompt",
     "parse_answer",
+    "parse_json_object",
     "prompt_ids",
     "resolve_api_key",
 ]

@@ -15,6 +15,9 @@ Conventions:
   a scoring run is "killed" in tests, and a later run resumes from the cache.  An interrupt
   (Ctrl-C) in the calling thread stops the batch the same way.
 * Results come back in the order of the items.
+* Answers are read by the prompt's answer kind: ``"score"`` prompts by
+  :func:`~.parse.parse_answer`, ``"json"`` prompts by :func:`~.parse.parse_json_object` (the
+  object goes to :attr:`~.records.JudgeResult.answer`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 
 from .client import JudgeClient
 from .meter import UsageMeter
-from .parse import parse_answer
+from .parse import parse_answer, parse_json_object
 from .records import JudgeItem, JudgeResult
 from .retry import Backoff, CallFailed, RetryPolicy, call_with_retries
 from .store import AnswerCache, CachedAnswer, cache_key
@@ -51,9 +54,13 @@ class BatchStopped(Exception):
 
 def _result(item: JudgeItem, model: str, answer: CachedAnswer | None, *, cached: bool,
             attempts: int, failure: str | None = None) -> JudgeResult:
+    obj = None
     if answer is None:
         score = reason = None
         unscored = failure
+    elif item.prompt.answer == "json":
+        score = reason = None
+        obj, unscored = parse_json_object(answer.raw)
     else:
         parsed = parse_answer(answer.raw, item.prompt.score_min, item.prompt.score_max)
         score, reason, unscored = parsed.score, parsed.reason, parsed.unscored_reason
@@ -63,7 +70,7 @@ def _result(item: JudgeItem, model: str, answer: CachedAnswer | None, *, cached:
         prompt_version=item.prompt.version, raw=answer.raw if answer else None,
         prompt_tokens=answer.prompt_tokens if answer else 0,
         completion_tokens=answer.completion_tokens if answer else 0,
-        cached=cached, attempts=attempts)
+        cached=cached, attempts=attempts, answer=obj)
 
 
 class _Run:

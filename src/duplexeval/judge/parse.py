@@ -6,6 +6,9 @@ backquotes with an optional ``json`` tag), or the object with prose around it; t
 JSON object in the text is taken, and nothing after it is read.  The object must have exactly
 the two keys; the score must be a JSON integer (not a boolean, not ``2.0``) within the prompt's
 declared range, both ends inclusive.  Anything else is *unscored*, with a one-line reason.
+
+Prompts whose answer kind is ``"json"`` are read by :func:`parse_json_object`: the first JSON
+object, whatever its keys (the caller checks them).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ParsedAnswer", "first_json_object", "parse_answer"]
+__all__ = ["ParsedAnswer", "first_json_object", "parse_answer", "parse_json_object"]
 
 _DECODER = json.JSONDecoder()
 _KEYS = {"score", "reason"}
@@ -62,3 +65,9 @@ def parse_answer(text: str, score_min: int, score_max: int) -> ParsedAnswer:
     if not score_min <= score <= score_max:
         return _unscored(f"score {score} is outside the range {score_min}-{score_max}")
     return ParsedAnswer(score=score, reason=reason, unscored_reason=None)
+
+
+def parse_json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The first JSON object in ``text`` and ``None``, or ``None`` and the reason."""
+    obj = first_json_object(text)
+    return (obj, None) if obj is not None else (None, "no JSON object in the answer")

@@ -4,31 +4,42 @@ the result record for it.
 Conventions:
 
 * A prompt is identified by ``prompt_id`` and an integer ``version``; its scores are integers
-  in ``[score_min, score_max]`` (both inclusive).  Change the version whenever the wording or
-  the scale changes: the version is part of the cache key, so old answers are not reused.
+  in ``[score_min, score_max]`` (both inclusive).  Its ``answer`` kind says how answers are
+  read: ``"score"`` (the ``{"score", "reason"}`` object) or ``"json"`` (any JSON object, kept
+  in :attr:`JudgeResult.answer` for the caller to check).  Change the version whenever the
+  wording or the scale changes: the version is part of the cache key, so old answers are not
+  reused.
 * Messages are already rendered: ``(role, content)`` pairs in the order sent.
-* A result is *scored* when ``score`` is an integer, and *unscored* when ``score`` is
-  ``None``; then ``unscored_reason`` says why (a malformed answer, a score out of range, a call
-  that finally failed).  Nothing judged is ever dropped.
+* A result is *scored* when ``score`` is an integer (a ``"json"`` prompt: when ``answer`` is
+  an object), and *unscored* otherwise; then ``unscored_reason`` says why (a malformed
+  answer, a score out of range, a call that finally failed).  Nothing judged is ever dropped.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["JudgeItem", "JudgePrompt", "JudgeResult", "Sampling"]
 
 
 @dataclass(frozen=True)
 class JudgePrompt:
-    """A prompt's identity and its declared score range (inclusive)."""
+    """A prompt's identity, its declared score range (inclusive) and its answer kind.
+
+    ``answer`` is not part of the cache key (:func:`~.store.cache_key` uses the id and the
+    version, which fix it), so keys of score prompts are unchanged by it."""
 
     prompt_id: str
     version: int
     score_min: int
     score_max: int
+    answer: str = "score"
+    """``"score"``: ``{"score", "reason"}``; ``"json"``: any JSON object."""
 
     def __post_init__(self) -> None:
+        if self.answer not in ("score", "json"):
+            raise ValueError(f"prompt {self.prompt_id}: answer must be 'score' or 'json'")
         if self.score_min > self.score_max:
             raise ValueError(f"prompt {self.prompt_id}: score_min {self.score_min} "
                              f"> score_max {self.score_max}")
@@ -85,8 +96,11 @@ class JudgeResult:
     completion_tokens: int
     cached: bool
     attempts: int
+    answer: dict[str, Any] | None = None
+    """A ``"json"`` prompt's parsed answer object (``None`` for score prompts, or when the
+    answer had no JSON object; then ``unscored_reason`` says so)."""
 
     @property
     def scored(self) -> bool:
-        """Whether the item has a score."""
-        return self.score is not None
+        """Whether the item has a score (a ``"json"`` prompt: a parsed answer object)."""
+        return self.score is not None or self.answer is not None

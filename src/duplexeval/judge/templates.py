@@ -89,9 +89,12 @@ def _placeholders(text: str) -> set[str]:
 
 def _parse(name: str, text: str) -> PromptTemplate:
     data = tomllib.loads(text)
+    answer = data.get("answer", "score")
+    if answer not in ("score", "json"):
+        raise ValueError(f"prompt {name}: answer must be 'score' or 'json'")
     prompt = JudgePrompt(prompt_id=data["id"], version=int(data["version"]),
                          score_min=int(data.get("score_min", 0)),
-                         score_max=int(data.get("score_max", 0)))
+                         score_max=int(data.get("score_max", 0)), answer=answer)
     if prompt.prompt_id != name:
         raise ValueError(f"prompt file {name}.toml declares id {prompt.prompt_id!r}")
     fields = frozenset(data.get("fields", []))
@@ -105,9 +108,6 @@ def _parse(name: str, text: str) -> PromptTemplate:
         texts[language] = (system, user)
     if FALLBACK_LANGUAGE not in texts:
         raise ValueError(f"prompt {name} has no English text")
-    answer = data.get("answer", "score")
-    if answer not in ("score", "json"):
-        raise ValueError(f"prompt {name}: answer must be 'score' or 'json'")
     return PromptTemplate(prompt=prompt, fields=fields, texts=texts, answer=answer)
 
 
