@@ -34,7 +34,7 @@ from duplexeval.metrics.content.inputs import (
 from duplexeval.metrics.content.offline import exact_match, normalize_answer, token_f1
 from duplexeval.metrics.content.score import JudgeSettings, score_content
 from duplexeval.metrics.content.text import Utterance
-from duplexeval.report.content import content_table_lines
+from duplexeval.report.content import content_curve_lines, content_table_lines
 from fake_judge import FakeJudge
 
 USER_WORDS = [(0.0, 0.4, "What"), (0.4, 0.6, "is"), (0.6, 0.8, "the"), (0.8, 1.4, "capital"),
@@ -195,20 +195,21 @@ def test_every_item_is_judged_recorded_and_counted(judge: FakeJudge, tmp_path: P
     by = {(r.event_id, r.dimension): r for r in out.judged}
     assert set(by) == {(e, d) for e in ("good", "garbled", "silent")
                        for d in ("relevance", "consistency", "qa")} | {
-        ("chat", "relevance"), ("chat", "consistency")}
+        ("chat", "relevance"), ("chat", "consistency"), ("chat", "quality")}
     assert by["good", "qa"].score == 2 and by["good", "qa"].score_100 == 100.0
     assert by["good", "qa"].judge_model == "fake-judge" and by["good", "qa"].prompt_id == "m3.qa"
     assert json.loads(by["good", "qa"].raw or "")["score"] == 2
     assert by["garbled", "relevance"].score is None
     assert "no JSON object" in (by["garbled", "relevance"].unscored_reason or "")
     assert by["silent", "qa"].score == 0 and by["silent", "qa"].judge_model == "rule"
-    assert len(judge.requests) == 3 + 3 + 2  # good, garbled and chat; silent needs no call
+    assert len(judge.requests) == 3 + 3 + 3  # good, garbled and chat; silent needs no call
+    assert by["chat", "quality"].prompt_id == "mtr.quality" and by["chat", "quality"].round == 1
     rel = next(a for a in out.results.aggregates
                if a.dimension == "relevance" and a.language == "all")
     assert (rel.n, rel.unscored) == (3, 1) and rel.mean == pytest.approx(200 / 3)
     table = "\n".join(content_table_lines([("sys", _results_with(out.results))]))
     assert "(1 unscored)" in table
-    assert out.results.usage is not None and out.results.usage["requests"] == 8
+    assert out.results.usage is not None and out.results.usage["requests"] == 9
 
 
 def test_rescoring_is_free_and_a_killed_run_resumes(judge: FakeJudge, tmp_path: Path) -> None:
@@ -227,12 +228,12 @@ def test_rescoring_is_free_and_a_killed_run_resumes(judge: FakeJudge, tmp_path: 
     first = len(judge.requests)
     assert first == 3
     score_content(_events(), dialogues, judge=settings)
-    assert len(judge.requests) == 8  # only the five not yet answered
+    assert len(judge.requests) == 9  # only the six not yet answered
     prompts = [json.dumps(r["messages"], sort_keys=True) for r in judge.requests]
     assert len(set(prompts)) == len(prompts)  # nothing was asked twice
     again = score_content(_events(), dialogues, judge=settings)
-    assert len(judge.requests) == 8 and again.results.usage is not None
-    assert again.results.usage["cached"] == 8
+    assert len(judge.requests) == 9 and again.results.usage is not None
+    assert again.results.usage["cached"] == 9
 
 
 def test_without_a_judge_the_offline_values_are_there_and_the_rest_says_how(
@@ -242,10 +243,11 @@ def test_without_a_judge_the_offline_values_are_there_and_the_rest_says_how(
     names = {a.dimension for a in out.results.aggregates}
     assert {"qa_f1", "qa_em", "response_words", "truncated"} <= names
     missing = {n.dimension: n.reason for n in out.results.not_computed}
-    assert set(missing) == {"relevance", "consistency", "qa"}
+    assert set(missing) == {"relevance", "consistency", "qa", "quality"}
     assert "--judge-url" in missing["qa"]
     lines = content_table_lines([("sys", _results_with(out.results))])
-    assert any(line.startswith("not computed (relevance, consistency, qa)") for line in lines)
+    assert any(line.startswith("not computed (relevance, consistency, qa, quality)")
+               for line in lines)
 
 
 def test_a_missing_dataset_is_said_not_silently_zero() -> None:
@@ -261,3 +263,28 @@ def _results_with(content: object) -> object:
     return Results(source=SourceInfo(kind="run", path="x", metadata="m"),
                    variant=VariantInfo(name="m3", version="1", source="", settings={}),
                    analysis=None, events=[], aggregates=[], content=content)  # type: ignore[arg-type]
+
+
+def test_round_by_round_curves_follow_the_user_rounds(judge: FakeJudge, tmp_path: Path) -> None:
+    """Two user rounds on channel 0; a chat event at the end of each::
+
+        user    |== round 1 ==|           |== round 2 ==|
+                0.0         2.0          10.0         12.0
+        event                 ^ SHIFT 2.0               ^ SHIFT 12.0
+    """
+    dialogue = _dialogue()
+    first = _event(HEARD, event_id="r1", domain="chat")
+    second = EventView(event_id="r2", event_type="TURN_SHIFT", input_start=10.0, input_end=22.0,
+                       event_start=12.0, event_end=12.5,
+                       segments=(_segment(1, [(2.6, 3.0, "nothing"), (3.0, 3.2, "here")]),),
+                       sample_id="qa1", language="en", domain="chat",
+                       metadata={"user_channel": 0, "system_channel": 1, "use_context": True,
+                                 "context_start": 0.0})
+    out = score_content([first, second], {"qa1": dialogue}, judge=_settings(judge, tmp_path))
+    assert [i.round for i in out.inputs] == [1, 2]
+    curve = {(a.dimension, a.round): a for a in out.results.aggregates if a.round is not None}
+    # the fake judge says 2 when Paris is mentioned: 2 of 5 is 40 on the 0-100 scale
+    assert curve["quality", 1].mean == 40.0 and curve["quality", 2].mean == 0.0
+    lines = content_curve_lines("sys", _results_with(out.results))
+    quality = next(line for line in lines if " quality " in line)
+    assert "1: 40.0 (n=1)" in quality and "round 1 40.0 vs rounds 1-2 20.0" in quality

@@ -166,12 +166,12 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _print_content(label: str, results: Any) -> None:
-    from ..report.content import content_table_lines
+    from ..report.content import content_curve_lines, content_table_lines
 
     lines = content_table_lines([(label, results)])
     if lines:
         print("\ncontent (TURN_SHIFT events):")
-        print("\n".join(lines))
+        print("\n".join(lines + content_curve_lines(label, results)))
     usage = results.content.usage if results.content is not None else None
     if usage:
         print(usage["summary"])

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..metrics.content.summary import ContentAggregate
     from ..metrics.results import Results
 
-__all__ = ["CONTENT_COLUMNS", "content_table_lines"]
+__all__ = ["CONTENT_COLUMNS", "content_curve_lines", "content_table_lines"]
 
 
 @dataclass(frozen=True)
@@ -37,12 +37,14 @@ CONTENT_COLUMNS: tuple[ContentColumn, ...] = (
     ContentColumn("relevance ↑", "relevance"),
     ContentColumn("consistency ↑", "consistency"),
     ContentColumn("QA ↑", "qa"),
+    ContentColumn("quality ↑", "quality"),
     ContentColumn("QA F1% ↑", "qa_f1"),
     ContentColumn("QA EM% ↑", "qa_em"),
     ContentColumn("words", "response_words"),
     ContentColumn("truncated %", "truncated"),
 )
-"""Judged dimensions on 0-100 (M3's 0/1/2 normalised), then the offline values."""
+"""Judged dimensions on 0-100 (M3's 0/1/2 and MTR's 0-5 quality normalised), then the offline
+values."""
 
 
 def _cell(row: ContentAggregate, digits: int) -> str:
@@ -65,7 +67,7 @@ def content_table_lines(rows: Sequence[tuple[str, Results]], language: str = "al
             notes[f"{ORACLE_MARK} {results.source.system or label} reads oracle data "
                   f"({', '.join(results.source.oracle)}): its content is not its own"] = None
         cells = {r.dimension: r for r in content.aggregates
-                 if r.language == language and r.domain == domain}
+                 if r.language == language and r.domain == domain and r.round is None}
         missing = {n.dimension: n.reason for n in content.not_computed}
         line: list[object] = [label]
         for col in CONTENT_COLUMNS:
@@ -99,3 +101,25 @@ def _merge_notes(notes: list[str]) -> list[str]:
             out.append(note)
     return [f"not computed ({', '.join(by_reason[n])}): {n}" if n in by_reason else n
             for n in out]
+
+
+def content_curve_lines(label: str, results: Results) -> list[str]:
+    """One line per judged dimension with round-by-round rows: ``k: mean±ci (n)`` for rounds
+    1..10, then round 1 against the mean over the events of rounds 1-10 (MTR's comparison)."""
+    if results.content is None:
+        return []
+    curves: dict[str, list[ContentAggregate]] = {}
+    for row in results.content.aggregates:
+        if row.round is not None:
+            curves.setdefault(row.dimension, []).append(row)
+    out = []
+    for dimension, rows in curves.items():
+        rows = sorted(rows, key=lambda r: r.round or 0)
+        points = ", ".join(f"{r.round}: {_cell(r, 0)} (n={r.n})" for r in rows)
+        total = sum(r.n for r in rows)
+        mean = (sum((r.mean or 0.0) * r.n for r in rows) / total) if total else None
+        first = next((r.mean for r in rows if r.round == 1), None)
+        tail = ("" if first is None or mean is None
+                else f"; round 1 {first:.1f} vs rounds 1-{rows[-1].round} {mean:.1f}")
+        out.append(f"{label} {dimension} by round (0-100): {points}{tail}")
+    return out

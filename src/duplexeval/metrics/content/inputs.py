@@ -38,6 +38,7 @@ from enum import StrEnum
 from ...data.dialogue import Dialogue
 from ..base import EventView
 from .offline import TRUNCATION_MARGIN
+from .rounds import RoundFinder
 from .text import (
     Utterance,
     channel_text,
@@ -101,6 +102,8 @@ class ContentInput:
     """The QA reference answer ('' outside the task domain or when the dataset has none)."""
     history: str
     """The consistency context, one ``Role: text`` line per utterance."""
+    round: int | None = None
+    """The event's user round in its dialogue, from 1 (:mod:`.rounds`); ``None`` unknown."""
 
 
 def _truncated(event: EventView) -> int | None:
@@ -117,7 +120,8 @@ def _meta_channel(event: EventView, key: str, default: int) -> int:
 
 
 def build_input(event: EventView, dialogue: Dialogue | None, options: ContentOptions,
-                generated: Mapping[str, Sequence[Utterance]] | None = None) -> ContentInput:
+                generated: Mapping[str, Sequence[Utterance]] | None = None,
+                rounds: RoundFinder | None = None) -> ContentInput:
     """The content input of one TURN_SHIFT event.  ``dialogue`` (the reference) may be
     ``None`` when the dataset is not available: then the reference texts are empty.
     ``generated`` maps event ids to their transcribed context (``--history generated``)."""
@@ -149,4 +153,6 @@ def build_input(event: EventView, dialogue: Dialogue | None, options: ContentOpt
     return ContentInput(event_id=event.event_id, sample_id=event.sample_id, language=lang,
                         domain=event.domain, user=user, response=response,
                         response_words=n_words, truncated=_truncated(event),
-                        reference=reference, history=history)
+                        reference=reference, history=history,
+                        round=(rounds or RoundFinder()).round_of(dialogue, user_ch,
+                                                                 event.event_start))

@@ -5,7 +5,9 @@ Conventions:
 
 * One judge item per (event, dimension), id ``{event_id}::{dimension}`` (the official
   ``custom_id``).  Prompts are :mod:`duplexeval.judge.templates` ``m3.relevance``,
-  ``m3.consistency`` and ``m3.qa``, in Japanese for Japanese events.
+  ``m3.consistency`` and ``m3.qa`` (M3, 0-2) and ``mtr.quality`` (MTR's dialogue quality,
+  0-5; MTR's judge allows half points, ours asks for integers), in Japanese for Japanese
+  events.  Each record carries the event's round (:mod:`.rounds`) for round-by-round curves.
 * An empty response (the system said nothing in the window) is scored 0 without a call
   (``judge_model = "rule"``): every prompt's scale gives 0 to "no answer", and a call would cost
   money to learn that.  A QA event without a reference answer is unscored with that reason.
@@ -30,16 +32,20 @@ from .summary import ContentRecord
 __all__ = ["DIMENSION_PROMPTS", "JudgedOutcome", "judge_content", "plan_items"]
 
 DIMENSION_PROMPTS = {"relevance": "m3.relevance", "consistency": "m3.consistency",
-                     "qa": "m3.qa"}
+                     "qa": "m3.qa", "quality": "mtr.quality"}
 """Judged dimension -> prompt id."""
 
 RULE_MODEL = "rule"
 
 
 def dimensions_for(domain: str) -> tuple[str, ...]:
-    """Relevance and consistency everywhere; QA on the task domain."""
-    return ("relevance", "consistency", "qa") if domain == "task" else ("relevance",
-                                                                        "consistency")
+    """Relevance and consistency everywhere; QA on the task domain; MTR's dialogue quality
+    (0-5 per round) on free conversation (the chat domain)."""
+    if domain == "task":
+        return ("relevance", "consistency", "qa")
+    if domain == "chat":
+        return ("relevance", "consistency", "quality")
+    return ("relevance", "consistency")
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,7 @@ def _render(inp: ContentInput, dimension: str) -> JudgeItem:
     item_id = f"{inp.event_id}::{dimension}"
     if dimension == "relevance":
         return template.render(item_id, inp.language, user=inp.user, response=inp.response)
-    if dimension == "consistency":
+    if dimension in ("consistency", "quality"):
         return template.render(item_id, inp.language, history=inp.history, user=inp.user,
                                response=inp.response)
     return template.render(item_id, inp.language, question=inp.user,
@@ -92,7 +98,7 @@ def _record(p: _Planned, result: JudgeResult | None) -> ContentRecord:
     prompt = p.item.prompt
     common = dict(event_id=p.inp.event_id, dimension=p.dimension, prompt_id=prompt.prompt_id,
                   prompt_version=prompt.version, sample_id=p.inp.sample_id,
-                  language=p.inp.language, domain=p.inp.domain)
+                  language=p.inp.language, domain=p.inp.domain, round=p.inp.round)
     if result is None:
         assert p.fixed is not None
         score, reason, unscored = p.fixed

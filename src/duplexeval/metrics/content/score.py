@@ -17,6 +17,7 @@ from ..base import EventView
 from .inputs import CONTENT_EVENT_TYPES, ContentInput, ContentOptions, build_input
 from .judged import DIMENSION_PROMPTS, dimensions_for, judge_content
 from .offline import exact_match, token_f1
+from .rounds import RoundFinder
 from .summary import (
     ContentRecord,
     ContentResults,
@@ -100,7 +101,8 @@ def score_content(events: Sequence[EventView], dialogues: Mapping[str, Dialogue]
     events among ``events``.  ``dialogues`` maps sample ids to the reference dialogues
     (``None`` when the dataset is unavailable; ``dialogues_missing`` says why)."""
     options = options or ContentOptions()
-    inputs = [build_input(e, (dialogues or {}).get(e.sample_id), options, generated)
+    rounds = RoundFinder()
+    inputs = [build_input(e, (dialogues or {}).get(e.sample_id), options, generated, rounds)
               for e in events if e.event_type in CONTENT_EVENT_TYPES]
     offline = [offline_record(i) for i in inputs]
     judged: list[ContentRecord] = []

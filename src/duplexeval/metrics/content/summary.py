@@ -41,6 +41,8 @@ class ContentRecord(BaseModel):
     sample_id: str
     language: str
     domain: str
+    round: int | None = None
+    """The event's user round in its dialogue, from 1 (``None`` when unknown)."""
 
 
 class OfflineRecord(BaseModel):
@@ -78,6 +80,9 @@ class ContentAggregate(BaseModel):
     ci95_high: float | None
     ci95_half_width: float | None
     few_events: bool
+    round: int | None = None
+    """``None`` over all events; k for the events of round k (the round-by-round curves of
+    judged dimensions, rounds 1 to :data:`CURVE_ROUNDS`, over all languages and domains)."""
 
 
 class NotComputed(BaseModel):
@@ -104,6 +109,9 @@ _OFFLINE: tuple[tuple[str, Literal["percent", "count"], float], ...] = (
 
 Row = ContentRecord | OfflineRecord
 
+CURVE_ROUNDS = 10
+"""Rounds with a point on the curves (MTR evaluates 10 rounds)."""
+
 
 def _breakdowns(rows: Sequence[Row]) -> list[tuple[str, str, Callable[[Row], bool]]]:
     pairs = sorted({(r.language, r.domain) for r in rows})
@@ -116,18 +124,30 @@ def _breakdowns(rows: Sequence[Row]) -> list[tuple[str, str, Callable[[Row], boo
 
 def _row(language: str, domain: str, kind: Literal["judged", "offline"], dimension: str,
          scale: Literal["0-100", "percent", "count"], values: Iterable[float],
-         unscored: int) -> ContentAggregate:
+         unscored: int, round_: int | None = None) -> ContentAggregate:
     s = summarize(values)
     return ContentAggregate(language=language, domain=domain, kind=kind, dimension=dimension,
                             scale=scale, n=s.n, unscored=unscored, mean=s.mean, std=s.std,
                             ci95_low=s.ci_low, ci95_high=s.ci_high,
-                            ci95_half_width=s.half_width, few_events=s.few)
+                            ci95_half_width=s.half_width, few_events=s.few, round=round_)
+
+
+def _curves(judged: Sequence[ContentRecord]) -> list[ContentAggregate]:
+    rows = []
+    for dimension in sorted({r.dimension for r in judged}):
+        for k in range(1, CURVE_ROUNDS + 1):
+            of = [r for r in judged if r.dimension == dimension and r.round == k]
+            if of:
+                rows.append(_row("all", "all", "judged", dimension, "0-100",
+                                 [r.score_100 for r in of if r.score_100 is not None],
+                                 sum(r.score_100 is None for r in of), k))
+    return rows
 
 
 def aggregate_content(judged: Sequence[ContentRecord],
                       offline: Sequence[OfflineRecord]) -> list[ContentAggregate]:
     """Every aggregate row: judged dimensions (0-100) and offline values, over all events and,
-    when the run mixes them, per (language, domain)."""
+    when the run mixes them, per (language, domain); then the judged dimensions per round."""
     rows: list[ContentAggregate] = []
     for language, domain, keep in _breakdowns([*judged, *offline]):
         mine = [r for r in judged if keep(r)]
@@ -143,4 +163,4 @@ def aggregate_content(judged: Sequence[ContentRecord],
                 continue
             rows.append(_row(language, domain, "offline", name, scale,
                              [v * factor for v in values if v is not None], 0))
-    return rows
+    return rows + _curves(judged)

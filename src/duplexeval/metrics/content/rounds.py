@@ -1,0 +1,50 @@
+"""The round of a TURN_SHIFT event in its dialogue, for round-by-round curves (MTR-style).
+
+Rounds are the user rounds of :mod:`duplexeval.segment`: by default its deterministic fallback
+(the user channel's TURNs joined across the user's own holds), or the rounds of a
+``duplexeval segment`` output file.  A TURN_SHIFT event starts where its user turn ends, so its
+round is the one whose user span contains the event start (ends inclusive, 1e-6 s tolerance);
+rounds are numbered from 1 in time order::
+
+    user     |== round 1 ==|          |== round 2 ==|
+    system                 ^SHIFT -> 1 ~~~~~~~      ^SHIFT -> 2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ...data.dialogue import Dialogue
+from ...segment.fallback import fallback_rounds
+from ...segment.rounds import Round
+from ...timeline import TOL, Span
+
+__all__ = ["RoundFinder"]
+
+
+class RoundFinder:
+    """Round numbers of events, from given rounds per (dialogue id, user channel) or the
+    fallback segmentation of the dialogues (computed once each)."""
+
+    def __init__(self, given: Mapping[tuple[str, int], Sequence[Round]] | None = None) -> None:
+        self._rounds: dict[tuple[str, int], list[Round]] = {
+            k: sorted(v, key=lambda r: r.start) for k, v in (given or {}).items()}
+
+    def rounds(self, dialogue: Dialogue, user_channel: int) -> list[Round]:
+        key = (dialogue.id, user_channel)
+        if key not in self._rounds:
+            words_end = max((w.end for w in dialogue.words or ()), default=0.0)
+            end = max([words_end, *(e.end for e in dialogue.events), *(e.start for e in
+                                                                      dialogue.events)])
+            self._rounds[key] = fallback_rounds(dialogue, user_channel, Span(0.0, end))
+        return self._rounds[key]
+
+    def round_of(self, dialogue: Dialogue | None, user_channel: int,
+                 event_start: float) -> int | None:
+        """The 1-based round whose user span contains ``event_start`` (``None``: none does)."""
+        if dialogue is None:
+            return None
+        for k, r in enumerate(self.rounds(dialogue, user_channel), start=1):
+            if r.start - TOL <= event_start <= r.end + TOL:
+                return k
+        return None
