@@ -115,7 +115,7 @@ def content_curve_lines(label: str, results: Results) -> list[str]:
     out = []
     for dimension, rows in curves.items():
         rows = sorted(rows, key=lambda r: r.round or 0)
-        points = ", ".join(f"{r.round}: {_cell(r, 0)} (n={r.n})" for r in rows)
+        points = ", ".join(f"{r.round}: {_cell(r, 1)} (n={r.n})" for r in rows)
         total = sum(r.n for r in rows)
         mean = (sum((r.mean or 0.0) * r.n for r in rows) / total) if total else None
         first = next((r.mean for r in rows if r.round == 1), None)
