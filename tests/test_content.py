@@ -22,6 +22,7 @@ import pytest
 
 from duplexeval.analysis.segments import Chunk, SpeechSegment
 from duplexeval.data.dialogue import Dialogue, Word
+from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind
 from duplexeval.judge.records import JudgeResult
 from duplexeval.metrics.base import EventView
@@ -288,3 +289,19 @@ def test_round_by_round_curves_follow_the_user_rounds(judge: FakeJudge, tmp_path
     lines = content_curve_lines("sys", _results_with(out.results))
     quality = next(line for line in lines if " quality " in line)
     assert "1: 40.0† (n=1)" in quality and "round 1 40.0 vs rounds 1-2 20.0" in quality
+
+
+def test_rounds_from_a_segment_output_number_the_events(tmp_path: Path) -> None:
+    """A segment output that joins both user turns into one round puts both events in it."""
+    from duplexeval.metrics.content.rounds import RoundFinder
+    from duplexeval.segment.pipeline import read_rounds
+
+    path = tmp_path / "rounds.jsonl"
+    path.write_text(json.dumps({"dialogue_id": "qa1", "user_channel": 0,
+                                "rounds": [{"round": 0, "user": [0.0, 12.0]}]}) + "\n")
+    finder = RoundFinder(read_rounds(path))
+    assert finder.round_of(_dialogue(), 0, 2.0) == 1 and finder.round_of(_dialogue(), 0, 12.0) == 1
+    assert RoundFinder().round_of(_dialogue(), 0, 12.0) == 2  # the fallback: two rounds
+    path.write_text("{not json\n")
+    with pytest.raises(DuplexevalError, match=r"rounds\.jsonl:1"):
+        read_rounds(path)

@@ -72,6 +72,9 @@ def _add_content_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--content-mode", choices=["default", "official"], default="default",
                    help="whose content inputs: ours (whole QA reference turn, response inside "
                         "the event window) or the released M3 code's")
+    g.add_argument("--rounds", default=None, metavar="FILE",
+                   help="a `duplexeval segment` output numbering each event's user round (for "
+                        "the round-by-round curves; default: the annotator's rounds)")
     g.add_argument("--history", choices=["reference", "generated"], default="reference",
                    help="consistency context: the reference (the paper's) or what the run's "
                         "context audio says (the system's own earlier words under multi-gen)")
@@ -154,7 +157,8 @@ def _score(args: argparse.Namespace) -> int:
         content = ContentOptions(ContentMode(args.content_mode), HistorySource(args.history))
         results, out = score_run_dir(path, Path(args.output) if args.output else None,
                                      args.variant, analysis_options(args), truth=args.truth,
-                                     content=content, judge=_judge_settings(args))
+                                     content=content, judge=_judge_settings(args),
+                                     rounds=Path(args.rounds) if args.rounds else None)
     label = path.name or str(path)
     print("\n".join(timing_table_lines([(label, results)])))
     _print_content(label, results)

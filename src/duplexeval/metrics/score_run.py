@@ -9,9 +9,11 @@ from ..data.dialogue import Dialogue
 from ..data.validate import load_dataset
 from ..errors import DuplexevalError
 from ..runs.directory import AnalysisFiles, RunDir
+from ..segment.pipeline import read_rounds
 from .base import get_variant
 from .content.context import generated_histories
 from .content.inputs import ContentOptions, HistorySource
+from .content.rounds import RoundFinder
 from .content.score import JudgeSettings, score_content
 from .m3_outputs import read_m3_outputs
 from .results import Results, SourceInfo, write_score_outputs
@@ -47,7 +49,7 @@ def run_dialogues(run: RunDir) -> tuple[dict[str, Dialogue] | None, str | None]:
 def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
                   options: AnalysisOptions | None = None, truth: bool = False,
                   progress: bool = True, content: ContentOptions | None = None,
-                  judge: JudgeSettings | None = None,
+                  judge: JudgeSettings | None = None, rounds: Path | None = None,
                   ) -> tuple[Results, Path]:
     """Score a run; returns the results and the output folder.
 
@@ -56,7 +58,8 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     (:func:`~duplexeval.analysis.pipeline.stale_reason`); otherwise the run is analysed again
     (per-channel results are cached anyway) and one line on stderr says why.  Content metrics
     (offline always, judged with ``judge``) are computed on the analysis, not on the truth
-    analysis (which has no words)."""
+    analysis (which has no words).  ``rounds`` is a ``duplexeval segment`` output whose rounds
+    number the events for the round-by-round curves (default: the segment fallback)."""
     run = RunDir(run_dir)
     options = options or AnalysisOptions()
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress)
@@ -77,8 +80,9 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
         generated = None
         if content.history is HistorySource.GENERATED:
             generated = generated_histories(run, run.read_metadata(), options, language)
+        finder = RoundFinder(read_rounds(rounds)) if rounds is not None else None
         outcome = score_content(events, dialogues, content, judge, generated=generated,
-                                dialogues_missing=missing)
+                                dialogues_missing=missing, rounds=finder)
     results = write_score_outputs(out, scores, timing, source, analysis=settings,
                                   content=outcome)
     return results, out

@@ -41,6 +41,7 @@ was given.  The file is written atomically.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,7 @@ __all__ = [
     "SegmentSettings",
     "Segmentation",
     "load_dialogues",
+    "read_rounds",
     "segment_fallback",
     "segment_with_judge",
     "write_segmentations",
@@ -233,3 +235,24 @@ def load_dialogues(path: Path, split: str = "test") -> tuple[list[Dialogue], str
 def write_segmentations(path: Path, segmentations: Sequence[Segmentation]) -> None:
     """The output JSONL, written atomically."""
     atomic_write_text(path, "".join(json_line(s.to_json()) for s in segmentations))
+
+
+def read_rounds(path: Path) -> dict[tuple[str, int], list[Round]]:
+    """The rounds of a ``duplexeval segment`` output, by (dialogue id, user channel); a bad
+    line is a one-line error naming the file and line."""
+    out: dict[tuple[str, int], list[Round]] = {}
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DuplexevalError(f"{path}: cannot read the rounds file ({exc})") from None
+    for no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            key = (str(record["dialogue_id"]), int(record["user_channel"]))
+            out[key] = [Round(float(r["user"][0]), float(r["user"][1]))
+                        for r in record["rounds"]]
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError) as exc:
+            raise DuplexevalError(f"{path}:{no}: not a segment output line ({exc!r})") from None
+    return out

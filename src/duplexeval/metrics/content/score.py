@@ -96,12 +96,14 @@ def score_content(events: Sequence[EventView], dialogues: Mapping[str, Dialogue]
                   options: ContentOptions | None = None, judge: JudgeSettings | None = None,
                   *, generated: Mapping[str, Sequence[Utterance]] | None = None,
                   dialogues_missing: str | None = None,
-                  on_result: Callable[[JudgeResult], None] | None = None) -> ContentOutcome:
+                  on_result: Callable[[JudgeResult], None] | None = None,
+                  rounds: RoundFinder | None = None) -> ContentOutcome:
     """Content inputs, offline values and (with ``judge``) judged records of the content
     events among ``events``.  ``dialogues`` maps sample ids to the reference dialogues
-    (``None`` when the dataset is unavailable; ``dialogues_missing`` says why)."""
+    (``None`` when the dataset is unavailable; ``dialogues_missing`` says why); ``rounds``
+    numbers the events' rounds (default: the segment fallback on the reference dialogues)."""
     options = options or ContentOptions()
-    rounds = RoundFinder()
+    rounds = rounds or RoundFinder()
     inputs = [build_input(e, (dialogues or {}).get(e.sample_id), options, generated, rounds)
               for e in events if e.event_type in CONTENT_EVENT_TYPES]
     offline = [offline_record(i) for i in inputs]
