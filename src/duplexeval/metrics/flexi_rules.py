@@ -199,6 +199,7 @@ def interrupt_outcome(words: Sequence[Word], ui_start: float, ui_end: float,
         model   ====  ==|                  |=====      cluster 1.0 s <  3: TOR 0
                 cluster: words overlapping the interruption, first start to last end
                 closed by the first later word starting > 1 s after the cluster's end
+                (measured from the cluster, not from the previous later word)
 
     Code conventions reproduced: the decision is taken only when a later word closes the
     cluster; when none does (the model went silent, or kept talking with gaps <= 1 s) TOR
