@@ -202,7 +202,7 @@ def test_user_interrupt_paper_counts_silence_after_the_overlap_as_yielding(
     build_user_interrupt(tmp_path / "in")
     agg, rows = _score("user_interrupt", tmp_path / "in", tmp_path / "out", compat=False)
     assert agg["TTR"] == pytest.approx(1 - 2 / 6)
-    assert agg["Latency"] == pytest.approx(0.55)
+    assert agg["Latency"] == pytest.approx(0.55) and agg["Latency level"] == 3
     assert rows["u5"]["TOR"] == 0
     assert any(d.get("metric") == "TTR" for d in agg["differences"])
 
@@ -423,7 +423,9 @@ def test_cli_scores_and_reports_bad_input_with_exit_2(tmp_path: Path,
     assert "JIR" in capsys.readouterr().out
     assert main(["score", "--peer", "flexi", "--task", "turn_taking", str(tmp_path / "in"),
                  "-o", str(out), "--paper"]) == 0
-    assert json.loads((out / "aggregate.json").read_text())["definitions"] == "paper"
+    paper = json.loads((out / "aggregate.json").read_text())
+    assert paper["definitions"] == "paper" and paper["Latency level"] == 3  # 0.97 s
+    assert paper["differences"] == [{"rule": paper["differences"][0]["rule"]}]  # no value
     capsys.readouterr()
     write(tmp_path / "in" / "dialog_1", output_json="{")
     assert main(["score", "--peer", "flexi", "--task", "turn_taking", str(tmp_path / "in"),

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from ..fileio import atomic_write_json, atomic_write_text, json_line
+from ..metrics.flexi_rules import latency_level
 from ..runs.directory import ScoreFiles
 from .flexi_backchannel import score_model_backchannel
 from .flexi_overlap import score_user_backchannel, score_user_interrupt
-from .flexi_tasks import PAPER_DIFFERENCES, TASKS, TaskResult
+from .flexi_tasks import LATENCY_LEVEL, PAPER_DIFFERENCES, TASKS, TaskResult
 from .registry import PeerOptions, PeerScorer, register_peer
 
 __all__ = ["FLEXI", "PER_SAMPLE_FILE", "score_flexi"]
@@ -42,6 +43,7 @@ TASK_ORDER = ("turn_taking", "pause_handling", "user_interrupt", "model_interrup
 DIFFERENCES = {
     **PAPER_DIFFERENCES,
     "user_interrupt": [
+        LATENCY_LEVEL,
         "Latency is the mean time from the interruption's start to the end of the model's "
         "overlapping speech over the samples where it yielded, instead of the mean overlap "
         "cluster length (eval_user_interrupt.py l. 196)",
@@ -81,7 +83,10 @@ def _differences(task: str, paper: TaskResult, code: TaskResult) -> list[dict[st
 
 def _aggregate(task: str, result: TaskResult, paper: bool) -> dict[str, Any]:
     skipped = len(result.rows) - len(result.scored)
-    return {"task": task, **result.metrics, "samples": len(result.scored), "skipped": skipped,
+    metrics = dict(result.metrics)
+    if paper and isinstance(metrics.get("Latency"), float):
+        metrics["Latency level"] = latency_level(metrics["Latency"])
+    return {"task": task, **metrics, "samples": len(result.scored), "skipped": skipped,
             "definitions": "paper" if paper else "code", **result.notes,
             "not_computed": NOT_COMPUTED.get(task, [])}
 

@@ -35,7 +35,7 @@ from .flexi_io import (
 )
 from .registry import PeerOptions
 
-__all__ = ["PAPER_DIFFERENCES", "TASKS", "TaskResult"]
+__all__ = ["LATENCY_LEVEL", "PAPER_DIFFERENCES", "TASKS", "TaskResult"]
 
 PAUSE_JSON = "pause.json"
 INTERRUPT_JSON = "interrupt.json"
@@ -101,8 +101,6 @@ def score_turn_taking(root: Path, options: PeerOptions, paper: bool) -> TaskResu
     mean_latency = _mean(latencies) or 0.0
     result.metrics = {"TOR": sum(r["TOR"] for r in rows) / len(rows), "Latency": mean_latency,
                       "JIR": sum(r["jump_in"] for r in rows) / len(rows)}
-    if paper:
-        result.metrics["Latency level"] = rules.latency_level(mean_latency)
     return result
 
 
@@ -242,9 +240,10 @@ TASKS: dict[str, Callable[[Path, PeerOptions, bool], TaskResult]] = {
 """The task functions defined here (:mod:`.flexi` adds those of :mod:`.flexi_overlap` and
 :mod:`.flexi_backchannel`)."""
 
+LATENCY_LEVEL = ("Latency level: the paper's interaction level of the mean latency (1 below "
+                 "150 ms, 2 below 400 ms, else 3), not printed by the code")
 PAPER_DIFFERENCES: dict[str, list[str]] = {
-    "turn_taking": ["Latency level: the paper's interaction level of the mean latency (1 below "
-                    "150 ms, 2 below 400 ms, else 3), not printed by the code"],
+    "turn_taking": [LATENCY_LEVEL],
     "pause_handling": [
         "a silent model (no output words) counts as no takeover (TOR 0) instead of leaving the "
         "denominator (eval_pause_handing.py l. 78-81)",
