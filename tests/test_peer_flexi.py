@@ -401,6 +401,11 @@ def test_model_backchannel_needs_its_reference_and_audio(tmp_path: Path) -> None
 # -- errors and the command line -----------------------------------------------------------------
 
 def test_bad_files_are_one_line_errors_naming_them(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DuplexevalError, match="no FLEXI sample folder"):
+        score_flexi("pause_handling", tmp_path / "empty", tmp_path / "out", PeerOptions())
+    with pytest.raises(DuplexevalError, match="not a folder"):
+        score_flexi("user_interrupt", tmp_path / "nope", tmp_path / "out", PeerOptions())
     turn_taking_folder(tmp_path, "dialog_1", 5.0, [("a", 1.0, 2.0)])
     write(tmp_path / "dialog_1", output_json="{not json")
     with pytest.raises(DuplexevalError, match=r"dialog_1/output.json: not valid JSON"):

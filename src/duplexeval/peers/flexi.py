@@ -24,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..errors import DuplexevalError
 from ..fileio import atomic_write_json, atomic_write_text, json_line
 from ..metrics.flexi_rules import latency_level
 from ..runs.directory import ScoreFiles
@@ -97,6 +98,9 @@ def score_flexi(task: str, root: Path, out_dir: Path, options: PeerOptions) -> d
     paper = not options.compat
     cache: dict[Path, Any] = {}
     result = _run(task, root, options, paper, cache)
+    if not result.rows:
+        raise DuplexevalError(f"{root}: no FLEXI sample folder found (expected dialog_N "
+                              f"folders for {task})")
     aggregate = _aggregate(task, result, paper)
     if paper:
         code = _run(task, root, options, False, cache)
