@@ -26,6 +26,7 @@ from .flexi_io import (
     chunk_time,
     find_file,
     load_json,
+    number,
     parse_words,
     recursive_dirs,
     sample_name,
@@ -71,9 +72,11 @@ def _no_samples(root: Path, what: str) -> DuplexevalError:
 
 def _turn_taking_user_end(path: Path) -> float:
     data = load_json(path, "turn-taking annotation")
-    if not isinstance(data, list) or not data or not isinstance(data[0], dict):
-        raise DuplexevalError(f"{path}: expected [{{\"timestamp\": [start, end]}}, ...]")
-    return timestamp_pair(data[0].get("timestamp"), path, "[0].timestamp")[0]
+    stamp = data[0].get("timestamp") if isinstance(data, list) and data \
+        and isinstance(data[0], dict) else None
+    if not isinstance(stamp, list) or not stamp:
+        raise DuplexevalError(f"{path}: expected [{{\"timestamp\": [t, ...]}}, ...]")
+    return number(stamp[0], path, "[0].timestamp[0]")
 
 
 def score_turn_taking(root: Path, options: PeerOptions, paper: bool) -> TaskResult:
@@ -142,8 +145,10 @@ def _read_pause_sample(root: Path, folder: Path) -> _PauseSample | str:
     last = chunk_time(loaded[INPUT_JSON], folder / INPUT_JSON, -1, 1, 2)
     if last is None:
         return f"{INPUT_JSON} missing last chunk end timestamp"
-    words = parse_words(loaded[OUTPUT_JSON], folder / OUTPUT_JSON, required=False) \
-        if first is not None else []
+    try:  # only the paper's latency reads them; the code reads the first word alone
+        words = parse_words(loaded[OUTPUT_JSON], folder / OUTPUT_JSON, required=False)
+    except DuplexevalError:
+        words = []
     return _PauseSample(sample_name(root, folder), window, first, last, words)
 
 
