@@ -1,5 +1,5 @@
 """Data subcommands: ``validate``, ``annotate``, ``synth`` and the ``data`` group
-(``voice-bursts``, ``build``, ``list``)."""
+(``voice-bursts``, ``build``, ``list``, ``import``)."""
 
 from __future__ import annotations
 
@@ -162,7 +162,7 @@ def _quality(out: Path, split: str, gaps: tuple[float, ...], asr: bool) -> None:
 
 
 def add_data(sub: Subparsers) -> None:
-    """The ``data`` group: ``voice-bursts``, ``build``, ``list``."""
+    """The ``data`` group: ``voice-bursts``, ``build``, ``list``, ``import``."""
     p = sub.add_parser("data", help="dataset utilities: voice annotations, bundled suites")
     data_sub = p.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
     q = data_sub.add_parser("voice-bursts", help="stereo audio for an annotated dataset: "
@@ -179,6 +179,31 @@ def add_data(sub: Subparsers) -> None:
     q.set_defaults(func=_data_build)
     q = data_sub.add_parser("list", help="the bundled suites, built or not, with sizes")
     q.set_defaults(func=_data_list)
+    _add_data_import(data_sub)
+
+
+def _add_data_import(data_sub: Subparsers) -> None:
+    q = data_sub.add_parser("import", help="a peer benchmark's released data (local copy) "
+                            "into the M3 layout: flexi")
+    q.add_argument("format", choices=["flexi"], metavar="FORMAT", help="flexi")
+    q.add_argument("source", metavar="SOURCE", help="FLEXI's scenario folder(s) of dialog_N "
+                   "folders (input.wav and its annotation JSON files)")
+    q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
+    q.add_argument("--split", default="test")
+    q.add_argument("--scenario", default=None, help="the scenario of SOURCE when its folder "
+                   "name does not say (turn_taking, pause_handling, user_interrupt, "
+                   "model_interrupt, user_backchannel, model_backchannel)")
+    q.add_argument("--force", action="store_true", help="overwrite an existing dataset")
+    q.set_defaults(func=_data_import)
+
+
+def _data_import(args: argparse.Namespace) -> int:
+    from ..data.flexi_import import import_flexi, summary
+
+    dialogues = import_flexi(Path(args.source), Path(args.output), args.split, args.scenario,
+                             args.force)
+    print(f"{args.output}: {summary(dialogues)}")
+    return 0
 
 
 def _voice_bursts(args: argparse.Namespace) -> int:
