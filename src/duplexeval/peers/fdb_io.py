@@ -35,7 +35,8 @@ from ..timeline import Span
 from .vad_segments import VAD_SEGMENTS_FILE, read_vad_segments
 
 __all__ = ["FDB_VAD_OPTIONS", "PER_SAMPLE_FILE", "SILERO_ASSUMED_RATE", "AudioInfo",
-           "as_fdb_backchannel_seconds", "audio_info", "read_chunks", "read_event_time",
+           "as_fdb_backchannel_seconds", "audio_info", "on_16k_grid", "read_chunks",
+           "read_event_time",
            "read_reference_distribution", "silero_padding", "speech_segments", "write_outputs"]
 
 PER_SAMPLE_FILE = "per_sample.jsonl"
@@ -165,18 +166,26 @@ def as_fdb_backchannel_seconds(spans: list[Span], info: AudioInfo) -> list[Span]
     """What ``eval_backchannel.py``'s ``get_speech_timestamps(wav, model,
     return_seconds=True)`` makes of speech at ``spans`` (real seconds).
 
-    No rate is passed, so sample indices are divided by 16000 whatever the file's rate (a
-    24 kHz file's times come out 1.5 times too late); seconds are rounded to 0.1 and the end
-    clipped to ``frames / 16000``.  Segments that collapse to nothing are dropped."""
-    scale = info.rate / SILERO_ASSUMED_RATE
+    Silero counts samples of the file as given (boundaries on the file's sample grid, here
+    ``round(t * rate)``) but, passed no rate, divides them by 16000 whatever the file's rate
+    (a 24 kHz file's times come out 1.5 times too late); seconds are rounded to 0.1 and the
+    end clipped to ``frames / 16000``."""
     limit = info.frames / SILERO_ASSUMED_RATE
     out = []
     for seg in spans:
-        start = max(round(seg.start * scale, 1), 0)
-        end = min(round(seg.end * scale, 1), limit)
+        start = max(round(round(seg.start * info.rate) / SILERO_ASSUMED_RATE, 1), 0)
+        end = min(round(round(seg.end * info.rate) / SILERO_ASSUMED_RATE, 1), limit)
         if end >= start:
             out.append(Span(start, end))
     return out
+
+
+def on_16k_grid(spans: list[Span]) -> list[Span]:
+    """``get_timing.py``'s segment times: Silero's sample indices at 16 kHz (FDB resamples to
+    16 kHz first) divided by 16000, so ``round(t * 16000) / 16000``.  The same float
+    arithmetic matters: a gap of 9600 samples is exactly 0.6 s and merges at 0.6."""
+    rate = SILERO_ASSUMED_RATE
+    return [Span(round(s.start * rate) / rate, round(s.end * rate) / rate) for s in spans]
 
 
 def read_reference_distribution(path: Path | None) -> dict[str, list[float]]:

@@ -42,6 +42,7 @@ from .fdb_io import (
     AudioInfo,
     as_fdb_backchannel_seconds,
     audio_info,
+    on_16k_grid,
     read_chunks,
     read_reference_distribution,
     speech_segments,
@@ -160,8 +161,8 @@ def _timing_row(root: Path, folder: Path) -> dict[str, Any]:
         return {**row, "skipped": "needs input.wav and output.wav"}
     user, user_source = speech_segments(folder, INPUT_WAV)
     model, model_source = speech_segments(folder, OUTPUT_WAV)
-    user = merge_segments(user, USER_MERGE_GAP_S)
-    model = merge_segments(model, MODEL_MERGE_GAP_S)
+    user = merge_segments(on_16k_grid(user), USER_MERGE_GAP_S)
+    model = merge_segments(on_16k_grid(model), MODEL_MERGE_GAP_S)
     row["latency_stop_list"] = stop_latency_intervals(user, model)
     row["latency_resp_list"] = response_latency_intervals(user, model)
     if "silero" in (user_source, model_source):
