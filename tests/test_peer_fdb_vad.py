@@ -200,6 +200,30 @@ def test_v1_5_timing(tmp_path: Path) -> None:
     assert any("behaviour tags" in n for n in aggregate["not_computed"])
 
 
+def test_v1_5_timing_uses_fdb_sample_arithmetic(tmp_path: Path) -> None:
+    """Segments in samples at 16 kHz.  User [0, 1440] and [11040, 16000] are 9600 samples
+    apart: FDB divides, ``11040/16000 - 1440/16000`` = 0.6 exactly, which merges (<= 0.6);
+    multiplying by ``1/16000`` would give 0.6000000000000001 and no merge::
+
+        user   [0 -- 0.09]      [0.69 ---- 1.0]   -> merged [0, 1.0]
+        model               [0.625 - 0.75]          [1.5 - 2.0]
+        stop   [[0.625, 0.75]]   (unmerged: [[0.69, 0.75]])
+        resp   [[1.0, 1.5]]
+    """
+    root = tmp_path / "v15"
+    _wav(root / "1" / "input.wav", 0.1)
+    _wav(root / "1" / "output.wav", 0.1)
+    _json(root / "1" / "vad_segments.json", {"sampling_rate": 16000, "input.wav": {
+        "num_samples": 32000, "unit": "samples",
+        "speech_timestamps": [{"start": 0, "end": 1440}, {"start": 11040, "end": 16000}]},
+        "output.wav": {"num_samples": 32000, "unit": "samples",
+                       "speech_timestamps": [{"start": 10000, "end": 12000},
+                                             {"start": 24000, "end": 32000}]}})
+    _, rows = _score("v1_5_timing", root, tmp_path / "out")
+    assert rows[0]["latency_stop_list"] == [[0.625, 0.75]]
+    assert rows[0]["latency_resp_list"] == [[1.0, 1.5]]
+
+
 def test_cli_writes_both_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root, out = _timing_root(tmp_path), tmp_path / "out"
     assert main(["score", "--peer", "fdb-v1", "--task", "v1_5_timing", str(root),
