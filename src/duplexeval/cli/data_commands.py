@@ -162,7 +162,7 @@ def _quality(out: Path, split: str, gaps: tuple[float, ...], asr: bool) -> None:
 
 
 def add_data(sub: Subparsers) -> None:
-    """The ``data`` group: ``voice-bursts``, ``build``, ``list``."""
+    """The ``data`` group: ``voice-bursts``, ``build``, ``list``, ``import``."""
     p = sub.add_parser("data", help="dataset utilities: voice annotations, bundled suites")
     data_sub = p.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
     q = data_sub.add_parser("voice-bursts", help="stereo audio for an annotated dataset: "
@@ -179,6 +179,15 @@ def add_data(sub: Subparsers) -> None:
     q.set_defaults(func=_data_build)
     q = data_sub.add_parser("list", help="the bundled suites, built or not, with sizes")
     q.set_defaults(func=_data_list)
+    q = data_sub.add_parser("import", help="a peer benchmark's data you have, in the M3 layout "
+                            "(nothing is downloaded): fdb-v1")
+    q.add_argument("recipe", choices=["fdb-v1"], metavar="RECIPE", help="fdb-v1: "
+                   "Full-Duplex-Bench v1/v1.5 sample folders")
+    q.add_argument("source", metavar="SOURCE")
+    q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
+    q.add_argument("--split", default="test")
+    q.add_argument("--force", action="store_true", help="overwrite an existing split")
+    q.set_defaults(func=_data_import)
 
 
 def _voice_bursts(args: argparse.Namespace) -> int:
@@ -188,6 +197,22 @@ def _voice_bursts(args: argparse.Namespace) -> int:
     dataset, _ = load_dataset(Path(args.dataset), args.split, alignment=Need.REQUIRE)
     written = voice_bursts(dataset, Path(args.output), args.sample_rate)
     print(f"{args.output}: {len(written)} dialogue(s) voiced at {args.sample_rate} Hz")
+    return 0
+
+
+def _data_import(args: argparse.Namespace) -> int:
+    from ..data.fdb_import import import_fdb
+
+    out = Path(args.output)
+    if (out / f"{args.split}.jsonl").exists() and not args.force:
+        raise DuplexevalError(f"{out}: split {args.split!r} exists (use --force to overwrite)")
+    dialogues = import_fdb(Path(args.source), out, args.split)
+    tasks = Counter(str(d.extra.get("fdb_task")) for d in dialogues)
+    unplaced = sum(d.extra.get("fdb_event") is not None and d.extra.get("fdb_event_as") is None
+                   for d in dialogues)
+    print(f"{out} [{args.split}]: {len(dialogues)} dialogue(s) from {args.recipe} ("
+          + ", ".join(f"{t} {n}" for t, n in sorted(tasks.items())) + ")"
+          + (f"; {unplaced} FDB event(s) with no M3 event over them" if unplaced else ""))
     return 0
 
 
