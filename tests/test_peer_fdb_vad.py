@@ -253,3 +253,15 @@ def test_cli_missing_reference_distribution(tmp_path: Path,
     assert main(["score", "--peer", "fdb-v1", "--task", "backchannel", str(root),
                  "-o", str(tmp_path / "o")]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_cli_paper_reports_differences(tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    root, ref = _backchannel_root(tmp_path)
+    out = tmp_path / "paper"
+    assert main(["score", "--peer", "fdb-v1", "--task", "backchannel", str(root), "-o",
+                 str(out), "--paper", "--reference-distribution", str(ref)]) == 0
+    aggregate = json.loads((out / "aggregate.json").read_text())
+    assert aggregate["mode"] == "paper" and aggregate["changed"]["values"]
+    assert "distance_named_divergence" in {d["rule"] for d in aggregate["differences"]}
+    assert "TOR - Mean: " in capsys.readouterr().out

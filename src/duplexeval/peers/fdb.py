@@ -29,9 +29,19 @@ applies the paper's definitions; the aggregate then lists the rules that differ
 (``compat``).  LLM-judged scores (interruption relevance, v1.5 behaviour tags) and v1.5
 prosody are not computed and are listed under ``not_computed``.
 
-User interruption, judge-dependent detail: FDB's code appends a takeover's latency only after
-the judge's reply parses, and on an unparsable reply re-runs the sample (appending its TOR
-again).  Without the judge we take every reply as parsed on the first try.
+Known departures from FDB's code, in both modes:
+
+* Order: folders and files in sorted name order, not ``os.listdir`` order (only the
+  mis-pairing of smooth turn-taking and the carried-over backchannel TOR depend on it).
+* User interruption: FDB's code appends a takeover's latency only after the judge's reply
+  parses, and on an unparsable reply re-runs the sample (appending its TOR again); without the
+  judge every reply counts as parsed on the first try.  ``output.json``'s ``text`` (read only
+  for the judge) is not required.
+* No takeover at all: ``Average latency`` is null where FDB's code divides by zero; no sample
+  at all is an error.  Values are written at full precision (FDB prints the backchannel
+  aggregate with 4 decimals).
+* VAD: ``vad_segments.json`` or our Silero settings (:mod:`.fdb_io`), not the ``silero_vad``
+  package; the arithmetic after it (16 kHz sample grid, 0.1 s rounding) is FDB's.
 """
 
 from __future__ import annotations
