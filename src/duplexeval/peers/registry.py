@@ -28,7 +28,7 @@ from ..errors import DuplexevalError
 __all__ = ["PEER_MODULES", "PeerOptions", "PeerScorer", "check_task", "get_peer", "peer_names",
            "register_peer"]
 
-PEER_MODULES: tuple[str, ...] = ("flexi",)
+PEER_MODULES: tuple[str, ...] = ("flexi", "fdb")
 """Modules (relative to this package) that register peer scorers when imported."""
 
 
