@@ -1,6 +1,7 @@
 """Timing metric variants (see :mod:`duplexeval.metrics.base`); importing this package
 registers the built-in ones."""
 
+from . import fdb_v1 as _fdb_v1  # noqa: F401  (registers the "fdb-v1" variant)
 from . import m3 as _m3  # noqa: F401  (registers the "m3" variant)
 from .base import (
     DimensionScore,

@@ -95,6 +95,9 @@ class TimingVariant(ABC):
     version: ClassVar[str]
     source: ClassVar[str]
     """Where the definitions come from (paper and code, with revision)."""
+    full_transcript_events: ClassVar[tuple[str, ...]] = ()
+    """Event types whose samples need every word of both channels (not only the short system
+    segments the M3 rules read); scoring asks the analysis for them."""
 
     @abstractmethod
     def dimensions(self, event_type: str) -> tuple[str, ...]:

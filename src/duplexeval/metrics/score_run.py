@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ..analysis.pipeline import AnalysisOptions, ensure_analysis
@@ -56,16 +57,22 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     Its analysis (``options``, default :class:`AnalysisOptions`) is reused only when it was made
     with the same settings from the same samples and audio
     (:func:`~duplexeval.analysis.pipeline.stale_reason`); otherwise the run is analysed again
-    (per-channel results are cached anyway) and one line on stderr says why.  Content metrics
+    (per-channel results are cached anyway) and one line on stderr says why.  A variant that
+    needs every word of some event types (``full_transcript_events``) adds them to the
+    analysis's ``content_event_types``.  Content metrics
     (offline always, judged with ``judge``) are computed on the analysis, not on the truth
     analysis (which has no words).  ``rounds`` is a ``duplexeval segment`` output whose rounds
     number the events for the round-by-round curves (default: the segment fallback)."""
     run = RunDir(run_dir)
     options = options or AnalysisOptions()
+    timing = get_variant(variant)
+    wanted = tuple(dict.fromkeys([*options.content_event_types,
+                                  *timing.full_transcript_events]))
+    if wanted != options.content_event_types:
+        options = replace(options, content_event_types=wanted)
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress)
     language, domain = run.dataset_language()
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
-    timing = get_variant(variant)
     scores = score_events(events, timing)
     settings = run.analysis(truth).read_settings()
     out = out or run.scores(truth).root

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..metrics.results import AggregateRow, Results
 
 __all__ = ["ORACLE_MARK", "TIMING_COLUMNS", "TimingColumn", "format_table", "plan_summary_lines",
-           "timing_table_lines"]
+           "timing_table_lines", "variant_table_lines"]
 
 
 
@@ -125,3 +125,14 @@ def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all
 def _cell(row: AggregateRow, scale: float) -> str:
     summary = Summary(row.n, row.mean, row.std, row.ci95_low, row.ci95_high)
     return summary.format(scale, digits=1 if scale == 100.0 else 2, sep="±")
+
+
+def variant_table_lines(results: Results, language: str = "all",
+                        domain: str = "all") -> list[str]:
+    """Any variant's aggregates as rows (event type, dimension, metric, n, mean ± 95 % CI,
+    official or extra): the table for variants other than ``m3``."""
+    rows = [[r.event_type, r.dimension, r.metric, r.n, _cell(r, 1.0),
+             "" if r.official else "extra"]
+            for r in results.aggregates if r.language == language and r.domain == domain]
+    header = ["event", "dimension", f"metric ({results.variant.name})", "n", "mean", ""]
+    return format_table(header, rows)
