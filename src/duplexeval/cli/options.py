@@ -156,3 +156,29 @@ def dataset_folder(text: str) -> tuple[Path, tuple[int, ...] | None]:
         return build_suite(text), SUITES[text].channels
     raise DuplexevalError(f"{text}: no such dataset folder, and not a bundled suite "
                           f"({', '.join(SUITES)})")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def add_judge_endpoint_options(g: argparse._ArgumentGroup) -> None:
+    """The judge endpoint options shared by ``score`` and ``segment``: ``--judge-url``,
+    ``--judge-model``, ``--judge-concurrency``, ``--judge-timeout``, ``--judge-cache``."""
+    g.add_argument("--judge-url", default=None, metavar="URL",
+                   help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (key from "
+                        "DUPLEXEVAL_JUDGE_API_KEY or OPENAI_API_KEY)")
+    g.add_argument("--judge-model", default=None, metavar="MODEL", help="the judge model")
+    g.add_argument("--judge-concurrency", type=positive_int, default=4, metavar="N",
+                   help="requests in flight at once (default 4)")
+    g.add_argument("--judge-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="seconds per request (default 60)")
+    g.add_argument("--judge-cache", default=None, metavar="FILE",
+                   help="the SQLite answer cache (default: the shared one in the cache folder)")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DuplexevalError
-from .options import add_analysis_options, analysis_options
+from .options import add_analysis_options, add_judge_endpoint_options, analysis_options
 
 __all__ = ["add_analyze", "add_demo", "add_score"]
 
@@ -54,16 +54,7 @@ def add_score(sub: Subparsers) -> None:
 
 def _add_content_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("content (offline metrics always; LLM judges with --judge-url)")
-    g.add_argument("--judge-url", default=None, metavar="URL",
-                   help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (key from "
-                        "DUPLEXEVAL_JUDGE_API_KEY or OPENAI_API_KEY)")
-    g.add_argument("--judge-model", default=None, metavar="MODEL", help="the judge model")
-    g.add_argument("--judge-concurrency", type=int, default=4, metavar="N",
-                   help="requests in flight at once (default 4)")
-    g.add_argument("--judge-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="seconds per request (default 60)")
-    g.add_argument("--judge-cache", default=None, metavar="FILE",
-                   help="the SQLite answer cache (default: the shared one in the cache folder)")
+    add_judge_endpoint_options(g)
     g.add_argument("--judge-batch-api", action="store_true",
                    help="send the uncached requests as one OpenAI Batch API job and wait for it "
                         "(a killed wait resumes the same job)")
@@ -89,8 +80,6 @@ def _judge_settings(args: argparse.Namespace) -> Any:
         if args.judge_batch_api:
             raise DuplexevalError("--judge-batch-api needs --judge-url and --judge-model")
         return None
-    if args.judge_concurrency < 1:
-        raise DuplexevalError("--judge-concurrency must be at least 1")
     prefetch = None
     if args.judge_batch_api:
         from functools import partial

@@ -7,20 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DuplexevalError
+from .options import add_judge_endpoint_options, positive_int
 
 __all__ = ["add_segment"]
 
 Subparsers = Any  # argparse's private _SubParsersAction
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {text!r}")
-    return value
 
 
 def _temperature(text: str) -> float:
@@ -52,23 +43,14 @@ def add_segment(sub: Subparsers) -> None:
     p.add_argument("--language", default=None,
                    help="the prompt language (default: the dataset's, else detected)")
     g = p.add_argument_group("judge (without --judge-url: the annotator fallback)")
-    g.add_argument("--judge-url", default=None, metavar="URL",
-                   help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (key from "
-                        "DUPLEXEVAL_JUDGE_API_KEY or OPENAI_API_KEY)")
-    g.add_argument("--judge-model", default=None, metavar="MODEL", help="the judge model")
-    g.add_argument("-k", type=_count, default=6, help="asks per dialogue (default 6)")
+    add_judge_endpoint_options(g)
+    g.add_argument("-k", type=positive_int, default=6, help="asks per dialogue (default 6)")
     g.add_argument("--judge-temperature", type=_temperature, default=PROPOSAL_TEMPERATURE,
                    metavar="T",
                    help=f"sampling temperature of the asks (default {PROPOSAL_TEMPERATURE}; "
                         "above 0 so that the k proposals are independent samples)")
-    g.add_argument("--judge-max-tokens", type=_count, default=PROPOSAL_MAX_TOKENS,
+    g.add_argument("--judge-max-tokens", type=positive_int, default=PROPOSAL_MAX_TOKENS,
                    metavar="N", help=f"answer length limit (default {PROPOSAL_MAX_TOKENS})")
-    g.add_argument("--judge-concurrency", type=_count, default=4, metavar="N",
-                   help="requests in flight at once (default 4)")
-    g.add_argument("--judge-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="seconds per request (default 60)")
-    g.add_argument("--judge-cache", default=None, metavar="FILE",
-                   help="the SQLite answer cache (default: the shared one in the cache folder)")
     p.set_defaults(func=_segment)
 
 

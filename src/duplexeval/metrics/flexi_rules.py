@@ -26,6 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..timeline import Span
+from . import fdb_rules
+from .fdb_rules import Word
+
 __all__ = [
     "BACKCHANNEL_GAP_CODE", "BACKCHANNEL_GAP_PAPER", "BC_WINDOW", "HOLD_CLUSTER", "JSD_EPSILON",
     "MODEL_INTERRUPT_MARGIN", "RESPONSE_EPS", "Backchannels", "InterruptOutcome", "TurnTaking",
@@ -61,15 +65,6 @@ JSD_EPSILON = 1e-10
 """Model backchannel: added to every bin before normalising (l. 12)."""
 BC_MAX_SEGMENT = 3.0
 """Model backchannel: a VAD segment longer than this (seconds) is a turn (l. 13, 63)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    """One ASR word: its text and start/end in seconds (``None`` where the ASR gave none)."""
-
-    text: str
-    start: float | None
-    end: float | None
 
 
 def _start(w: Word) -> float:
@@ -327,17 +322,7 @@ def words_in_segment(words: Sequence[Word], start: float, end: float) -> list[st
     A word without a start is ignored; a word without an end is ignored when it starts before
     the segment's end, else treated as zero-length.
     """
-    texts = []
-    for w in words:
-        t_start, t_end = w.start, w.end
-        if t_start is None or (t_end is None and t_start < end):
-            continue
-        if t_end is None:
-            t_end = t_start
-        if (t_start >= start and t_end <= end) or (t_start <= end and t_end > end) \
-                or (t_start <= start and t_end > start):
-            texts.append(w.text)
-    return texts
+    return fdb_rules.words_in_segment(words, Span(start, end))
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,13 +387,9 @@ def resize_reference(reference: Sequence[float], n: int) -> np.ndarray:
     """The reference distribution stretched to ``n`` bins by linear interpolation on [0, 1]
     (l. 143-149, ``scipy.interpolate.interp1d``; not renormalised: the JSD normalises).  A
     reference needs at least two bins."""
-    from scipy.interpolate import interp1d
-
-    ref = np.asarray(reference, dtype=float)
-    if ref.ndim != 1 or len(ref) < 2:
+    if np.asarray(reference).ndim != 1 or len(reference) < 2:
         raise ValueError("a reference distribution needs at least two bins")
-    func = interp1d(np.linspace(0, 1, len(ref)), ref, kind="linear", fill_value="extrapolate")
-    return np.asarray(func(np.linspace(0, 1, n)), dtype=float)
+    return fdb_rules.resize_reference(reference, n)
 
 
 def jsd(p: np.ndarray, q: np.ndarray, paper: bool = False) -> float:
