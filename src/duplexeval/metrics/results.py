@@ -30,6 +30,7 @@ from .base import EventScore, TimingVariant, Value
 from .content.score import ContentOutcome
 from .content.summary import ContentResults
 from .scoring import aggregate_rows, official_aggregate, per_event_rows
+from .stats import IntervalFields
 
 __all__ = ["SCHEMA_VERSION", "Results", "load_results", "write_score_outputs"]
 
@@ -70,7 +71,7 @@ class EventResult(BaseModel):
     info: dict[str, Any]
 
 
-class AggregateRow(BaseModel):
+class AggregateRow(IntervalFields):
     model_config = ConfigDict(extra="forbid")
     language: str
     domain: str
@@ -78,13 +79,6 @@ class AggregateRow(BaseModel):
     event_type: str
     dimension: str
     metric: str
-    n: int
-    mean: float | None
-    std: float | None
-    ci95_low: float | None
-    ci95_high: float | None
-    ci95_half_width: float | None
-    few_events: bool
 
 
 class Results(BaseModel):

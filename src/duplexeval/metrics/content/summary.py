@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..stats import summarize
+from ..stats import IntervalFields, summarize
 
 __all__ = ["ContentAggregate", "ContentRecord", "ContentResults", "NotComputed",
            "OfflineRecord", "aggregate_content"]
@@ -63,7 +63,7 @@ class OfflineRecord(BaseModel):
     reference: str
 
 
-class ContentAggregate(BaseModel):
+class ContentAggregate(IntervalFields):
     """One aggregate row (see the module docstring for scales)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -72,14 +72,8 @@ class ContentAggregate(BaseModel):
     kind: Literal["judged", "offline"]
     dimension: str
     scale: Literal["0-100", "percent", "count"]
-    n: int
     unscored: int
-    mean: float | None
-    std: float | None
-    ci95_low: float | None
-    ci95_high: float | None
-    ci95_half_width: float | None
-    few_events: bool
+    """Items judged but without a score (never dropped silently)."""
     round: int | None = None
     """``None`` over all events; k for the events of round k (the round-by-round curves of
     judged dimensions, rounds 1 to :data:`CURVE_ROUNDS`, over all languages and domains)."""
