@@ -288,7 +288,7 @@ def test_round_by_round_curves_follow_the_user_rounds(judge: FakeJudge, tmp_path
     assert curve["quality", 1].mean == 40.0 and curve["quality", 2].mean == 0.0
     lines = content_curve_lines("sys", _results_with(out.results))
     quality = next(line for line in lines if " quality " in line)
-    assert "1: 40.0† (n=1)" in quality and "round 1 40.0 vs rounds 1-2 20.0" in quality
+    assert "1: 40.00† (n=1)" in quality and "round 1 40.00 vs rounds 1-2 20.00" in quality
 
 
 def test_rounds_from_a_segment_output_number_the_events(tmp_path: Path) -> None:

@@ -128,7 +128,7 @@ def _score_peer(args: argparse.Namespace) -> int:
 
 def _score(args: argparse.Namespace) -> int:
     from ..metrics.score_run import score_official, score_run_dir
-    from ..report.text import timing_table_lines, variant_table_lines
+    from ..report.text import timing_table_lines, variant_curve_lines, variant_table_lines
     from ..runs.directory import ScoreFiles
 
     if args.peer is not None:
@@ -152,7 +152,7 @@ def _score(args: argparse.Namespace) -> int:
     if results.variant.name == "m3":
         print("\n".join(timing_table_lines([(label, results)])))
     else:
-        print("\n".join(variant_table_lines(results)))
+        print("\n".join(variant_table_lines(results) + variant_curve_lines(results)))
     _print_content(label, results)
     files = ScoreFiles(out)
     print(f"\n{len(results.events)} event(s) scored ({results.variant.name} "

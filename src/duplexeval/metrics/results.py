@@ -79,6 +79,8 @@ class AggregateRow(IntervalFields):
     event_type: str
     dimension: str
     metric: str
+    round: int | None = None
+    """``None`` over all events; k for the events in round k of their dialogue."""
 
 
 class Results(BaseModel):

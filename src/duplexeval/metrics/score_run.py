@@ -11,7 +11,7 @@ from ..data.validate import load_dataset
 from ..errors import DuplexevalError
 from ..runs.directory import AnalysisFiles, RunDir
 from ..segment.pipeline import read_rounds
-from .base import get_variant
+from .base import EventView, get_variant
 from .content.context import generated_histories
 from .content.inputs import CONTENT_EVENT_TYPES, ContentOptions, HistorySource
 from .content.rounds import RoundFinder
@@ -73,6 +73,9 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress)
     language, domain = run.dataset_language()
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
+    dialogues, missing = run_dialogues(run)
+    finder = RoundFinder(read_rounds(rounds)) if rounds is not None else RoundFinder()
+    events = with_rounds(events, dialogues, finder)
     scores = score_events(events, timing)
     settings = run.analysis(truth).read_settings()
     out = out or run.scores(truth).root
@@ -87,13 +90,25 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
                                        "(timing-only); `duplexeval score RUN_DIR` makes them")
     elif not truth:
         content = content or ContentOptions()
-        dialogues, missing = run_dialogues(run)
         generated = None
         if content.history is HistorySource.GENERATED:
             generated = generated_histories(run, run.read_metadata(), options, language)
-        finder = RoundFinder(read_rounds(rounds)) if rounds is not None else None
         outcome = score_content(events, dialogues, content, judge, generated=generated,
                                 dialogues_missing=missing, rounds=finder)
     results = write_score_outputs(out, scores, timing, source, analysis=settings,
                                   content=outcome)
     return results, out
+
+
+def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,
+                finder: RoundFinder) -> list[EventView]:
+    """The events with their user round in the dialogue (``metadata["round"]``, from 1; absent
+    when the dataset is unavailable or no round contains the event start)."""
+    if dialogues is None:
+        return events
+    out = []
+    for e in events:
+        user = int(e.metadata.get("user_channel", 0))
+        k = finder.round_of(dialogues.get(e.sample_id), user, e.event_start)
+        out.append(e if k is None else replace(e, metadata={**e.metadata, "round": k}))
+    return out

@@ -27,6 +27,9 @@ __all__ = [
 
 AggregateKey = tuple[str, str, str]
 
+CURVE_ROUNDS = 10
+"""Rounds with a point on the round-by-round curves (MTR evaluates 10 rounds)."""
+
 
 def score_events(events: Iterable[EventView], variant: TimingVariant) -> list[EventScore]:
     """Score every event the variant has a dimension for (others are left out, as officially)."""
@@ -93,6 +96,19 @@ def aggregate_rows(scores: Sequence[EventScore]) -> list[dict[str, Any]]:
             for key, values in sorted(_groups(scores, extras, keep).items()):
                 rows.append({"language": language, "domain": domain, "official": not extras,
                              **_row(key, values)})
+    return rows + _round_rows(scores)
+
+
+def _round_rows(scores: Sequence[EventScore]) -> list[dict[str, Any]]:
+    """Per-round rows (rounds 1 to :data:`CURVE_ROUNDS`, over all languages and domains) for
+    events whose metadata carries their ``round`` in the dialogue (the MTR-style curves)."""
+    rows: list[dict[str, Any]] = []
+    for k in range(1, CURVE_ROUNDS + 1):
+        for extras in (False, True):
+            groups = _groups(scores, extras, lambda s, k=k: s.event.metadata.get("round") == k)
+            for key, values in sorted(groups.items()):
+                rows.append({"language": "all", "domain": "all", "official": not extras,
+                             **_row(key, values), "round": k})
     return rows
 
 

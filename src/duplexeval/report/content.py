@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..metrics.stats import Summary
-from .text import ORACLE_MARK, format_table
+from .text import ORACLE_MARK, curve_line, format_table
 
 if TYPE_CHECKING:
     from ..metrics.content.summary import ContentAggregate
@@ -104,22 +104,13 @@ def _merge_notes(notes: list[str]) -> list[str]:
 
 
 def content_curve_lines(label: str, results: Results) -> list[str]:
-    """One line per judged dimension with round-by-round rows: ``k: mean±ci (n)`` for rounds
-    1..10, then round 1 against the mean over the events of rounds 1-10 (MTR's comparison)."""
+    """One :func:`~.text.curve_line` per judged dimension with round-by-round rows (0-100)."""
     if results.content is None:
         return []
     curves: dict[str, list[ContentAggregate]] = {}
     for row in results.content.aggregates:
         if row.round is not None:
             curves.setdefault(row.dimension, []).append(row)
-    out = []
-    for dimension, rows in curves.items():
-        rows = sorted(rows, key=lambda r: r.round or 0)
-        points = ", ".join(f"{r.round}: {_cell(r, 1)} (n={r.n})" for r in rows)
-        total = sum(r.n for r in rows)
-        mean = (sum((r.mean or 0.0) * r.n for r in rows) / total) if total else None
-        first = next((r.mean for r in rows if r.round == 1), None)
-        tail = ("" if first is None or mean is None
-                else f"; round 1 {first:.1f} vs rounds 1-{rows[-1].round} {mean:.1f}")
-        out.append(f"{label} {dimension} by round (0-100): {points}{tail}")
-    return out
+    return [curve_line(f"{label} {dimension} by round (0-100)", rows,
+                       [r.round or 0 for r in rows])
+            for dimension, rows in curves.items()]

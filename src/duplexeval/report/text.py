@@ -7,14 +7,23 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..events import TASK_SHORT, TASKS
-from ..metrics.stats import Summary
+from ..metrics.stats import IntervalFields, Summary
 from ..protocols import Plan
 
 if TYPE_CHECKING:
     from ..metrics.results import AggregateRow, Results
 
-__all__ = ["ORACLE_MARK", "TIMING_COLUMNS", "TimingColumn", "format_table", "plan_summary_lines",
-           "timing_table_lines", "variant_table_lines"]
+__all__ = [
+    "ORACLE_MARK",
+    "TIMING_COLUMNS",
+    "TimingColumn",
+    "curve_line",
+    "format_table",
+    "plan_summary_lines",
+    "timing_table_lines",
+    "variant_curve_lines",
+    "variant_table_lines",
+]
 
 
 
@@ -108,7 +117,7 @@ def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all
                   f"({', '.join(oracle)}): its timing is its own, its content is not"] = None
         cells: dict[tuple[str, str], AggregateRow] = {
             (r.event_type, r.metric): r for r in results.aggregates
-            if r.language == language and r.domain == domain}
+            if r.language == language and r.domain == domain and r.round is None}
         line: list[object] = [label]
         for col in TIMING_COLUMNS:
             row = cells.get((col.event_type, col.metric))
@@ -133,6 +142,32 @@ def variant_table_lines(results: Results, language: str = "all",
     official or extra): the table for variants other than ``m3``."""
     rows = [[r.event_type, r.dimension, r.metric, r.n, _cell(r, 1.0),
              "" if r.official else "extra"]
-            for r in results.aggregates if r.language == language and r.domain == domain]
+            for r in results.aggregates
+            if r.language == language and r.domain == domain and r.round is None]
     header = ["event", "dimension", f"metric ({results.variant.name})", "n", "mean", ""]
     return format_table(header, rows)
+
+
+def curve_line(title: str, rows: Sequence[IntervalFields], rounds: Sequence[int],
+               scale: float = 1.0) -> str:
+    """``title: 1: mean±ci (n), 2: ...; round 1 X vs rounds 1-K Y`` for per-round rows (the
+    MTR comparison of the first round with the mean over every event of rounds 1..K)."""
+    pairs = sorted(zip(rounds, rows, strict=True), key=lambda p: p[0])
+    points = ", ".join(f"{k}: {_cell(r, scale)} (n={r.n})" for k, r in pairs)
+    total = sum(r.n for _, r in pairs)
+    mean = sum((r.mean or 0.0) * r.n for _, r in pairs) / total if total else None
+    first = next((r.mean for k, r in pairs if k == 1), None)
+    tail = ("" if first is None or mean is None else
+            f"; round 1 {first * scale:.2f} vs rounds 1-{pairs[-1][0]} {mean * scale:.2f}")
+    return f"{title}: {points}{tail}"
+
+
+def variant_curve_lines(results: Results) -> list[str]:
+    """One :func:`curve_line` per (event type, dimension, metric) with per-round rows."""
+    groups: dict[tuple[str, str, str], list[AggregateRow]] = {}
+    for r in results.aggregates:
+        if r.round is not None and r.official:
+            groups.setdefault((r.event_type, r.dimension, r.metric), []).append(r)
+    return [curve_line(f"{event} {dimension} {metric} by round", rows,
+                       [r.round or 0 for r in rows])
+            for (event, dimension, metric), rows in sorted(groups.items())]
