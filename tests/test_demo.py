@@ -25,9 +25,18 @@ def test_demo_on_one_bundled_dialogue(tmp_path: Path, monkeypatch: pytest.Monkey
     found, total = check.split("TURN_SHIFT ")[1].split(",")[0].split("/")
     assert int(total) > 0 and int(found) >= 0.8 * int(total)
     assert "m3-qa-en (first 1)" in out and "M3 timing" in out
-    table = out[out.index("M3 timing"):].splitlines()
+    section = out[out.index("M3 timing"):]
+    table = section[:section.index("relevance ↑")].splitlines()
+    content = section[section.index("relevance ↑"):].splitlines()
     rows = {line.split()[0]: line for line in table if line.strip().startswith(
         ("reference", "cascade", "silence"))}
+    # m3-qa-en gets the content transcripts: offline QA F1 for the speaking rows, and the
+    # judged columns say how to enable them
+    qa = {line.split()[0]: line.split() for line in content if line.strip().startswith(
+        ("reference", "cascade", "silence"))}
+    assert qa["reference◆"][1] == "n/c" and qa["reference◆"][5] != "-"
+    assert any("not computed (relevance, consistency, qa)" in line and "--judge-url" in line
+               for line in content)
     # the cascade answers from the reference answers: marked as reading oracle data
     assert set(rows) == {"reference◆", "cascade◆", "silence"}
     assert any(line.strip().startswith("◆ cascade reads oracle data (qa_references, "

@@ -55,6 +55,8 @@ class DemoDataset:
     name: str
     root: Path
     channels: tuple[int, ...]
+    suite: str = ""
+    """The bundled suite it comes from ('' for other datasets)."""
 
 
 def default_datasets() -> list[DemoDataset]:
@@ -149,7 +151,7 @@ def demo_suites(full: bool, names: list[str] | None = None,
         root = build_suite(name, limit=subset)
         label = name if subset is None else f"{name} (quick)" if subset == "quick" \
             else f"{name} (first {subset})"
-        out.append(DemoDataset(label, root, suite.channels))
+        out.append(DemoDataset(label, root, suite.channels, name))
     return out
 
 
@@ -211,7 +213,9 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     runs: list[tuple[str, str, Path]] = []
     with timer("runs"):
         print("\n".join(_run_systems(datasets, runs_root, runs)))
-    print("\n".join(_score_runs(runs, timer, None if full else DEMO_CONTENT_SUITES)))
+    content = None if full else tuple(d.name for d in datasets
+                                      if d.suite in DEMO_CONTENT_SUITES)
+    print("\n".join(_score_runs(runs, timer, content)))
     print()
     print(timer.line())
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
@@ -308,7 +312,7 @@ def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = No
     lines = ["", "M3 timing and content (mean ± 95 % CI half-width; † fewer than 20 events; "
              "analysis: Silero VAD + Whisper base; content on TURN_SHIFT events"
              + ("" if content_suites is None else
-                f", transcribed in full for {', '.join(content_suites)} only")
+                f", transcribed in full for {', '.join(content_suites) or 'no dataset'} only")
              + ")"]
 
     def options(dataset: str) -> AnalysisOptions:

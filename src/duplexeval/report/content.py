@@ -58,6 +58,7 @@ def content_table_lines(rows: Sequence[tuple[str, Results]], language: str = "al
     """The content table (empty when no run has content results)."""
     table: list[list[object]] = []
     notes: dict[str, None] = {}
+    not_computed: dict[str, None] = {}
     for label, results in rows:
         content = results.content
         if content is None:
@@ -79,11 +80,11 @@ def content_table_lines(rows: Sequence[tuple[str, Results]], language: str = "al
                 line.append("-")
         table.append(line)
         for dimension, reason in missing.items():
-            notes.setdefault(f"n/c {dimension}: {reason}", None)
+            not_computed.setdefault(f"n/c {dimension}: {reason}", None)
     if not table:
         return []
     return format_table(["system", *(c.header for c in CONTENT_COLUMNS)], table) + \
-        _merge_notes(list(notes))
+        list(notes) + _merge_notes(list(not_computed))
 
 
 def _merge_notes(notes: list[str]) -> list[str]:
