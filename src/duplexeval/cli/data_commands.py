@@ -1,5 +1,5 @@
 """Data subcommands: ``validate``, ``annotate``, ``synth`` and the ``data`` group
-(``voice-bursts``, ``build``, ``list``)."""
+(``voice-bursts``, ``build``, ``list``; ``import`` in :mod:`.import_commands`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DuplexevalError
+from .import_commands import add_import
 from .options import non_negative, positive, warn
 
 __all__ = ["add_annotate", "add_data", "add_synth", "add_validate"]
@@ -162,7 +163,7 @@ def _quality(out: Path, split: str, gaps: tuple[float, ...], asr: bool) -> None:
 
 
 def add_data(sub: Subparsers) -> None:
-    """The ``data`` group: ``voice-bursts``, ``build``, ``list``."""
+    """The ``data`` group: ``voice-bursts``, ``build``, ``list``, ``import``."""
     p = sub.add_parser("data", help="dataset utilities: voice annotations, bundled suites")
     data_sub = p.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
     q = data_sub.add_parser("voice-bursts", help="stereo audio for an annotated dataset: "
@@ -179,6 +180,7 @@ def add_data(sub: Subparsers) -> None:
     q.set_defaults(func=_data_build)
     q = data_sub.add_parser("list", help="the bundled suites, built or not, with sizes")
     q.set_defaults(func=_data_list)
+    add_import(data_sub)
 
 
 def _voice_bursts(args: argparse.Namespace) -> int:
