@@ -28,6 +28,7 @@ __all__ = ["RECIPE_MODULES", "Recipe", "recipe", "recipes", "staged_output"]
 
 RECIPE_MODULES: tuple[str, ...] = (
     "duplexeval.data.recipes.candor",
+    "duplexeval.data.recipes.magicdata",
 )
 """Modules defining ``RECIPE``, in the order ``data import --help`` lists them."""
 
