@@ -29,6 +29,7 @@ __all__ = ["RECIPE_MODULES", "Recipe", "recipe", "recipes", "staged_output"]
 RECIPE_MODULES: tuple[str, ...] = (
     "duplexeval.data.recipes.candor",
     "duplexeval.data.recipes.magicdata",
+    "duplexeval.data.recipes.topiocqa",
 )
 """Modules defining ``RECIPE``, in the order ``data import --help`` lists them."""
 
