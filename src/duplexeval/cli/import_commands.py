@@ -1,12 +1,17 @@
-"""``data import FORMAT SOURCE -o DATASET_DIR`` (one subcommand per registered recipe)."""
+"""``data import FORMAT SOURCE -o DATASET_DIR`` (one subcommand per registered recipe) and
+``data stats DATASET_DIR``."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_import"]
+from ..errors import DuplexevalError
+
+__all__ = ["add_import", "add_stats"]
 
 Subparsers = Any  # argparse's private _SubParsersAction
 
@@ -53,3 +58,39 @@ def _synth_specs(root: Path, split: str) -> str:
     built = [synth.build(spec) for spec in specs]
     synth.write(built, root, split)
     return f"{len(built)} dialogue(s) synthesized"
+
+
+def add_stats(data_sub: Subparsers) -> None:
+    """``data stats DATASET_DIR [--split NAME] [--json]``."""
+    q = data_sub.add_parser("stats", help="dialogues, hours and events per kind and domain "
+                            "(the M3 paper's Table 3)")
+    q.add_argument("dataset", metavar="DATASET_DIR")
+    q.add_argument("--split", action="append", default=None,
+                   help="a split to count (repeatable; default: every split)")
+    q.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    q.set_defaults(func=_stats)
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from ..data.m3 import available_splits
+    from ..data.stats import dataset_groups, stats_rows
+    from ..data.validate import load_dataset
+    from ..report.text import format_table
+
+    root = Path(args.dataset)
+    splits = args.split or available_splits(root)
+    if not splits:
+        raise DuplexevalError(f"{root}: no split (*.jsonl) here")
+    datasets = [load_dataset(root, split)[0] for split in splits]
+    groups = dataset_groups(datasets)
+    if args.json:
+        json.dump({"dataset": str(root), "name": datasets[0].name,
+                   "language": datasets[0].language, "domain": datasets[0].domain,
+                   "groups": {k: g.to_json() for k, g in groups.items()}},
+                  sys.stdout, ensure_ascii=False, indent=2)
+        print()
+        return 0
+    head = f"{datasets[0].name} ({datasets[0].language or '?'}, {datasets[0].domain or '?'})"
+    print(head)
+    print("\n".join(format_table(["", *groups], stats_rows(groups))))
+    return 0
