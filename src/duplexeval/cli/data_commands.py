@@ -1,5 +1,6 @@
 """Data subcommands: ``validate``, ``annotate``, ``synth`` and the ``data`` group
-(``voice-bursts``, ``build``, ``list``; ``import`` and ``stats`` in :mod:`.import_commands`)."""
+(``voice-bursts``, ``build``, ``list``; ``import``, ``stats`` and ``split`` in
+:mod:`.import_commands`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DuplexevalError
-from .import_commands import add_import, add_stats
+from .import_commands import add_import, add_split, add_stats
 from .options import non_negative, positive, warn
 
 __all__ = ["add_annotate", "add_data", "add_synth", "add_validate"]
@@ -163,7 +164,8 @@ def _quality(out: Path, split: str, gaps: tuple[float, ...], asr: bool) -> None:
 
 
 def add_data(sub: Subparsers) -> None:
-    """The ``data`` group: ``voice-bursts``, ``build``, ``list``, ``import``, ``stats``."""
+    """The ``data`` group: ``voice-bursts``, ``build``, ``list``, ``import``, ``stats``,
+    ``split``."""
     p = sub.add_parser("data", help="dataset utilities: voice annotations, bundled suites")
     data_sub = p.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
     q = data_sub.add_parser("voice-bursts", help="stereo audio for an annotated dataset: "
@@ -182,6 +184,7 @@ def add_data(sub: Subparsers) -> None:
     q.set_defaults(func=_data_list)
     add_import(data_sub)
     add_stats(data_sub)
+    add_split(data_sub)
 
 
 def _voice_bursts(args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
-"""``data import FORMAT SOURCE -o DATASET_DIR`` (one subcommand per registered recipe) and
-``data stats DATASET_DIR``."""
+"""``data import FORMAT SOURCE -o DATASET_DIR`` (one subcommand per registered recipe),
+``data stats DATASET_DIR`` and ``data split DATASET_DIR``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import DuplexevalError
 
-__all__ = ["add_import", "add_stats"]
+__all__ = ["add_import", "add_split", "add_stats"]
 
 Subparsers = Any  # argparse's private _SubParsersAction
 
@@ -93,4 +93,53 @@ def _stats(args: argparse.Namespace) -> int:
     head = f"{datasets[0].name} ({datasets[0].language or '?'}, {datasets[0].domain or '?'})"
     print(head)
     print("\n".join(format_table(["", *groups], stats_rows(groups))))
+    return 0
+
+
+def add_split(data_sub: Subparsers) -> None:
+    """``data split DATASET_DIR [--from all] [--hours 1] [--scores FILE.json]``."""
+    q = data_sub.add_parser("split", help="a deterministic speaker-disjoint test/dev split: "
+                            "about --hours of the best-scored dialogues as test, the dialogues "
+                            "sharing no speaker with them as dev")
+    q.add_argument("dataset", metavar="DATASET_DIR")
+    q.add_argument("--from", dest="source_split", default="all",
+                   help="the split to divide (default: all)")
+    q.add_argument("--hours", type=float, default=1.0, help="test-set length (h; default 1)")
+    q.add_argument("--scores", metavar="FILE.json", default=None,
+                   help='{"dialogue id": score} (higher is better, e.g. DNSMOS); without it the '
+                   "order is sha256 of the ids")
+    q.add_argument("--force", action="store_true", help="overwrite existing test/dev splits")
+    q.set_defaults(func=_split)
+
+
+def _split(args: argparse.Namespace) -> int:
+    from ..data.m3 import record_json
+    from ..data.split import speaker_disjoint_split
+    from ..data.validate import load_dataset
+    from ..fileio import atomic_write_json, atomic_write_text, json_line, read_json
+
+    root = Path(args.dataset)
+    if args.source_split in ("test", "dev"):
+        raise DuplexevalError(f"--from {args.source_split}: the split written would overwrite "
+                              "it; import into another split (e.g. --split all)")
+    for name in ("test", "dev"):
+        if (root / f"{name}.jsonl").exists() and not args.force:
+            raise DuplexevalError(f"{root / f'{name}.jsonl'} exists; pass --force to replace it")
+    dataset, _ = load_dataset(root, args.source_split)
+    scores = read_json(Path(args.scores), "scores file") if args.scores else None
+    if scores is not None and not (isinstance(scores, dict) and all(
+            isinstance(v, int | float) for v in scores.values())):
+        raise DuplexevalError(f"{args.scores}: expected an object of dialogue id to number")
+    result = speaker_disjoint_split(dataset.dialogues, args.hours * 3600, scores)
+    by_id = {d.id: d for d in dataset.dialogues}
+    for name, ids in (("test", result.test), ("dev", result.dev)):
+        atomic_write_text(root / f"{name}.jsonl",
+                          "".join(json_line(record_json(by_id[i])) for i in ids))
+    atomic_write_json(root / "split.json", {
+        "from": args.source_split, "hours": args.hours, "scores": args.scores,
+        "test_seconds": round(result.test_seconds, 3), "test": list(result.test),
+        "dev": list(result.dev), "dropped": list(result.dropped)})
+    print(f"{root}: test {len(result.test)} dialogue(s), {result.test_seconds / 3600:.2f} h; "
+          f"dev {len(result.dev)}; {len(result.dropped)} dropped (they share a speaker with "
+          "the test set)")
     return 0
