@@ -137,3 +137,39 @@ def _replace(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new, 1))
+
+
+def test_candor_speaker_labels_outvote_the_turns(tmp_path: Path) -> None:
+    folder = make_candor(tmp_path / "src")
+    csv_path = folder / "transcription" / "transcript_audiophile.csv"
+    csv_path.write_text("".join(line + "\n" for line in csv_path.read_text().splitlines()
+                                if ",Yeah," not in line))  # the BC row gone: "Yeah" looks like L's
+    assert _import(folder, tmp_path / "turns") == 0
+    (d,) = _load(tmp_path / "turns").dialogues
+    assert "Yeah" in [w.text for w in d.words_on(0)]
+    aws = folder / "transcription" / "transcribe_output.json"
+    obj = json.loads(aws.read_text())
+    obj["results"]["speaker_labels"] = {"speakers": 2, "segments": [
+        {"speaker_label": f"spk_{ch}", "items": [
+            {"start_time": f"{w.start:.2f}", "end_time": f"{w.end:.2f}",
+             "speaker_label": f"spk_{ch}"} for w in CANDOR_WORDS if w.channel == ch]}
+        for ch in (0, 1)]}
+    aws.write_text(json.dumps(obj))
+    assert _import(folder, tmp_path / "labels") == 0
+    (d,) = _load(tmp_path / "labels").dialogues
+    assert _rounded(d.words) == _rounded(CANDOR_WORDS)
+
+
+def test_a_later_malformed_conversation_leaves_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make_candor(tmp_path / "src")
+    second = make_candor(tmp_path / "other")
+    second = second.rename(tmp_path / "src" / "ffffffff-1658-4747-99c1-2839e736b481")
+    (second / "processed" / "channel_map.json").write_text('{"L": "x"}')
+    out = tmp_path / "out"
+    assert _import(tmp_path / "src", out) == 2
+    assert "channel_map.json: expected" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other", "src"]
+    out.mkdir()
+    assert _import(tmp_path / "src", out) == 2
+    assert "already exists; pass --force" in capsys.readouterr().err
