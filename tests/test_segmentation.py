@@ -76,6 +76,7 @@ def test_a_wanted_end_in_a_silence_is_cut_exactly_there() -> None:
     assert segments == [Span(0.0, 120.0), Span(120.0, 204.9), Span(204.9, 250.0)]
     assert segment_id("A0022_S0003", segments[0]) == "A0022_S0003.0.0-120.0"
     assert segment_id("x", Span(120.0, 238.73)) == "x.120.0-238.73"
+    assert segment_id("x", Span(596.58, 602.347125)) == "x.596.58-602.347"
 
 
 def test_inside_speech_the_nearer_silence_wins_and_min_last_merges() -> None:

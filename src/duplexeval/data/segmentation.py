@@ -19,14 +19,16 @@ between two blocks, so no IPU (and no word) is split:
                       ^ cut allowed      ^ cut allowed           (inside a block: never)
 
 Segment after segment, the wanted end is ``start + target``.  When it falls in a silence the
-cut is made there (``A0022_S0003.0.0-120.0``); otherwise at the silence before or after the
-block that covers it, whichever is nearer, at least ``margin`` from the blocks' edges (half the
-silence when it is shorter).  The last segment ends at the end of the dialogue and may be
-shorter (``min_last`` merges a short tail into the segment before it).
+cut is made there (``A0022_S0003.0.0-120.0``); otherwise in the silence before or after the
+block that covers it, whichever is nearer, at least ``margin`` (0.1 s) from the blocks' edges
+(half the silence when it is shorter).  The silence after the last speech is never cut: the
+last segment ends at the end of the dialogue and may be shorter than ``target`` (``min_last``
+merges a short last segment into the one before it).  Cut times are rounded to 0.01 s where the
+rounded time is still inside the silence.
 
 A segment's id is ``{source_id}.{start}-{end}`` with the times printed as the toy data does
-(``0.0``, ``120.0``, ``118.73``: shortest decimal text, always with a decimal point).  Cut times
-are rounded to 0.01 s where the rounded time is still inside the silence.
+(``0.0``, ``120.0``, ``118.73``: the shortest decimal text of the time rounded to 1 ms, always
+with a decimal point).
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ def plan_segments(ipus: Iterable[Span], duration: float, target: float = 120.0,
 
 
 def _time_text(t: float) -> str:
-    text = repr(round(float(t), 6))
+    text = repr(round(float(t), 3))
     return text if "." in text or "e" in text else f"{text}.0"
 
 

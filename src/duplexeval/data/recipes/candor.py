@@ -173,8 +173,9 @@ def _item_words(path: Path, items: Any) -> list[tuple[float, float, str]]:
     for i, item in enumerate(items):
         if not isinstance(item, dict) or item.get("type") != "pronunciation":
             continue
-        alts = item.get("alternatives") or [{}]
-        text = str(alts[0].get("content", "")).strip() if isinstance(alts[0], dict) else ""
+        alts = item.get("alternatives")
+        first = alts[0] if isinstance(alts, list) and alts else {}
+        text = str(first.get("content", "")).strip() if isinstance(first, dict) else ""
         where = f"results.items[{i}]"
         try:
             start, end = float(item["start_time"]), float(item["end_time"])
