@@ -82,3 +82,15 @@ def test_score_in_batch_api_mode(qa_run: Path, tmp_path: Path) -> None:
     lines = [json.loads(x) for x in (out / "content.jsonl").read_text().splitlines()]
     called = [x for x in lines if x["judge_model"] == "batch-judge"]
     assert len(called) == len(api.uploaded) > 0 and all(x["score"] == 2 for x in called)
+
+
+def test_a_timing_only_analysis_says_content_was_not_computed(
+        qa_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without ASR there are no words: the content metrics are listed as not computed, never
+    reported as zero words."""
+    out = tmp_path / "scores"
+    assert main(["score", str(qa_run), "-o", str(out), "--asr", "none"]) == 0
+    results = load_results(out / "results.json")
+    assert results.content is not None and results.content.aggregates == []
+    assert {n.dimension for n in results.content.not_computed} >= {"qa_f1", "response_words"}
+    assert "timing-only" in capsys.readouterr().out

@@ -16,6 +16,8 @@ OWNER = PACKAGE / "runs" / "directory.py"
 OTHER_FORMATS = {
     PACKAGE / "metrics" / "m3_outputs.py": "the official M3 pipeline's output folders",
     PACKAGE / "speech" / "whisper_model.py": "the files of a Whisper model folder",
+    PACKAGE / "peers" / "fdb_io.py": "a peer re-scoring's output folder (per_sample.jsonl, "
+                                     "aggregate.json)",
 }
 """Modules that name files of other formats that happen to share a name."""
 

@@ -171,5 +171,23 @@ def test_a_later_malformed_conversation_leaves_nothing(
     assert "channel_map.json: expected" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other", "src"]
     out.mkdir()
+    (out / "test.jsonl").write_text("")
     assert _import(tmp_path / "src", out) == 2
-    assert "already exists; pass --force" in capsys.readouterr().err
+    assert "already holds test.jsonl; pass --force" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["test.jsonl"]
+
+
+def test_a_second_split_joins_the_dataset_and_force_replaces_one(tmp_path: Path) -> None:
+    folder = make_candor(tmp_path / "src")
+    out = tmp_path / "out"
+    assert _import(folder, out) == 0
+    assert _import(folder, out, "--split", "dev") == 0
+    assert sorted(p.name for p in out.iterdir()) == ["audio", "dataset.json", "dev.jsonl",
+                                                     "test.jsonl", "txt_align"]
+    assert _load(out).dialogues[0].id == UUID
+    assert _import(folder, out, "--segment", "3") == 2
+    assert main(["data", "import", "candor", str(folder), "-o", str(out), "--segment", "3",
+                 "--force"]) == 0
+    ids = [d.id for d in _load(out).dialogues]
+    assert len(ids) == 2 and ids[0] == f"{UUID}.0.0-4.1"
+    assert not list(tmp_path.glob(".out*"))

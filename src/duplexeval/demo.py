@@ -211,7 +211,7 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     runs: list[tuple[str, str, Path]] = []
     with timer("runs"):
         print("\n".join(_run_systems(datasets, runs_root, runs)))
-    print("\n".join(_score_runs(runs, timer)))
+    print("\n".join(_score_runs(runs, timer, None if full else DEMO_CONTENT_SUITES)))
     print()
     print(timer.line())
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
@@ -284,27 +284,45 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
     return lines
 
 
-def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = None) -> list[str]:
-    """Analyse and score every demo run; the M3 timing table, one block per dataset.  The
-    analysis (default :class:`~duplexeval.analysis.pipeline.AnalysisOptions`: Whisper on the
-    short system segments the timing metrics read, and on both channels of TURN_SHIFT samples
-    for the content metrics) is reused when current."""
+DEMO_CONTENT_SUITES = ("m3-qa-en",)
+"""Suites whose demo runs get the content transcripts (full ASR of both channels on TURN_SHIFT
+samples) unless ``--full``: English QA, where the offline content metrics (QA F1 / EM) mean
+most, and cheap to transcribe.  The other suites' content costs more ASR time than the demo's
+10-minute budget allows (``benchmarks/content_analysis_cost.py``); their content rows say so and
+``duplexeval score RUN_DIR`` computes it."""
+
+
+def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = None,
+                content_suites: tuple[str, ...] | None = DEMO_CONTENT_SUITES) -> list[str]:
+    """Analyse and score every demo run; the M3 timing and content tables, one block per
+    dataset.  The analysis (:class:`~duplexeval.analysis.pipeline.AnalysisOptions`: Whisper on
+    the short system segments the timing metrics read, and, for the datasets in
+    ``content_suites`` (``None``: all), on both channels of TURN_SHIFT samples for the content
+    metrics) is reused when current."""
     from .analysis.pipeline import AnalysisOptions, ensure_analysis
     from .metrics.score_run import score_run_dir
     from .report.content import content_table_lines
     from .report.text import timing_table_lines
 
     timer = timer or StageTimer()
-    options = AnalysisOptions()
     lines = ["", "M3 timing and content (mean ± 95 % CI half-width; † fewer than 20 events; "
-             "analysis: Silero VAD + Whisper base; content on TURN_SHIFT events)"]
+             "analysis: Silero VAD + Whisper base; content on TURN_SHIFT events"
+             + ("" if content_suites is None else
+                f", transcribed in full for {', '.join(content_suites)} only")
+             + ")"]
+
+    def options(dataset: str) -> AnalysisOptions:
+        if content_suites is None or dataset in content_suites:
+            return AnalysisOptions()
+        return AnalysisOptions(content_event_types=())
+
     with timer("analysis"):
-        for _, _, out in tqdm(runs, desc="analysis", unit="run", file=sys.stderr):
-            ensure_analysis(out, options, progress=False)
+        for dataset, _, out in tqdm(runs, desc="analysis", unit="run", file=sys.stderr):
+            ensure_analysis(out, options(dataset), progress=False)
     with timer("scoring"):
         for dataset in dict.fromkeys(d for d, _, _ in runs):
             mine = [(system, out) for d, system, out in runs if d == dataset]
-            rows = [(system, score_run_dir(out, options=options, progress=False)[0])
+            rows = [(system, score_run_dir(out, options=options(dataset), progress=False)[0])
                     for system, out in mine]
             lines += ["", f"  {dataset}"]
             lines += [f"  {line}" for line in timing_table_lines(rows)]

@@ -30,7 +30,8 @@ def add_import(data_sub: Subparsers) -> None:
         q.add_argument("source", metavar="SOURCE", help=item.source_help)
         q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
         q.add_argument("--split", default="test", help="the split written (default: test)")
-        q.add_argument("--force", action="store_true", help="replace an existing DATASET_DIR")
+        q.add_argument("--force", action="store_true", help="replace the split if DATASET_DIR "
+                       "already holds it (its other splits stay)")
         item.add_arguments(q)
         q.set_defaults(func=_import, recipe_name=name)
 
@@ -40,7 +41,11 @@ def _import(args: argparse.Namespace) -> int:
 
     item = recipe(args.recipe_name)
     out = Path(args.output)
-    with staged_output(out, args.force) as staging:
+    if not item.staged:
+        print(item.run(args, out))
+        return 0
+    guards = (f"{args.split}.jsonl",) + (("specs",) if item.writes_specs else ())
+    with staged_output(out, guards, args.force) as staging:
         line = item.run(args, staging)
         if item.writes_specs and getattr(args, "synth", False):
             line += "; " + _synth_specs(staging, args.split)

@@ -12,9 +12,9 @@ from ..runs.directory import AnalysisFiles, RunDir
 from ..segment.pipeline import read_rounds
 from .base import get_variant
 from .content.context import generated_histories
-from .content.inputs import ContentOptions, HistorySource
+from .content.inputs import CONTENT_EVENT_TYPES, ContentOptions, HistorySource
 from .content.rounds import RoundFinder
-from .content.score import JudgeSettings, score_content
+from .content.score import JudgeSettings, content_not_computed, score_content
 from .m3_outputs import read_m3_outputs
 from .results import Results, SourceInfo, write_score_outputs
 from .scoring import score_events
@@ -74,7 +74,11 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
                         system=system.name if system else "",
                         oracle=system.oracle if system else [])
     outcome = None
-    if not truth:
+    if not truth and (options.asr == "none"
+                      or not set(CONTENT_EVENT_TYPES) <= set(options.content_event_types)):
+        outcome = content_not_computed(domain, "the analysis has no content transcripts "
+                                       "(timing-only); `duplexeval score RUN_DIR` makes them")
+    elif not truth:
         content = content or ContentOptions()
         dialogues, missing = run_dialogues(run)
         generated = None

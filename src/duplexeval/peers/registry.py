@@ -28,7 +28,7 @@ from ..errors import DuplexevalError
 __all__ = ["PEER_MODULES", "PeerOptions", "PeerScorer", "check_task", "get_peer", "peer_names",
            "register_peer"]
 
-PEER_MODULES: tuple[str, ...] = ()
+PEER_MODULES: tuple[str, ...] = ("flexi", "fdb")
 """Modules (relative to this package) that register peer scorers when imported."""
 
 
@@ -38,8 +38,9 @@ class PeerOptions:
 
     ``compat`` true reproduces the peer's released code value for value (the default under
     ``--peer``); false applies the paper's definitions and reports each difference.
-    ``latency`` is FLEXI's pause-handling latency allowance in seconds (``None``: computed from
-    the turn-taking results when available, see the peer module).  ``reference_distribution``
+    ``latency`` is FLEXI's pause-handling latency allowance in seconds (``None``: 0 under
+    compat, as FLEXI's ``--latency`` default; measured from the pause samples under
+    ``--paper``, see :mod:`duplexeval.peers.flexi`).  ``reference_distribution``
     is a JSON file of per-item reference backchannel distributions (model backchannel tasks).
     """
 

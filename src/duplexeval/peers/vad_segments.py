@@ -53,12 +53,11 @@ def read_vad_segments(path: Path, wav_name: str) -> list[Span] | None:
     if unit not in ("samples", "seconds"):
         raise DuplexevalError(f"{path}: {wav_name}.unit must be 'samples' or 'seconds', "
                               f"got {unit!r}")
-    scale = 1.0
+    rate = 1.0
     if unit == "samples":
         rate = _number(data.get("sampling_rate"), path, "sampling_rate")
         if rate <= 0:
             raise DuplexevalError(f"{path}: sampling_rate must be positive")
-        scale = 1.0 / rate
     stamps = entry.get("speech_timestamps")
     if not isinstance(stamps, list):
         raise DuplexevalError(f"{path}: {wav_name}.speech_timestamps must be a list")
@@ -67,8 +66,8 @@ def read_vad_segments(path: Path, wav_name: str) -> list[Span] | None:
         where = f"{wav_name}.speech_timestamps[{i}]"
         if not isinstance(stamp, dict):
             raise DuplexevalError(f"{path}: {where} must be an object with start and end")
-        start = _number(stamp.get("start"), path, f"{where}.start") * scale
-        end = _number(stamp.get("end"), path, f"{where}.end") * scale
+        start = _number(stamp.get("start"), path, f"{where}.start") / rate
+        end = _number(stamp.get("end"), path, f"{where}.end") / rate
         if start < 0 or end <= start:
             raise DuplexevalError(f"{path}: {where} is not a segment (start {start:g} s, "
                                   f"end {end:g} s)")

@@ -4,8 +4,10 @@ A recipe is a module that defines ``RECIPE = Recipe(...)``; adding one is one li
 :data:`RECIPE_MODULES`.  The command line gives each recipe a subcommand
 ``data import NAME SOURCE -o DATASET_DIR`` with the shared options (``--split``, ``--force``)
 and the recipe's own (``add_arguments``), then calls ``run(args, staging)``, where ``staging``
-is an empty folder beside ``DATASET_DIR`` that becomes ``DATASET_DIR`` only when the recipe
-returns (:func:`staged_output`): a malformed source leaves nothing written.
+is an empty folder beside ``DATASET_DIR`` whose files move into ``DATASET_DIR`` only when the
+recipe returns (:func:`staged_output`): a malformed source leaves nothing written, and the
+dataset's other splits stay.  A recipe with ``staged=False`` is given ``DATASET_DIR`` itself
+and checks it on its own (the peer benchmarks' importers, ``flexi`` and ``fdb-v1``).
 
 Recipes read files the user has; none downloads anything.
 """
@@ -30,8 +32,10 @@ RECIPE_MODULES: tuple[str, ...] = (
     "duplexeval.data.recipes.candor",
     "duplexeval.data.recipes.magicdata",
     "duplexeval.data.recipes.topiocqa",
+    "duplexeval.data.recipes.peers",
 )
-"""Modules defining ``RECIPE``, in the order ``data import --help`` lists them."""
+"""Modules defining ``RECIPE`` (or ``RECIPES``, a tuple), in the order ``data import --help``
+lists them."""
 
 
 @dataclass(frozen=True)
@@ -46,14 +50,18 @@ class Recipe:
     run: Callable[[argparse.Namespace, Path], str]
     writes_specs: bool = False
     """True when the recipe writes dialogue specs (``specs/``) that ``--synth`` can voice."""
+    staged: bool = True
+    """False: ``run`` is given the output folder itself (and refuses to overwrite on its own)."""
 
 
 def recipes() -> dict[str, Recipe]:
     """Every registered recipe by name."""
     out: dict[str, Recipe] = {}
     for module_name in RECIPE_MODULES:
-        item: Recipe = importlib.import_module(module_name).RECIPE
-        out[item.name] = item
+        module = importlib.import_module(module_name)
+        items: tuple[Recipe, ...] = getattr(module, "RECIPES", None) or (module.RECIPE,)
+        for item in items:
+            out[item.name] = item
     return out
 
 
@@ -66,12 +74,17 @@ def recipe(name: str) -> Recipe:
 
 
 @contextlib.contextmanager
-def staged_output(out: Path, force: bool = False) -> Iterator[Path]:
-    """An empty folder next to ``out``; renamed onto ``out`` when the block succeeds, removed
-    when it raises.  An existing ``out`` is an error unless ``force`` (then it is replaced)."""
+def staged_output(out: Path, guards: tuple[str, ...] = (), force: bool = False
+                  ) -> Iterator[Path]:
+    """An empty folder next to ``out``, removed when the block raises.  When it succeeds, its
+    files move into ``out`` (each with an atomic rename, the ``*.jsonl`` files last), so
+    ``out``'s other files stay.  ``guards`` are paths relative to ``out`` (``test.jsonl``,
+    ``specs``) that must not exist yet unless ``force``."""
     out = Path(out)
-    if out.exists() and not force:
-        raise DuplexevalError(f"{out} already exists; pass --force to replace it")
+    taken = [g for g in guards if (out / g).exists()]
+    if taken and not force:
+        raise DuplexevalError(f"{out} already holds {', '.join(taken)}; pass --force to "
+                              "replace it")
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
     try:
@@ -79,10 +92,16 @@ def staged_output(out: Path, force: bool = False) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    if out.exists():
-        trash = out.parent / f".{out.name}.old-{os.getpid()}"
-        os.replace(out, trash)
+    if not out.exists():
         os.replace(staging, out)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.replace(staging, out)
+        return
+    for guard in taken:
+        target = out / guard
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    files = sorted((p for p in staging.rglob("*") if p.is_file()),
+                   key=lambda p: (p.suffix == ".jsonl", str(p)))
+    for path in files:
+        target = out / path.relative_to(staging)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+    shutil.rmtree(staging, ignore_errors=True)

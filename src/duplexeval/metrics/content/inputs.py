@@ -138,7 +138,7 @@ def build_input(event: EventView, dialogue: Dialogue | None, options: ContentOpt
             reference = official_reference_answer(dialogue, system_ch, event.event_end)
             history = format_history(official_history(dialogue, user_ch, event.event_start))
     else:
-        user = channel_text(event.segments, USER_CHANNEL, joiner=" " if lang != "ja" else "")
+        user, _ = words_after(event.segments, USER_CHANNEL, float("-inf"), lang)
         response = words_text
         if dialogue is not None:
             reference = reference_answer(dialogue, system_ch, event.event_end, lang)

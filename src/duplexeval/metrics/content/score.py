@@ -27,7 +27,8 @@ from .summary import (
 )
 from .text import Utterance
 
-__all__ = ["ContentOutcome", "JudgeSettings", "offline_record", "score_content"]
+__all__ = ["ContentOutcome", "JudgeSettings", "content_not_computed", "offline_record",
+           "score_content"]
 
 ENABLE_HINT = ("no judge configured; add --judge-url URL --judge-model MODEL (any "
                "OpenAI-compatible endpoint; key from DUPLEXEVAL_JUDGE_API_KEY or OPENAI_API_KEY)")
@@ -135,3 +136,15 @@ def score_content(events: Sequence[EventView], dialogues: Mapping[str, Dialogue]
                              usage=usage)
     return ContentOutcome(inputs=inputs, offline=offline, judged=judged, results=results,
                           usage_line=usage_line)
+
+
+def content_not_computed(domain: str, reason: str) -> ContentOutcome:
+    """The outcome of a scoring whose analysis has no content transcripts: every content
+    dimension of ``domain`` listed as not computed, with ``reason``."""
+    dims = [*dimensions_for(domain), "response_words", "truncated"]
+    if domain == "task":
+        dims += ["qa_f1", "qa_em"]
+    results = ContentResults(settings={"judge": None}, aggregates=[],
+                             not_computed=[NotComputed(dimension=d, reason=reason)
+                                           for d in dims])
+    return ContentOutcome(inputs=[], offline=[], judged=[], results=results)
