@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import soundfile as sf
 
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, check_dataset
@@ -31,6 +32,7 @@ def test_magicdata_round_trip(tmp_path: Path, per_speaker: bool) -> None:
     (d,) = report.dataset.dialogues
     assert d.id == MAGIC_ID and report.dataset.language == "ja"
     assert d.extra["source"]["speakers"] == ["G0001", "G0002"]
+    assert "swapped" not in d.extra["source"]
     assert d.audio.sample_rate == 16000 and d.audio.duration == pytest.approx(6.0)
     for ch, start, end, text in MAGIC_UTTERANCES:  # the utterance's words, back to back
         words = [w for w in d.words_on(ch) if start - 1e-6 <= w.start and w.end <= end + 1e-6]
@@ -70,3 +72,16 @@ def test_magicdata_without_audio_names_the_missing_file(
     assert _import(src, tmp_path / "out") == 2
     assert f"WAV/{MAGIC_ID}.wav: no stereo WAV" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_swapped_stereo_channels_are_put_back(tmp_path: Path) -> None:
+    src = make_magicdata(tmp_path / "src")
+    wav = src / "WAV" / f"{MAGIC_ID}.wav"
+    audio, rate = sf.read(str(wav))
+    sf.write(str(wav), audio[:, ::-1], rate)
+    assert _import(src, tmp_path / "out") == 0
+    (d,) = check_dataset(tmp_path / "out", "test").dataset.dialogues
+    assert d.extra["source"]["swapped"] is True
+    out, _ = sf.read(str(d.audio.path))
+    at = round(0.5 * 16000)  # G0001 alone speaks: on channel 0 again
+    assert abs(out[at - 80:at + 80, 0]).max() > 0.05 and abs(out[at - 80:at + 80, 1]).max() < 0.01

@@ -14,9 +14,12 @@ text holds ``[*]`` (unintelligible) or ``[PII]`` is dropped; other bracketed mar
 ``[+]``, ``[LAUGHTER]``, ...) are removed from the text, and a line left empty is dropped.
 
 Channels: the conversation's two speaker ids sorted as text; **channel 0 = the first**
-(G0001 before G0002), channel 1 = the second; a stereo WAV is taken to hold them in that order
-(the corpus does not document it).  The record's ``source.speakers`` lists them in channel
-order.  Neither is "the user": roles are decided per event.
+(G0001 before G0002), channel 1 = the second.  The corpus does not say which channel of a
+stereo WAV holds which speaker, so the recipe checks: when each speaker's utterances are more
+than :data:`SWAP_RATIO` times louder on the other channel than on their own (mean power over
+their utterance times), the two channels are swapped and the record says ``"swapped": true``.
+The record's ``source.speakers`` lists the speakers in channel order.  Neither is "the user":
+roles are decided per event.
 
 Words: the corpus has utterance times only.  Each utterance's text is segmented into words
 (:func:`duplexeval.speech.japanese.word_spans`, OpenJTalk when installed) and the utterance's
@@ -55,6 +58,8 @@ __all__ = ["RECIPE", "Utterance", "import_magicdata", "read_transcript"]
 
 _TIMES = re.compile(r"^\[\s*(-?[0-9.]+)\s*,\s*(-?[0-9.]+)\s*\]$")
 _MARKER = re.compile(r"\[[^\[\]]*\]")
+SWAP_RATIO = 2.0
+"""How much louder the other channel must be, over a speaker's utterances, to swap."""
 DROP_MARKERS = ("[*]", "[PII]")
 """A line whose text holds one of these is dropped (its words are unknown)."""
 
@@ -114,6 +119,21 @@ def utterance_words(channel: int, utt: Utterance) -> list[Word]:
                  utt.text[a:b]) for a, b in word_spans(utt.text)]
 
 
+def _power(x: np.ndarray, rate: int, spans: list[tuple[float, float]]) -> float:
+    parts = [x[round(s * rate): round(e * rate)] for s, e in spans]
+    samples = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+    return float(np.mean(samples.astype(np.float64) ** 2)) if samples.size else 0.0
+
+
+def speakers_swapped(audio: np.ndarray, rate: int, utterances: list[Utterance],
+                     speakers: list[str]) -> bool:
+    """True when both speakers are over :data:`SWAP_RATIO` times louder on the other channel
+    (``audio`` is ``(frames, 2)``; speaker k is expected on channel k)."""
+    spans = [[(u.start, u.end) for u in utterances if u.speaker == spk] for spk in speakers]
+    power = [[_power(audio[:, ch], rate, spans[k]) for k in (0, 1)] for ch in (0, 1)]
+    return all(power[1 - k][k] > SWAP_RATIO * power[k][k] for k in (0, 1))
+
+
 def _speaker_files(wav_dir: Path, stem: str, speakers: list[str]) -> list[Path] | None:
     found = []
     for speaker in speakers:
@@ -153,7 +173,10 @@ def read_magicdata(txt: Path, wav_dir: Path, rate: int) -> Recording:
                      "dropping speaker 0; a conversation has two")
     words = [w for u in utterances for w in utterance_words(speakers.index(u.speaker), u)]
     audio = _audio(wav_dir, txt.stem, speakers, rate)
-    extra = {"source": {"corpus": "magicdata", "id": txt.stem, "speakers": speakers}}
+    source: dict[str, object] = {"corpus": "magicdata", "id": txt.stem, "speakers": speakers}
+    if speakers_swapped(audio, rate, utterances, speakers):
+        audio, source["swapped"] = np.ascontiguousarray(audio[:, ::-1]), True
+    extra = {"source": source}
     return Recording(txt.stem, audio, rate, words, extra)
 
 
