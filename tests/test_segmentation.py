@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -98,3 +99,26 @@ def test_cut_events_equal_annotating_the_segment_alone() -> None:
     assert sorted(cut_events(events, segment), key=repr) == sorted(alone, key=repr)
     assert Event(EventKind.BC, 1, 0.6, 0.9) in [
         Event(e.kind, e.channel, round(e.start, 6), round(e.end, 6)) for e in alone]
+
+
+def test_data_segment_equals_importing_in_segments(tmp_path: Path) -> None:
+    from duplexeval.cli import main
+    from duplexeval.data.validate import Need, check_dataset
+    from recipe_fixtures import make_candor
+
+    src = make_candor(tmp_path / "src")
+    base = ["data", "import", "candor", str(src), "-o"]
+    assert main([*base, str(tmp_path / "whole"), "--segment", "0"]) == 0
+    assert main([*base, str(tmp_path / "direct"), "--segment", "3"]) == 0
+    assert main(["data", "segment", str(tmp_path / "whole"), "-o", str(tmp_path / "cut"),
+                 "--segment", "3"]) == 0
+    direct, cut = (check_dataset(tmp_path / name, "test", audio=Need.REQUIRE,
+                                 alignment=Need.REQUIRE) for name in ("direct", "cut"))
+    assert direct.problems == [] and cut.problems == []
+    for a, b in zip(direct.dataset.dialogues, cut.dataset.dialogues, strict=True):
+        assert a.id == b.id and a.extra["source"] == b.extra["source"]
+        assert [(w.channel, round(w.start, 4), round(w.end, 4), w.text) for w in a.words] == \
+            [(w.channel, round(w.start, 4), round(w.end, 4), w.text) for w in b.words]
+        assert sorted((e.kind, e.channel, round(e.start, 4), round(e.end, 4)) for e in a.events) \
+            == sorted((e.kind, e.channel, round(e.start, 4), round(e.end, 4)) for e in b.events)
+        assert a.audio.num_frames == b.audio.num_frames

@@ -1,5 +1,5 @@
 """``data import FORMAT SOURCE -o DATASET_DIR`` (one subcommand per registered recipe),
-``data stats DATASET_DIR`` and ``data split DATASET_DIR``."""
+``data stats DATASET_DIR``, ``data split DATASET_DIR`` and ``data segment DATASET_DIR``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import DuplexevalError
 
-__all__ = ["add_import", "add_split", "add_stats"]
+__all__ = ["add_import", "add_segment", "add_split", "add_stats"]
 
 Subparsers = Any  # argparse's private _SubParsersAction
 
@@ -147,4 +147,33 @@ def _split(args: argparse.Namespace) -> int:
     print(f"{root}: test {len(result.test)} dialogue(s), {result.test_seconds / 3600:.2f} h; "
           f"dev {len(result.dev)}; {len(result.dropped)} dropped (they share a speaker with "
           "the test set)")
+    return 0
+
+
+def add_segment(data_sub: Subparsers) -> None:
+    """``data segment DATASET_DIR -o OUT [--segment 120]``."""
+    from ..data.recipes.common import add_segment_arguments
+
+    q = data_sub.add_parser("segment", help="cut every dialogue of a dataset into ~120 s "
+                            "segments in silences of both speakers (ids ID.START-END)")
+    q.add_argument("dataset", metavar="DATASET_DIR")
+    q.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    q.add_argument("--split", default="test")
+    q.add_argument("--force", action="store_true", help="replace the split if OUT_DIR holds it")
+    add_segment_arguments(q)
+    q.set_defaults(func=_segment)
+
+
+def _segment(args: argparse.Namespace) -> int:
+    from ..data.recipes import staged_output
+    from ..data.segment_dataset import segment_dataset
+    from ..data.validate import load_dataset
+
+    dataset, _ = load_dataset(Path(args.dataset), args.split)
+    out = Path(args.output)
+    if out.resolve() == Path(args.dataset).resolve():
+        raise DuplexevalError(f"{out}: write the segments to another folder")
+    with staged_output(out, (f"{args.split}.jsonl",), args.force) as staging:
+        dialogues = segment_dataset(dataset, staging, args.segment, args.min_last)
+    print(f"{out} [{args.split}]: {len(dialogues)} segment(s) from {len(dataset)} dialogue(s)")
     return 0
