@@ -44,6 +44,7 @@ from .common import (
     add_segment_arguments,
     finish,
     read_audio,
+    resample,
     segment_options,
     source_error,
     spread_words,
@@ -152,7 +153,7 @@ def _audio(folder: Path, speakers: tuple[str, str], rate: int) -> Any:
         if (processed / name).exists():
             audio, source_rate = read_audio(processed / name)
             if audio.shape[1] >= 2:
-                return stereo([(audio[:, 0], source_rate), (audio[:, 1], source_rate)], rate)
+                return resample(audio[:, :2], source_rate, rate)
             break
     tracks = []
     for user in speakers:

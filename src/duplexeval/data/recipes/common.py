@@ -33,7 +33,7 @@ from ..m3 import audio_path
 from ..segmentation import cut_words, plan_segments, segment_id
 
 __all__ = ["DEFAULT_SEGMENTS", "Recording", "SegmentOptions", "add_segment_arguments", "finish",
-           "read_audio", "segment_options", "source_error", "spread_words", "stereo",
+           "read_audio", "resample", "segment_options", "source_error", "spread_words", "stereo",
            "tidy_words"]
 
 
@@ -52,17 +52,19 @@ def read_audio(path: Path) -> tuple[np.ndarray, int]:
     return audio, int(rate)
 
 
-def _resample(x: np.ndarray, rate: int, target: int) -> np.ndarray:
+def resample(x: np.ndarray, rate: int, target: int) -> np.ndarray:
+    """``x`` (samples, or ``(frames, channels)``) from ``rate`` to ``target`` Hz with soxr,
+    float32; unchanged when the rates are equal."""
     if rate == target:
-        return x.astype(np.float32)
-    return soxr.resample(x, rate, target).astype(np.float32)
+        return np.ascontiguousarray(x, dtype=np.float32)
+    return soxr.resample(np.ascontiguousarray(x), rate, target).astype(np.float32)
 
 
 def stereo(tracks: Sequence[tuple[np.ndarray, int]], target_rate: int) -> np.ndarray:
     """Two mono tracks ``(samples, rate)`` as one ``(frames, 2)`` float32 array at
     ``target_rate``: track 0 is channel 0 (left).  Each is resampled with soxr when its rate
     differs; the shorter is padded with silence."""
-    chans = [_resample(np.asarray(x, dtype=np.float32).reshape(-1), r, target_rate)
+    chans = [resample(np.asarray(x, dtype=np.float32).reshape(-1), r, target_rate)
              for x, r in tracks]
     n = max(len(c) for c in chans)
     out = np.zeros((n, len(chans)), dtype=np.float32)

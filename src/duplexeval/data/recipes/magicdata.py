@@ -48,6 +48,7 @@ from .common import (
     add_segment_arguments,
     finish,
     read_audio,
+    resample,
     segment_options,
     source_error,
     stereo,
@@ -151,7 +152,7 @@ def _audio(wav_dir: Path, stem: str, speakers: list[str], rate: int) -> np.ndarr
     if whole.exists():
         audio, source_rate = read_audio(whole)
         if audio.shape[1] == 2:
-            return stereo([(audio[:, 0], source_rate), (audio[:, 1], source_rate)], rate)
+            return resample(audio[:, :2], source_rate, rate)
     files = _speaker_files(wav_dir, stem, speakers)
     if files is None:
         source_error(whole, None, "no stereo WAV for this conversation and no per-speaker "
