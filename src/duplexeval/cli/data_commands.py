@@ -1,5 +1,6 @@
 """Data subcommands: ``validate``, ``annotate``, ``synth`` and the ``data`` group
-(``voice-bursts``, ``build``, ``list``, ``import``)."""
+(``voice-bursts``, ``build``, ``list``; ``import``, ``stats``, ``split`` and ``segment`` in
+:mod:`.import_commands`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DuplexevalError
+from .import_commands import add_import, add_segment, add_split, add_stats
 from .options import non_negative, positive, warn
 
 __all__ = ["add_annotate", "add_data", "add_synth", "add_validate"]
@@ -162,7 +164,8 @@ def _quality(out: Path, split: str, gaps: tuple[float, ...], asr: bool) -> None:
 
 
 def add_data(sub: Subparsers) -> None:
-    """The ``data`` group: ``voice-bursts``, ``build``, ``list``, ``import``."""
+    """The ``data`` group: ``voice-bursts``, ``build``, ``list``, ``import``, ``stats``,
+    ``split``, ``segment``."""
     p = sub.add_parser("data", help="dataset utilities: voice annotations, bundled suites")
     data_sub = p.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
     q = data_sub.add_parser("voice-bursts", help="stereo audio for an annotated dataset: "
@@ -179,42 +182,10 @@ def add_data(sub: Subparsers) -> None:
     q.set_defaults(func=_data_build)
     q = data_sub.add_parser("list", help="the bundled suites, built or not, with sizes")
     q.set_defaults(func=_data_list)
-    _add_data_import(data_sub)
-
-
-IMPORT_FORMATS = ("flexi", "fdb-v1")
-"""``data import`` formats: a peer benchmark's released data you have (nothing is downloaded)."""
-
-
-def _add_data_import(data_sub: Subparsers) -> None:
-    q = data_sub.add_parser("import", help="a benchmark's or corpus's data you have, in the M3 "
-                            "layout (nothing is downloaded): " + ", ".join(IMPORT_FORMATS))
-    q.add_argument("format", choices=IMPORT_FORMATS, metavar="FORMAT",
-                   help="flexi: FLEXI's scenario folder(s) of dialog_N folders; fdb-v1: "
-                        "Full-Duplex-Bench v1/v1.5 sample folders")
-    q.add_argument("source", metavar="SOURCE")
-    q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
-    q.add_argument("--split", default="test")
-    q.add_argument("--scenario", default=None, help="flexi: the scenario of SOURCE when its "
-                   "folder name does not say (turn_taking, pause_handling, user_interrupt, "
-                   "model_interrupt, user_backchannel, model_backchannel)")
-    q.add_argument("--force", action="store_true", help="overwrite an existing dataset/split")
-    q.set_defaults(func=_data_import)
-
-
-def _data_import(args: argparse.Namespace) -> int:
-    if args.format == "flexi":
-        return _import_flexi(args)
-    return _import_fdb(args)
-
-
-def _import_flexi(args: argparse.Namespace) -> int:
-    from ..data.flexi_import import import_flexi, summary
-
-    dialogues = import_flexi(Path(args.source), Path(args.output), args.split, args.scenario,
-                             args.force)
-    print(f"{args.output}: {summary(dialogues)}")
-    return 0
+    add_import(data_sub)
+    add_stats(data_sub)
+    add_split(data_sub)
+    add_segment(data_sub)
 
 
 def _voice_bursts(args: argparse.Namespace) -> int:
@@ -224,22 +195,6 @@ def _voice_bursts(args: argparse.Namespace) -> int:
     dataset, _ = load_dataset(Path(args.dataset), args.split, alignment=Need.REQUIRE)
     written = voice_bursts(dataset, Path(args.output), args.sample_rate)
     print(f"{args.output}: {len(written)} dialogue(s) voiced at {args.sample_rate} Hz")
-    return 0
-
-
-def _import_fdb(args: argparse.Namespace) -> int:
-    from ..data.fdb_import import import_fdb
-
-    out = Path(args.output)
-    if (out / f"{args.split}.jsonl").exists() and not args.force:
-        raise DuplexevalError(f"{out}: split {args.split!r} exists (use --force to overwrite)")
-    dialogues = import_fdb(Path(args.source), out, args.split)
-    tasks = Counter(str(d.extra.get("fdb_task")) for d in dialogues)
-    unplaced = sum(d.extra.get("fdb_event") is not None and d.extra.get("fdb_event_as") is None
-                   for d in dialogues)
-    print(f"{out} [{args.split}]: {len(dialogues)} dialogue(s) from {args.format} ("
-          + ", ".join(f"{t} {n}" for t, n in sorted(tasks.items())) + ")"
-          + (f"; {unplaced} FDB event(s) with no M3 event over them" if unplaced else ""))
     return 0
 
 

@@ -1,0 +1,107 @@
+"""The table of ``duplexeval data import FORMAT`` recipes, and the staged output they write.
+
+A recipe is a module that defines ``RECIPE = Recipe(...)``; adding one is one line in
+:data:`RECIPE_MODULES`.  The command line gives each recipe a subcommand
+``data import NAME SOURCE -o DATASET_DIR`` with the shared options (``--split``, ``--force``)
+and the recipe's own (``add_arguments``), then calls ``run(args, staging)``, where ``staging``
+is an empty folder beside ``DATASET_DIR`` whose files move into ``DATASET_DIR`` only when the
+recipe returns (:func:`staged_output`): a malformed source leaves nothing written, and the
+dataset's other splits stay.  A recipe with ``staged=False`` is given ``DATASET_DIR`` itself
+and checks it on its own (the peer benchmarks' importers, ``flexi`` and ``fdb-v1``).
+
+Recipes read files the user has; none downloads anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import DuplexevalError
+
+__all__ = ["RECIPE_MODULES", "Recipe", "recipe", "recipes", "staged_output"]
+
+RECIPE_MODULES: tuple[str, ...] = (
+    "duplexeval.data.recipes.candor",
+    "duplexeval.data.recipes.magicdata",
+    "duplexeval.data.recipes.topiocqa",
+    "duplexeval.data.recipes.peers",
+)
+"""Modules defining ``RECIPE`` (or ``RECIPES``, a tuple), in the order ``data import --help``
+lists them."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One importer: ``run(args, staging)`` writes the dataset into ``staging`` and returns the
+    line printed on success."""
+
+    name: str
+    help: str
+    source_help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Path], str]
+    writes_specs: bool = False
+    """True when the recipe writes dialogue specs (``specs/``) that ``--synth`` can voice."""
+    staged: bool = True
+    """False: ``run`` is given the output folder itself (and refuses to overwrite on its own)."""
+
+
+def recipes() -> dict[str, Recipe]:
+    """Every registered recipe by name."""
+    out: dict[str, Recipe] = {}
+    for module_name in RECIPE_MODULES:
+        module = importlib.import_module(module_name)
+        items: tuple[Recipe, ...] = getattr(module, "RECIPES", None) or (module.RECIPE,)
+        for item in items:
+            out[item.name] = item
+    return out
+
+
+def recipe(name: str) -> Recipe:
+    """The recipe called ``name``; a one-line error listing the known ones otherwise."""
+    table = recipes()
+    if name not in table:
+        raise DuplexevalError(f"unknown import format {name!r}; known: {', '.join(table)}")
+    return table[name]
+
+
+@contextlib.contextmanager
+def staged_output(out: Path, guards: tuple[str, ...] = (), force: bool = False
+                  ) -> Iterator[Path]:
+    """An empty folder next to ``out``, removed when the block raises.  When it succeeds, its
+    files move into ``out`` (each with an atomic rename, the ``*.jsonl`` files last), so
+    ``out``'s other files stay.  ``guards`` are paths relative to ``out`` (``test.jsonl``,
+    ``specs``) that must not exist yet unless ``force``."""
+    out = Path(out)
+    taken = [g for g in guards if (out / g).exists()]
+    if taken and not force:
+        raise DuplexevalError(f"{out} already holds {', '.join(taken)}; pass --force to "
+                              "replace it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if not out.exists():
+        os.replace(staging, out)
+        return
+    for guard in taken:
+        target = out / guard
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    files = sorted((p for p in staging.rglob("*") if p.is_file()),
+                   key=lambda p: (p.suffix == ".jsonl", str(p)))
+    for path in files:
+        target = out / path.relative_to(staging)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+    shutil.rmtree(staging, ignore_errors=True)
