@@ -1,0 +1,148 @@
+"""``duplexeval compare RUN_A RUN_B``: every metric's paired difference over the events both
+runs scored, with a bootstrap 95 % CI, a permutation p-value and Holm's correction across the
+metrics (the statistics: :mod:`duplexeval.metrics.paired`).
+
+Events are matched by ``(sample_id, event_id)`` (and dimension).  Metrics: every timing value
+and extra of ``results.json`` (``tor ↑`` as percent points, booleans as 0/1, other values as
+stored), the judged content scores (0-100, ``content.jsonl``) and the offline content values
+(``content_offline.jsonl``; QA F1/EM and truncation in percent).  A metric one run lacks, or
+with no shared event, is left out.  The result is data (:class:`Comparison`, with
+:meth:`Comparison.to_json`) that a report can include, and a table (:func:`compare_lines`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..errors import DuplexevalError
+from ..metrics.paired import BOOTSTRAP_RESAMPLES, PERMUTATIONS, holm, paired_difference
+from ..results import ScoredRun
+from .text import format_table
+
+__all__ = ["CompareRow", "Comparison", "compare_lines", "compare_runs", "metric_values"]
+
+MetricKey = tuple[str, str, str]
+"""(event type or ``content``, dimension or content kind, metric)."""
+EventKey = tuple[str, str, str]
+"""(sample id, event id, dimension)."""
+
+_PERCENT = {"qa_f1", "qa_em", "truncated"}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    return None
+
+
+def _scale(metric: str) -> float:
+    return 100.0 if metric.startswith("tor") or metric in _PERCENT else 1.0
+
+
+def metric_values(run: ScoredRun) -> dict[MetricKey, dict[EventKey, float]]:
+    """Every per-event value of a run, by metric and event (see the module docstring)."""
+    out: dict[MetricKey, dict[EventKey, float]] = defaultdict(dict)
+    for e in run.results.events:
+        for metric, value in {**e.values, **e.extras}.items():
+            x = _number(value)
+            if x is not None:
+                out[(e.event_type, e.dimension, metric)][(e.sample_id, e.event_id,
+                                                          e.dimension)] = x * _scale(metric)
+    for r in run.judged():
+        if r.score_100 is not None:
+            out[("content", "judged", r.dimension)][(r.sample_id, r.event_id, "")] = r.score_100
+    for o in run.offline():
+        for name in ("qa_f1", "qa_em", "response_words", "truncated"):
+            x = _number(getattr(o, name))
+            if x is not None:
+                out[("content", "offline", name)][(o.sample_id, o.event_id, "")] = \
+                    x * _scale(name)
+    return dict(out)
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One metric's comparison (values in display units: percent points for TOR)."""
+
+    event_type: str
+    dimension: str
+    metric: str
+    n: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    p_holm: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``b - a`` for every metric both runs have, with the settings of the statistics."""
+
+    a: str
+    b: str
+    rows: tuple[CompareRow, ...]
+    events_a: int
+    events_b: int
+    shared: int
+    resamples: int = BOOTSTRAP_RESAMPLES
+    permutations: int = PERMUTATIONS
+    seed: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "rows": [asdict(r) for r in self.rows],
+                "difference": "b - a", "ci": "percentile bootstrap 95 %",
+                "p_value": "two-sided paired sign-flip permutation test",
+                "correction": "Holm across the metrics"}
+
+
+def _events(values: dict[MetricKey, dict[EventKey, float]]) -> set[tuple[str, str]]:
+    return {key[:2] for per_event in values.values() for key in per_event}
+
+
+def compare_runs(a: ScoredRun, b: ScoredRun, seed: int = 0) -> Comparison:
+    """Compare run ``b`` against run ``a`` (see the module docstring); a one-line error when
+    they share no event."""
+    va, vb = metric_values(a), metric_values(b)
+    shared_events = _events(va) & _events(vb)
+    if not shared_events:
+        raise DuplexevalError(f"{a.path} and {b.path} share no scored event (matched by "
+                              "sample and event id): were they run on the same dataset?")
+    found = []
+    for key in sorted(set(va) & set(vb)):
+        shared = sorted(set(va[key]) & set(vb[key]))
+        if shared:
+            found.append((key, paired_difference([va[key][e] for e in shared],
+                                                 [vb[key][e] for e in shared], seed=seed)))
+    adjusted = holm([d.p_value for _, d in found])
+    rows = tuple(CompareRow(*key, d.n, d.mean_a, d.mean_b, d.diff, d.ci_low, d.ci_high,
+                            d.p_value, p) for (key, d), p in zip(found, adjusted, strict=True))
+    return Comparison(str(a.path), str(b.path), rows, len(_events(va)), len(_events(vb)),
+                      len(shared_events), seed=seed)
+
+
+def _p(p: float) -> str:
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def compare_lines(comparison: Comparison) -> list[str]:
+    """The comparison as a terminal table, with what its columns mean."""
+    table = [[f"{r.event_type} {r.metric}" + ("" if r.event_type == "content"
+                                              else f" [{r.dimension}]"),
+              r.n, f"{r.mean_a:.3f}", f"{r.mean_b:.3f}", f"{r.diff:+.3f}",
+              f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]", _p(r.p_value), _p(r.p_holm),
+              "*" if r.p_holm < 0.05 else ""] for r in comparison.rows]
+    header = ["metric", "n", "A", "B", "B - A", "95 % CI", "p", "p (Holm)", ""]
+    return [f"A: {comparison.a} ({comparison.events_a} events)",
+            f"B: {comparison.b} ({comparison.events_b} events); {comparison.shared} shared",
+            "", *format_table(header, table), "",
+            f"B - A over shared events; CI: percentile bootstrap ({comparison.resamples} "
+            f"resamples, seed {comparison.seed}); p: two-sided paired sign-flip permutation "
+            f"test (exact up to 12 events, else {comparison.permutations} draws); Holm across "
+            f"{len(comparison.rows)} metrics; * p (Holm) < 0.05; TOR in percent points."]
