@@ -36,9 +36,9 @@ from .stats import IntervalFields
 __all__ = ["SCHEMA_VERSION", "DatasetRef", "Results", "load_results", "write_score_outputs"]
 
 SCHEMA_VERSION = 3
-"""3: ``source.protocol``, ``source.dataset`` and ``events[].audio`` (2: ``content``; 1: timing
-only).  :mod:`duplexeval.results` reads every older version (their new fields take their
-defaults) and refuses newer ones."""
+"""3: ``source.protocol``, ``source.dataset`` and, per event, ``audio``, ``user_channel``,
+``event_start`` and ``event_end`` (2: ``content``; 1: timing only).  :mod:`duplexeval.results`
+reads every older version (their new fields take their defaults) and refuses newer ones."""
 
 
 class VariantInfo(BaseModel):
@@ -94,6 +94,12 @@ class EventResult(BaseModel):
     audio: str | None = None
     """The sample's stereo wav (ch0 user, ch1 system) relative to ``source.path``, never
     embedded; ``None`` when the metadata gives no relative path."""
+    user_channel: int | None = None
+    """The dialogue channel that played the user (``None`` when the metadata has none)."""
+    event_start: float | None = None
+    """The event's span in dialogue seconds: with the dialogue and the user channel it names
+    the event across protocols, whose event ids number samples differently."""
+    event_end: float | None = None
 
 
 class AggregateRow(IntervalFields):
@@ -129,7 +135,9 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
     events = [EventResult(event_id=s.event.event_id, sample_id=s.event.sample_id,
                           event_type=s.event.event_type, language=s.event.language,
                           domain=s.event.domain, dimension=d.dimension, values=d.values,
-                          extras=d.extras, info=d.info, audio=_audio(s.event.metadata))
+                          extras=d.extras, info=d.info, audio=_audio(s.event.metadata),
+                          user_channel=_channel(s.event.metadata),
+                          event_start=s.event.event_start, event_end=s.event.event_end)
               for s in scores for d in s.dimensions]
     return Results(source=source,
                    variant=VariantInfo(name=variant.name, version=variant.version,
@@ -146,6 +154,11 @@ def _audio(metadata: Mapping[str, Any]) -> str | None:
     if not isinstance(value, str) or not value or Path(value).is_absolute():
         return None
     return Path(value).as_posix()
+
+
+def _channel(metadata: Mapping[str, Any]) -> int | None:
+    value = metadata.get("user_channel")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def write_score_outputs(out: Path, scores: list[EventScore], variant: TimingVariant,
