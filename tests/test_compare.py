@@ -61,24 +61,25 @@ def test_holm() -> None:
 
 # -- on scored runs ---------------------------------------------------------------------------
 
-def _events(latencies: list[float], tors: list[bool]) -> list[EventResult]:
-    return [EventResult(event_id=f"e{i}", sample_id="s1", event_type="TURN_SHIFT",
+def _events(latencies: list[float], tors: list[bool], ids: str = "e") -> list[EventResult]:
+    return [EventResult(event_id=f"{ids}{i}", sample_id="s1", event_type="TURN_SHIFT",
                         language="en", domain="chat", dimension="smooth_turn_taking",
                         values={"latency ↓": lat, "tor ↑": tor}, extras={}, info={},
-                        audio=f"samples/s1/e{i}.wav")
+                        audio=f"samples/s1/{ids}{i}.wav", user_channel=0,
+                        event_start=10.0 * i, event_end=10.0 * i + 0.5)
             for i, (lat, tor) in enumerate(zip(latencies, tors, strict=True))]
 
 
 def _scored_run(root: Path, latencies: list[float], tors: list[bool],
-                words: list[int] | None = None, **kwargs: object) -> Path:
+                words: list[int] | None = None, ids: str = "e", **kwargs: object) -> Path:
     run = make_run(root, **kwargs)  # type: ignore[arg-type]
     files = RunDir(run).scores()
     results = make_results("cascade", 0.8, 1.0)
-    results = results.model_copy(update={"events": _events(latencies, tors)})
+    results = results.model_copy(update={"events": _events(latencies, tors, ids)})
     atomic_write_json(files.results, results.model_dump(mode="json"))
     if words is not None:
         atomic_write_text(files.content_offline, "".join(json_line(OfflineRecord(
-            event_id=f"e{i}", sample_id="s1", language="en", domain="chat",
+            event_id=f"{ids}{i}", sample_id="s1", language="en", domain="chat",
             response_words=w, truncated=None, qa_f1=None, qa_em=None, user="", response="",
             reference="").model_dump()) for i, w in enumerate(words)))
     return run
@@ -108,6 +109,25 @@ def test_compare_a_constant_latency_shift_over_shared_events(tmp_path: Path) -> 
     tor = next(r for r in c.rows if r.metric == "tor ↑")
     assert tor.mean_a == pytest.approx(100 * 13 / 20)  # percent points
     assert tor.diff == 0 and tor.p_value == 1
+
+
+def test_events_are_matched_across_protocols_by_dialogue_channel_type_and_span(
+        tmp_path: Path) -> None:
+    """Official event ids number each protocol's samples: the same event has another id."""
+    a = load_scored(_scored_run(tmp_path / "a", LAT, TOR, words=[3] * 30, protocol="single"))
+    b = load_scored(_scored_run(tmp_path / "b", LAT, TOR, words=[5] * 30, ids="x"))
+    c = compare_runs(a, b)
+    assert c.shared == 30
+    words = next(r for r in c.rows if r.metric == "response_words")
+    assert (words.n, words.diff) == (30, 2.0)
+
+
+def test_an_older_file_without_spans_is_matched_by_event_id(tmp_path: Path) -> None:
+    a = load_scored(_scored_run(tmp_path / "a", LAT, TOR))
+    b = load_scored(_scored_run(tmp_path / "b", LAT, TOR))
+    b.results.events[:] = [e.model_copy(update={"event_start": None})
+                           for e in b.results.events]
+    assert compare_runs(a, b).shared == 30
 
 
 def test_compare_refuses_runs_without_shared_events(tmp_path: Path) -> None:

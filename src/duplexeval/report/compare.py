@@ -2,12 +2,18 @@
 runs scored, with a bootstrap 95 % CI, a permutation p-value and Holm's correction across the
 metrics (the statistics: :mod:`duplexeval.metrics.paired`).
 
-Events are matched by ``(sample_id, event_id)`` (and dimension).  Metrics: every timing value
-and extra of ``results.json`` (``tor ↑`` as percent points, booleans as 0/1, other values as
-stored), the judged content scores (0-100, ``content.jsonl``) and the offline content values
-(``content_offline.jsonl``; QA F1/EM and truncation in percent).  A metric one run lacks, or
-with no shared event, is left out.  The result is data (:class:`Comparison`, with
-:meth:`Comparison.to_json`) that a report can include, and a table (:func:`compare_lines`).
+Events are matched by what they are: the dialogue (``sample_id``), the user channel, the event
+type and its span (to the millisecond), so one event under Single and Multi (gen) pairs up even
+though the official event ids number each protocol's samples differently; when either side has
+no spans (an older file) events are matched by ``(sample_id, event_id)``.  Content records
+follow their event.
+
+Metrics: every timing value and extra of ``results.json`` (``tor ↑`` as percent points,
+booleans as 0/1, other values as stored), the judged content scores (0-100,
+``content.jsonl``) and the offline content values (``content_offline.jsonl``; QA F1/EM and
+truncation in percent).  A metric one run lacks, or with no shared event, is left out.  The
+result is data (:class:`Comparison`, with :meth:`Comparison.to_json`) that a report can
+include, and a table (:func:`compare_lines`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 
 from ..errors import DuplexevalError
 from ..metrics.paired import BOOTSTRAP_RESAMPLES, PERMUTATIONS, holm, paired_difference
+from ..metrics.results import EventResult
 from ..results import ScoredRun
 from .text import format_table
 
@@ -25,8 +32,8 @@ __all__ = ["CompareRow", "Comparison", "compare_lines", "compare_runs", "metric_
 
 MetricKey = tuple[str, str, str]
 """(event type or ``content``, dimension or content kind, metric)."""
-EventKey = tuple[str, str, str]
-"""(sample id, event id, dimension)."""
+EventKey = tuple[str, ...]
+"""An event's identity (see the module docstring)."""
 
 _PERCENT = {"qa_f1", "qa_em", "truncated"}
 
@@ -43,24 +50,41 @@ def _scale(metric: str) -> float:
     return 100.0 if metric.startswith("tor") or metric in _PERCENT else 1.0
 
 
-def metric_values(run: ScoredRun) -> dict[MetricKey, dict[EventKey, float]]:
-    """Every per-event value of a run, by metric and event (see the module docstring)."""
+def _has_span(e: EventResult) -> bool:
+    return e.event_start is not None and e.event_end is not None and e.user_channel is not None
+
+
+def _identity(e: EventResult, by_span: bool) -> EventKey:
+    if not by_span:
+        return (e.sample_id, e.event_id)
+    return (e.sample_id, str(e.user_channel), e.event_type, f"{e.event_start:.3f}",
+            f"{e.event_end:.3f}")
+
+
+def metric_values(run: ScoredRun, by_span: bool = True,
+                  ) -> dict[MetricKey, dict[EventKey, float]]:
+    """Every per-event value of a run, by metric and event (matched by span where
+    ``by_span`` and the event has one; see the module docstring)."""
     out: dict[MetricKey, dict[EventKey, float]] = defaultdict(dict)
+    identity: dict[tuple[str, str], EventKey] = {}
     for e in run.results.events:
+        key = identity.setdefault((e.sample_id, e.event_id),
+                                  _identity(e, by_span and _has_span(e)))
         for metric, value in {**e.values, **e.extras}.items():
             x = _number(value)
             if x is not None:
-                out[(e.event_type, e.dimension, metric)][(e.sample_id, e.event_id,
-                                                          e.dimension)] = x * _scale(metric)
+                out[(e.event_type, e.dimension, metric)][(*key, e.dimension)] = \
+                    x * _scale(metric)
     for r in run.judged():
+        key = identity.get((r.sample_id, r.event_id), (r.sample_id, r.event_id))
         if r.score_100 is not None:
-            out[("content", "judged", r.dimension)][(r.sample_id, r.event_id, "")] = r.score_100
+            out[("content", "judged", r.dimension)][(*key, "")] = r.score_100
     for o in run.offline():
+        key = identity.get((o.sample_id, o.event_id), (o.sample_id, o.event_id))
         for name in ("qa_f1", "qa_em", "response_words", "truncated"):
             x = _number(getattr(o, name))
             if x is not None:
-                out[("content", "offline", name)][(o.sample_id, o.event_id, "")] = \
-                    x * _scale(name)
+                out[("content", "offline", name)][(*key, "")] = x * _scale(name)
     return dict(out)
 
 
@@ -102,18 +126,20 @@ class Comparison:
                 "correction": "Holm across the metrics"}
 
 
-def _events(values: dict[MetricKey, dict[EventKey, float]]) -> set[tuple[str, str]]:
-    return {key[:2] for per_event in values.values() for key in per_event}
+def _events(values: dict[MetricKey, dict[EventKey, float]]) -> set[EventKey]:
+    return {key[:-1] for per_event in values.values() for key in per_event}
 
 
 def compare_runs(a: ScoredRun, b: ScoredRun, seed: int = 0) -> Comparison:
     """Compare run ``b`` against run ``a`` (see the module docstring); a one-line error when
     they share no event."""
-    va, vb = metric_values(a), metric_values(b)
+    by_span = all(_has_span(e) for run in (a, b) for e in run.results.events)
+    va, vb = metric_values(a, by_span), metric_values(b, by_span)
     shared_events = _events(va) & _events(vb)
     if not shared_events:
         raise DuplexevalError(f"{a.path} and {b.path} share no scored event (matched by "
-                              "sample and event id): were they run on the same dataset?")
+                              "dialogue, channel, type and span): were they run on the same "
+                              "dataset?")
     found = []
     for key in sorted(set(va) & set(vb)):
         shared = sorted(set(va[key]) & set(vb[key]))
