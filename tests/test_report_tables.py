@@ -253,3 +253,14 @@ def test_latex_domain_header_spans_the_metric_columns() -> None:
     tex = render_latex(table5(_paper_rows()))
     assert r" &  & \multicolumn{7}{c}{Chat} & \multicolumn{6}{c}{MT-QA} \\" in tex
     assert r"\cmidrule(lr){3-9} \cmidrule(lr){10-15}" in tex
+
+
+def test_table5_lines_for_the_demo() -> None:
+    from duplexeval.report.paper_tables import table5_lines
+
+    lines = table5_lines([("cascade", make_results("cascade", 0.8, 1.0)),
+                          ("silence", make_results("silence", 0.0, 2.0, n=10))])
+    assert lines[0].startswith("| Lang | Model | Chat SHIFT TOR↑")
+    assert lines[2].startswith("| En | cascade | **80.0±5.0** (n=30)")
+    assert any("excluding estimates marked †" in line for line in lines)
+    assert table5_lines([]) == []
