@@ -264,3 +264,10 @@ def test_table5_lines_for_the_demo() -> None:
     assert lines[2].startswith("| En | cascade | **80.0±5.0** (n=30)")
     assert any("excluding estimates marked †" in line for line in lines)
     assert table5_lines([]) == []
+
+
+def test_latex_table6_spans_each_metric_over_its_protocols() -> None:
+    tex = render_latex(table6(_protocol_runs()))
+    assert r"Lang & Model & \multicolumn{3}{c}{SHIFT TOR$\uparrow$} & " in tex
+    assert r" & & Single & Gen. & Ref. & Single & Gen. & Ref. \\" in tex
+    assert r"80.0$\pm$5.0+ {\scriptsize n=30}" in tex

@@ -1,11 +1,12 @@
 """LaTeX for a :class:`~.tables.Table`: a ``table`` float with a booktabs ``tabular``.
 
 Two header rows as in the paper: the domain over its columns (``\\multicolumn``, with
-``\\cmidrule``), then each metric with its arrow (Table 6 adds a third row: Single / Gen. /
-Ref.).  Cells: ``mean$\\pm$half``, ``\\textbf{}`` for the best, ``$^{\\dagger}$``, Table 6's
-``+``/``--``, ``{\\scriptsize n=…}``; ``--`` where there is no value; ``\\midrule`` between
-languages.  The notes become the caption.  Needs ``\\usepackage{booktabs}``; labels and notes
-are escaped (``& % $ # _ { } ~ ^ \\``).
+``\\cmidrule``), then each metric with its arrow (in Table 6 over its protocols, with a third
+row: Single / Gen. / Ref.).  Cells: ``mean$\\pm$half``, ``\\textbf{}`` for the best,
+``$^{\\dagger}$``, Table 6's ``+``/``--``, ``{\\scriptsize n=…}``; ``--`` where there is no
+value; ``\\midrule`` between languages.  The notes become the caption.  Needs
+``\\usepackage{booktabs}`` (and ``amssymb`` for the oracle mark); labels and notes are
+escaped (``& % $ # _ { } ~ ^ \\``).
 """
 
 from __future__ import annotations
@@ -49,8 +50,11 @@ def _header(table: Table) -> list[str]:
         rules.append(f"\\cmidrule(lr){{{start}-{start + width - 1}}}")
         start += width
     lines = [" & ".join(top) + r" \\", " ".join(rules)]
+    metrics = [(m, len(list(g))) for m, g in groupby(
+        (c.domain, c.metric) for c in table.columns)]
     lines.append("Lang & Model & " + " & ".join(
-        escape(c.metric.title) for c in table.columns) + r" \\")
+        escape(m.title) if width == 1 else f"\\multicolumn{{{width}}}{{c}}{{{escape(m.title)}}}"
+        for (_, m), width in metrics) + r" \\")
     if table.kind == "table6":
         lines.append(" & & " + " & ".join(
             escape(protocol_title(c.protocol)) for c in table.columns) + r" \\")
