@@ -134,7 +134,7 @@ def make_results(system: str, tor: float, latency: float, n: int = 30,
                  oracle: tuple[str, ...] = (), dataset: str = "h1",
                  relevance: tuple[float, int, int] | None = None) -> Results:
     """Results of one run with a SHIFT TOR, a SHIFT latency and optionally relevance
-    (mean, n, unscored)."""
+    (mean, n, unscored; and a round-1 curve point that is no table cell)."""
     event = EventResult(event_id="e1", sample_id="s1", event_type="TURN_SHIFT",
                         language=language, domain=domain, dimension="d", values={},
                         extras={}, info={})
@@ -144,7 +144,10 @@ def make_results(system: str, tor: float, latency: float, n: int = 30,
         content = ContentResults(settings={}, not_computed=[], aggregates=[ContentAggregate(
             language="all", domain="all", kind="judged", dimension="relevance",
             scale="0-100", n=k, unscored=unscored, mean=mean, std=None, ci95_low=None,
-            ci95_high=None, ci95_half_width=4.0, few_events=k < 20)])
+            ci95_high=None, ci95_half_width=4.0, few_events=k < 20), ContentAggregate(
+            language="all", domain="all", kind="judged", dimension="relevance",
+            scale="0-100", n=5, unscored=0, mean=1.0, std=None, ci95_low=None,
+            ci95_high=None, ci95_half_width=None, few_events=True, round=1)])
     return Results(
         source=SourceInfo(kind="run", path=f"runs/{system}-{protocol}", metadata="m",
                           system=system, oracle=list(oracle), protocol=protocol,

@@ -5,7 +5,8 @@ A run gives one row per language it has events in.  Its (language, domain) pairs
 events (else its dataset); a run of a single pair reads the ``all``/``all`` aggregates, a run
 that mixes pairs reads each pair's breakdown rows.  Timing values are the aggregates'
 ``(event_type, metric)`` means and half-widths times the column's scale; content values are
-the content aggregates (already 0-100 or percent) with their unscored counts.
+the content aggregates (already 0-100 or percent) with their unscored counts, over all rounds
+(the per-round curve rows are not table cells).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def _content(results: Results, key: tuple[str, str], column: MetricColumn) -> Ce
     if results.content is None:
         return None
     for row in results.content.aggregates:
-        if (row.language, row.domain, row.dimension) == (*key, column.content):
+        if (row.language, row.domain, row.dimension) == (*key, column.content) \
+                and row.round is None:
             return CellValue(row.mean, row.ci95_half_width, row.n, unscored=row.unscored)
     return None
 
