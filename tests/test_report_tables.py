@@ -134,7 +134,7 @@ def make_results(system: str, tor: float, latency: float, n: int = 30,
                  oracle: tuple[str, ...] = (), dataset: str = "h1",
                  relevance: tuple[float, int, int] | None = None) -> Results:
     """Results of one run with a SHIFT TOR, a SHIFT latency and optionally relevance
-    (mean, n, unscored; and a round-1 curve point that is no table cell)."""
+    (mean, n, unscored); round-1 rows, listed first, are no table cells."""
     event = EventResult(event_id="e1", sample_id="s1", event_type="TURN_SHIFT",
                         language=language, domain=domain, dimension="d", values={},
                         extras={}, info={})
@@ -155,7 +155,8 @@ def make_results(system: str, tor: float, latency: float, n: int = 30,
                                              language=language, domain=domain)),
         variant=VariantInfo(name="m3", version="1", source="", settings={}), analysis=None,
         events=[event], content=content,
-        aggregates=[_agg("TURN_SHIFT", "tor ↑", tor, 0.05, n),
+        aggregates=[_agg("TURN_SHIFT", "tor ↑", 0.0, 0.0, 2).model_copy(update={"round": 1}),
+                    _agg("TURN_SHIFT", "tor ↑", tor, 0.05, n),
                     _agg("TURN_SHIFT", "latency ↓", latency, 0.1, n)])
 
 

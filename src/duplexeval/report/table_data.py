@@ -6,7 +6,7 @@ events (else its dataset); a run of a single pair reads the ``all``/``all`` aggr
 that mixes pairs reads each pair's breakdown rows.  Timing values are the aggregates'
 ``(event_type, metric)`` means and half-widths times the column's scale; content values are
 the content aggregates (already 0-100 or percent) with their unscored counts, over all rounds
-(the per-round curve rows are not table cells).
+(the per-round rows of timing and content aggregates are not table cells).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _pairs(results: Results) -> list[tuple[str, str]]:
 def _timing(results: Results, key: tuple[str, str], column: MetricColumn) -> CellValue | None:
     for row in results.aggregates:
         if (row.language, row.domain, row.event_type, row.metric) == (
-                *key, column.event_type, column.metric):
+                *key, column.event_type, column.metric) and row.round is None:
             scale = column.scale
             return CellValue(None if row.mean is None else row.mean * scale,
                              None if row.ci95_half_width is None else row.ci95_half_width * scale,
