@@ -17,9 +17,8 @@ from duplexeval.metrics.content.summary import OfflineRecord
 from duplexeval.metrics.paired import holm, paired_difference
 from duplexeval.metrics.results import EventResult
 from duplexeval.report.compare import compare_runs
-from duplexeval.results import load_scored
+from duplexeval.results import load, load_scored
 from duplexeval.runs.directory import RunDir
-from test_report_tables import make_results
 from test_results_reader import make_run
 
 
@@ -74,8 +73,7 @@ def _scored_run(root: Path, latencies: list[float], tors: list[bool],
                 words: list[int] | None = None, ids: str = "e", **kwargs: object) -> Path:
     run = make_run(root, **kwargs)  # type: ignore[arg-type]
     files = RunDir(run).scores()
-    results = make_results("cascade", 0.8, 1.0)
-    results = results.model_copy(update={"events": _events(latencies, tors, ids)})
+    results = load(run).model_copy(update={"events": _events(latencies, tors, ids)})
     atomic_write_json(files.results, results.model_dump(mode="json"))
     if words is not None:
         atomic_write_text(files.content_offline, "".join(json_line(OfflineRecord(
@@ -156,14 +154,26 @@ def test_compare_command_prints_the_table_and_writes_json(
 
 def test_report_writes_table5_and_table6_in_each_format(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    runs = [make_run(tmp_path / p, protocol=p) for p in ("single", "multi-gen")]
+    runs = [_scored_run(tmp_path / p, LAT, TOR, protocol=p) for p in ("single", "multi-gen")]
     out = tmp_path / "out"
     assert main(["report", *map(str, runs), "-o", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
-        "table5.csv", "table5.md", "table5.tex", "table6.csv", "table6.md", "table6.tex"]
+        "compare.json", "compare.md", "table5.csv", "table5.md", "table5.tex", "table6.csv",
+        "table6.md", "table6.tex"]
+    compared = json.loads((out / "compare.json").read_text())
+    assert [(Path(c["a"]).name, Path(c["b"]).name) for c in compared] == [("single",
+                                                                            "multi-gen")]
     assert "cascade (Single)" in (out / "table5.md").read_text()
     assert "Chat SHIFT TOR↑ Gen." in (out / "table6.md").read_text()
     assert "cascade (Gen.)" in capsys.readouterr().out
+
+
+def test_report_skips_a_comparison_without_shared_events(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [make_run(tmp_path / p, protocol=p) for p in ("single", "multi-gen")]
+    assert main(["report", *map(str, runs), "-o", str(tmp_path / "out")]) == 0
+    assert "not compared: " in capsys.readouterr().err
+    assert not (tmp_path / "out" / "compare.md").exists()
 
 
 def test_report_one_protocol_is_table5_only(tmp_path: Path) -> None:

@@ -81,9 +81,30 @@ def _report(args: argparse.Namespace) -> int:
     runs = [(_run_name(s), s.results) for s in scored]
     sources = sources_of(runs, [str(s.path) for s in scored])
     written = write_tables(sources, Path(args.output), formats, args.allow_mixed)
+    written += _write_comparisons(scored, Path(args.output))
     print("\n".join(table5_lines(runs)))
     print("\nwritten: " + ", ".join(str(p) for p in written))
     return 0
+
+
+def _write_comparisons(scored: list[Any], out: Path) -> list[Path]:
+    """``compare.md`` and ``compare.json``: each system's protocols against its Single run."""
+    from ..errors import DuplexevalError
+    from ..fileio import atomic_write_text
+    from ..report.compare import compare_runs, comparisons_markdown, protocol_pairs
+
+    comparisons = []
+    for a, b in protocol_pairs(scored):
+        try:
+            comparisons.append(compare_runs(a, b))
+        except DuplexevalError as exc:
+            print(f"duplexeval: not compared: {exc}", file=sys.stderr)
+    if not comparisons:
+        return []
+    atomic_write_text(out / "compare.md", comparisons_markdown(comparisons))
+    atomic_write_text(out / "compare.json", json.dumps(
+        [c.to_json() for c in comparisons], ensure_ascii=False, indent=2) + "\n")
+    return [out / "compare.md", out / "compare.json"]
 
 
 def add_compare(sub: Subparsers) -> None:

@@ -16,7 +16,8 @@ MT-QA      Smooth Turn-Taking TOR ↑, Latency ↓; User Barge-in Stop Latency �
 
 Pause-handling latency is the official value (10 s for a system silent over the whole window),
 as the paper's appendix defines it ("the mean over all evaluated samples").  A table shows a
-column only when some row has a value for it.
+column only when some row has a value for it.  The timing columns read the ``m3`` variant's
+metric names: runs scored with another variant (``fdb-v1``, ``mtr``) leave them empty.
 """
 
 from __future__ import annotations

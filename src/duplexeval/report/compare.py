@@ -13,12 +13,14 @@ booleans as 0/1, other values as stored), the judged content scores (0-100,
 ``content.jsonl``) and the offline content values (``content_offline.jsonl``; QA F1/EM and
 truncation in percent).  A metric one run lacks, or with no shared event, is left out.  The
 result is data (:class:`Comparison`, with :meth:`Comparison.to_json`) that a report can
-include, and a table (:func:`compare_lines`).
+include, and a table (:func:`compare_lines`).  ``duplexeval report`` includes the comparisons
+of each system's protocols against its Single run (:func:`protocol_pairs`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -26,9 +28,11 @@ from ..errors import DuplexevalError
 from ..metrics.paired import BOOTSTRAP_RESAMPLES, PERMUTATIONS, holm, paired_difference
 from ..metrics.results import EventResult
 from ..results import ScoredRun
+from .columns import protocol_order
 from .text import format_table
 
-__all__ = ["CompareRow", "Comparison", "compare_lines", "compare_runs", "metric_values"]
+__all__ = ["CompareRow", "Comparison", "compare_lines", "compare_runs", "comparisons_markdown",
+           "metric_values", "protocol_pairs"]
 
 MetricKey = tuple[str, str, str]
 """(event type or ``content``, dimension or content kind, metric)."""
@@ -172,3 +176,28 @@ def compare_lines(comparison: Comparison) -> list[str]:
             f"resamples, seed {comparison.seed}); p: two-sided paired sign-flip permutation "
             f"test (exact up to 12 events, else {comparison.permutations} draws); Holm across "
             f"{len(comparison.rows)} metrics; * p (Holm) < 0.05; TOR in percent points."]
+
+
+def protocol_pairs(runs: Sequence[ScoredRun]) -> list[tuple[ScoredRun, ScoredRun]]:
+    """(baseline, other) for every system run under several protocols on one dataset: the
+    baseline is its Single run (else its first protocol in the order Single, Gen., Ref.)."""
+    groups: dict[tuple[str, str], list[ScoredRun]] = {}
+    for run in runs:
+        source = run.results.source
+        dataset = source.dataset.identity() if source.dataset else ""
+        groups.setdefault((source.system, dataset), []).append(run)
+    pairs = []
+    for group in groups.values():
+        ordered = sorted(group, key=lambda r: protocol_order(r.results.source.protocol))
+        protocols = [r.results.source.protocol for r in ordered]
+        if len(set(protocols)) == len(protocols) > 1:
+            pairs += [(ordered[0], other) for other in ordered[1:]]
+    return pairs
+
+
+def comparisons_markdown(comparisons: Sequence[Comparison]) -> str:
+    """The comparisons as one Markdown document (each table in a code block)."""
+    parts = ["# Paired comparisons", ""]
+    for c in comparisons:
+        parts += [f"## {c.b} vs {c.a}", "", "```", *compare_lines(c), "```", ""]
+    return "\n".join(parts)
