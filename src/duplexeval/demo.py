@@ -11,7 +11,8 @@
    multi-gen into ``runs/demo/`` (resumable).
 5. Analysis (Silero VAD + Whisper base, cached: short system segments, and both channels in full
    on TURN_SHIFT samples), the M3 timing table and the content table (offline metrics; the
-   judged ones need ``--judge-url``, as the table says) per suite.
+   judged ones need ``--judge-url``, as the table says) per suite, then every run in the M3
+   Table 5 layout (:func:`duplexeval.report.paper_tables.table5_lines`).
 6. The wall time of each stage (printed, and ``runs/demo/demo_timing.json``).
 
 The official M3 toy data is third-party and not shipped: it is looked up in
@@ -29,6 +30,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import soundfile as sf
@@ -43,6 +45,9 @@ from .protocols import PlanOptions, Protocol, build_plan
 from .report.text import PLAN_HEADER, format_table, plan_row
 from .runs.directory import RunDir
 from .speech.activity import ActivityOptions, VadEngine, detect_activity
+
+if TYPE_CHECKING:
+    from .metrics.results import Results
 
 __all__ = ["AnnotationCheck", "DemoDataset", "annotation_check", "default_datasets",
            "demo_suites", "run_demo"]
@@ -306,9 +311,11 @@ def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = No
     from .analysis.pipeline import AnalysisOptions, ensure_analysis
     from .metrics.score_run import score_run_dir
     from .report.content import content_table_lines
+    from .report.paper_tables import table5_lines
     from .report.text import timing_table_lines
 
     timer = timer or StageTimer()
+    scored: list[tuple[str, Results]] = []
     lines = ["", "M3 timing and content (mean ± 95 % CI half-width; † fewer than 20 events; "
              "analysis: Silero VAD + Whisper base; content on TURN_SHIFT events"
              + ("" if content_suites is None else
@@ -331,6 +338,9 @@ def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = No
             lines += ["", f"  {dataset}"]
             lines += [f"  {line}" for line in timing_table_lines(rows)]
             lines += [""] + [f"  {line}" for line in content_table_lines(rows)]
+            scored += rows
+    lines += ["", "M3 Table 5 layout (`duplexeval report RUN_DIR... -o OUT_DIR` writes it as "
+              "Markdown, CSV and LaTeX)", "", *table5_lines(scored)]
     if runs:
         files = RunDir(runs[0][2]).scores()
         lines += ["", "Per-event values, aggregates and settings: RUN_DIR/"

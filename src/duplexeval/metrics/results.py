@@ -18,6 +18,7 @@ Every file is written atomically; floats are written as computed (no rounding).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,10 +33,12 @@ from .content.summary import ContentResults
 from .scoring import aggregate_rows, official_aggregate, per_event_rows
 from .stats import IntervalFields
 
-__all__ = ["SCHEMA_VERSION", "Results", "load_results", "write_score_outputs"]
+__all__ = ["SCHEMA_VERSION", "DatasetRef", "Results", "load_results", "write_score_outputs"]
 
-SCHEMA_VERSION = 2
-
+SCHEMA_VERSION = 3
+"""3: ``source.protocol``, ``source.dataset`` and, per event, ``audio``, ``user_channel``,
+``event_start`` and ``event_end`` (2: ``content``; 1: timing only).  :mod:`duplexeval.results`
+reads every older version (their new fields take their defaults) and refuses newer ones."""
 
 
 class VariantInfo(BaseModel):
@@ -44,6 +47,21 @@ class VariantInfo(BaseModel):
     version: str
     source: str
     settings: dict[str, Any]
+
+
+class DatasetRef(BaseModel):
+    """The dataset a run used, as far as tables need it (``config.json`` ``dataset``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = ""
+    path: str = ""
+    content_hash: str = ""
+    language: str = ""
+    domain: str = ""
+
+    def identity(self) -> str:
+        """What makes two runs' datasets the same: the content hash, else name and path."""
+        return self.content_hash or f"{self.name}@{self.path}"
 
 
 class SourceInfo(BaseModel):
@@ -56,6 +74,10 @@ class SourceInfo(BaseModel):
     oracle: list[str] = Field(default_factory=list)
     """Oracle data the system read (``Capabilities.oracle``): its content is not its own; the
     tables mark such rows."""
+    protocol: str = ""
+    """The run's protocol (``single``, ``multi-gen``, ``multi-ref``; '' when unknown)."""
+    dataset: DatasetRef | None = None
+    """The run's dataset (``None`` for an official output folder or a version-2 file)."""
 
 
 class EventResult(BaseModel):
@@ -69,6 +91,15 @@ class EventResult(BaseModel):
     values: dict[str, Value]
     extras: dict[str, Value]
     info: dict[str, Any]
+    audio: str | None = None
+    """The sample's stereo wav (ch0 user, ch1 system) relative to ``source.path``, never
+    embedded; ``None`` when the metadata gives no relative path."""
+    user_channel: int | None = None
+    """The dialogue channel that played the user (``None`` when the metadata has none)."""
+    event_start: float | None = None
+    """The event's span in dialogue seconds: with the dialogue and the user channel it names
+    the event across protocols, whose event ids number samples differently."""
+    event_end: float | None = None
 
 
 class AggregateRow(IntervalFields):
@@ -87,7 +118,7 @@ class Results(BaseModel):
     """Schema of ``results.json`` (``schema_version`` changes with any incompatible change)."""
 
     model_config = ConfigDict(extra="forbid")
-    schema_version: Literal[2] = SCHEMA_VERSION
+    schema_version: Literal[3] = SCHEMA_VERSION
     tool: str = Field(default_factory=lambda: f"duplexeval {__version__}")
     source: SourceInfo
     variant: VariantInfo
@@ -104,7 +135,9 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
     events = [EventResult(event_id=s.event.event_id, sample_id=s.event.sample_id,
                           event_type=s.event.event_type, language=s.event.language,
                           domain=s.event.domain, dimension=d.dimension, values=d.values,
-                          extras=d.extras, info=d.info)
+                          extras=d.extras, info=d.info, audio=_audio(s.event.metadata),
+                          user_channel=_channel(s.event.metadata),
+                          event_start=s.event.event_start, event_end=s.event.event_end)
               for s in scores for d in s.dimensions]
     return Results(source=source,
                    variant=VariantInfo(name=variant.name, version=variant.version,
@@ -112,6 +145,20 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
                    analysis=analysis, events=events,
                    aggregates=[AggregateRow(**r) for r in aggregate_rows(scores)],
                    content=content)
+
+
+def _audio(metadata: Mapping[str, Any]) -> str | None:
+    """The output wav of an event's metadata when it is a relative path (runs write it
+    relative to the run directory)."""
+    value = metadata.get("output_audio_path")
+    if not isinstance(value, str) or not value or Path(value).is_absolute():
+        return None
+    return Path(value).as_posix()
+
+
+def _channel(metadata: Mapping[str, Any]) -> int | None:
+    value = metadata.get("user_channel")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def write_score_outputs(out: Path, scores: list[EventScore], variant: TimingVariant,
@@ -139,5 +186,6 @@ def write_score_outputs(out: Path, scores: list[EventScore], variant: TimingVari
 
 
 def load_results(path: Path) -> Results:
-    """Read and validate a results.json."""
+    """Read and validate a results.json of this version (any version, with one-line errors:
+    :func:`duplexeval.results.load`)."""
     return Results.model_validate_json(path.read_text(encoding="utf-8"))

@@ -17,10 +17,10 @@ from .content.inputs import CONTENT_EVENT_TYPES, ContentOptions, HistorySource
 from .content.rounds import RoundFinder
 from .content.score import JudgeSettings, content_not_computed, score_content
 from .m3_outputs import read_m3_outputs
-from .results import Results, SourceInfo, write_score_outputs
+from .results import DatasetRef, Results, SourceInfo, write_score_outputs
 from .scoring import score_events
 
-__all__ = ["score_official", "score_run_dir"]
+__all__ = ["run_source", "score_official", "score_run_dir"]
 
 
 def score_official(path: Path, out: Path, variant: str = "m3", language: str = "",
@@ -45,6 +45,21 @@ def run_dialogues(run: RunDir) -> tuple[dict[str, Dialogue] | None, str | None]:
     except DuplexevalError as exc:
         return None, f"the run's dataset at {root} does not load ({str(exc).splitlines()[0]})"
     return {d.id: d for d in dataset}, None
+
+
+def run_source(run: RunDir, meta: Path) -> SourceInfo:
+    """The results' source of a run: its system (with oracle data), protocol and dataset
+    (left empty without a readable config, as before)."""
+    try:
+        config = run.read_config()
+    except DuplexevalError:
+        return SourceInfo(kind="run", path=str(run.root), metadata=str(meta))
+    data = config.dataset
+    dataset = DatasetRef(name=data.name, path=data.path, content_hash=data.content_hash,
+                         language=data.language or "", domain=data.domain or "")
+    return SourceInfo(kind="run", path=str(run.root), metadata=str(meta),
+                      system=config.system.name, oracle=config.system.oracle,
+                      protocol=config.protocol, dataset=dataset)
 
 
 def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
@@ -79,10 +94,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     scores = score_events(events, timing)
     settings = run.analysis(truth).read_settings()
     out = out or run.scores(truth).root
-    system = run.system_info()
-    source = SourceInfo(kind="run", path=str(run_dir), metadata=str(meta),
-                        system=system.name if system else "",
-                        oracle=system.oracle if system else [])
+    source = run_source(run, meta)
     outcome = None
     if not truth and (options.asr == "none"
                       or not set(CONTENT_EVENT_TYPES) <= set(options.content_event_types)):

@@ -1,0 +1,136 @@
+"""Reporting subcommands: ``report`` (paper-style tables), ``compare`` (two runs, paired) and
+``results schema`` (the JSON Schema of results files)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_compare", "add_report", "add_results"]
+
+Subparsers = Any  # argparse's private _SubParsersAction
+
+
+def add_results(sub: Subparsers) -> None:
+    """``results schema [-o FILE]``."""
+    p = sub.add_parser("results", help="the results file format")
+    inner = p.add_subparsers(dest="results_command", required=True, metavar="COMMAND")
+    s = inner.add_parser("schema", help="print (or write) the JSON Schema of results files")
+    s.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write it here (atomically) instead of printing it")
+    s.set_defaults(func=_results_schema)
+
+
+def _results_schema(args: argparse.Namespace) -> int:
+    from ..results import json_schema_text, write_json_schema
+
+    if args.output is None:
+        sys.stdout.write(json_schema_text())
+    else:
+        write_json_schema(args.output)
+        print(f"JSON Schema written to {args.output}")
+    return 0
+
+
+def _scorer(enabled: bool) -> Any:
+    """Scores a run directory that has no results yet (default settings), or ``None``."""
+    if not enabled:
+        return None
+
+    def score(run_dir: Path) -> None:
+        from ..metrics.score_run import score_run_dir
+
+        print(f"duplexeval: {run_dir} has no scores; scoring it (duplexeval score)",
+              file=sys.stderr)
+        score_run_dir(run_dir, progress=False)
+
+    return score
+
+
+def _run_name(scored: Any) -> str:
+    """A run's name: its folder (the scores folder's parent)."""
+    return scored.files.root.resolve().parent.name
+
+
+def add_report(sub: Subparsers) -> None:
+    """``report RUN_DIR... -o OUT_DIR [--format md,csv,tex] [--allow-mixed] [--no-score]``."""
+    p = sub.add_parser("report", help="the M3 paper tables (Table 5; Table 6 when a system was "
+                       "run under several protocols) of scored runs")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR",
+                   help="run directories (or their scores folders or results files)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    p.add_argument("--format", default="md,csv,tex", metavar="md,csv,tex",
+                   help="comma-separated formats (default all three)")
+    p.add_argument("--allow-mixed", action="store_true",
+                   help="let a Table 6 row compare protocols run on different datasets")
+    p.add_argument("--no-score", action="store_true",
+                   help="refuse a run directory without scores instead of scoring it")
+    p.set_defaults(func=_report)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from ..report.paper_tables import parse_formats, sources_of, table5_lines, write_tables
+    from ..results import load_scored
+
+    formats = parse_formats(args.format)
+    scorer = _scorer(not args.no_score)
+    scored = [load_scored(path, scorer) for path in args.runs]
+    runs = [(_run_name(s), s.results) for s in scored]
+    sources = sources_of(runs, [str(s.path) for s in scored])
+    written = write_tables(sources, Path(args.output), formats, args.allow_mixed)
+    written += _write_comparisons(scored, Path(args.output))
+    print("\n".join(table5_lines(runs)))
+    print("\nwritten: " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def _write_comparisons(scored: list[Any], out: Path) -> list[Path]:
+    """``compare.md`` and ``compare.json``: each system's protocols against its Single run."""
+    from ..errors import DuplexevalError
+    from ..fileio import atomic_write_text
+    from ..report.compare import compare_runs, comparisons_markdown, protocol_pairs
+
+    comparisons = []
+    for a, b in protocol_pairs(scored):
+        try:
+            comparisons.append(compare_runs(a, b))
+        except DuplexevalError as exc:
+            print(f"duplexeval: not compared: {exc}", file=sys.stderr)
+    if not comparisons:
+        return []
+    atomic_write_text(out / "compare.md", comparisons_markdown(comparisons))
+    atomic_write_text(out / "compare.json", json.dumps(
+        [c.to_json() for c in comparisons], ensure_ascii=False, indent=2) + "\n")
+    return [out / "compare.md", out / "compare.json"]
+
+
+def add_compare(sub: Subparsers) -> None:
+    """``compare RUN_A RUN_B [--json FILE] [--seed N]``."""
+    p = sub.add_parser("compare", help="paired differences of two scored runs over their "
+                       "shared events (bootstrap CI, permutation p, Holm)")
+    p.add_argument("run_a", metavar="RUN_A")
+    p.add_argument("run_b", metavar="RUN_B")
+    p.add_argument("--json", default=None, metavar="FILE", help="also write the comparison")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--no-score", action="store_true",
+                   help="refuse a run directory without scores instead of scoring it")
+    p.set_defaults(func=_compare)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from ..fileio import atomic_write_text
+    from ..report.compare import compare_lines, compare_runs
+    from ..results import load_scored
+
+    scorer = _scorer(not args.no_score)
+    a, b = load_scored(args.run_a, scorer), load_scored(args.run_b, scorer)
+    comparison = compare_runs(a, b, seed=args.seed)
+    print("\n".join(compare_lines(comparison)))
+    if args.json:
+        atomic_write_text(args.json, json.dumps(comparison.to_json(), ensure_ascii=False,
+                                                indent=2) + "\n")
+        print(f"\nwritten: {args.json}")
+    return 0

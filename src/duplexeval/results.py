@@ -1,0 +1,179 @@
+"""The results reader: ``duplexeval.results.load(path)`` and the JSON Schema of results files.
+
+A scored run's ``results.json`` (written by ``duplexeval score`` into ``RUN_DIR/scores/``) is
+validated by the pydantic model :class:`~duplexeval.metrics.results.Results`; its
+``schema_version`` (:data:`SCHEMA_VERSION`) changes with every incompatible change.
+
+Conventions:
+
+* ``path`` may be the file itself, a scores folder or a run directory (its ``scores/``).
+* A file of a **newer** version than this package knows is refused with one line naming the
+  file (upgrade duplexeval to read it); **older** versions (1: timing only, 2: with content)
+  are read, their newer fields taking their defaults.  When an older file lies in a run
+  directory, the run's protocol and dataset are filled in from its ``config.json``.
+* Audio is never embedded: ``events[].audio`` is the sample's stereo wav relative to
+  ``source.path`` (the run directory).
+* The JSON Schema is generated from the model, never hand-written: ``duplexeval results schema
+  [-o FILE]`` prints or writes it, and ``schemas/results.schema.json`` in the repository is a
+  copy that a test keeps current (``python scripts/write_results_schema.py`` refreshes it).
+
+Every problem is a one-line :class:`~duplexeval.errors.DuplexevalError` naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import DuplexevalError
+from .fileio import atomic_write_text, read_json
+from .metrics.content.summary import ContentRecord, OfflineRecord
+from .metrics.results import SCHEMA_VERSION, DatasetRef, Results
+from .runs.directory import RunDir, ScoreFiles
+
+__all__ = ["SCHEMA_VERSION", "ScoredRun", "json_schema", "load", "load_scored",
+           "results_file", "write_json_schema"]
+
+OLDEST_VERSION = 1
+"""The oldest ``schema_version`` this reader upgrades."""
+
+M = TypeVar("M", bound=BaseModel)
+
+Scorer = Callable[[Path], None]
+"""Scores a run directory in place (writes its ``scores/`` folder)."""
+
+
+def results_file(path: str | Path) -> Path:
+    """The results file that ``path`` names: the file itself, the one in a scores folder, or
+    the one in a run directory's ``scores/`` (which may not exist yet)."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise DuplexevalError(f"{path}: no such file or folder")
+    here = ScoreFiles(path).results
+    if here.is_file():
+        return here
+    run = RunDir(path)
+    if run.config_path.is_file():
+        return run.scores().results
+    raise DuplexevalError(f"{path}: neither a results file, a scores folder nor a run "
+                          f"directory (no {here.name}, no {run.config_path.name})")
+
+
+def load(path: str | Path) -> Results:
+    """The results at ``path`` (see the module docstring), upgraded to this version."""
+    file = results_file(path)
+    if not file.is_file():
+        raise DuplexevalError(f"{file}: not found; score the run first (duplexeval score "
+                              f"{file.parent.parent})")
+    data = read_json(file, "results file")
+    if not isinstance(data, dict):
+        raise DuplexevalError(f"{file}: not a results file (expected a JSON object)")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < OLDEST_VERSION:
+        raise DuplexevalError(f"{file}: not a results file (schema_version {version!r})")
+    if version > SCHEMA_VERSION:
+        raise DuplexevalError(f"{file}: results schema version {version} is newer than this "
+                              f"duplexeval reads ({SCHEMA_VERSION}); upgrade duplexeval")
+    results = _validate(file, {**data, "schema_version": SCHEMA_VERSION})
+    if version < SCHEMA_VERSION:
+        results = _fill_from_run(results, file)
+    return results
+
+
+def _validate(file: Path, data: dict[str, Any]) -> Results:
+    try:
+        return Results.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "top level"
+        raise DuplexevalError(f"{file}: {where}: {first['msg']} "
+                              f"({exc.error_count()} problem(s))") from None
+
+
+def _fill_from_run(results: Results, file: Path) -> Results:
+    """An older file in ``RUN_DIR/scores/``: the protocol and dataset from the run's config."""
+    source = results.source
+    run = RunDir(file.parent.parent)
+    if source.kind != "run" or source.protocol or not run.config_path.is_file():
+        return results
+    try:
+        config = run.read_config()
+    except DuplexevalError:
+        return results
+    data = config.dataset
+    dataset = DatasetRef(name=data.name, path=data.path, content_hash=data.content_hash,
+                         language=data.language or "", domain=data.domain or "")
+    filled = source.model_copy(update={"protocol": config.protocol, "dataset": dataset})
+    return results.model_copy(update={"source": filled})
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """A scored run as the reports read it: the results and the scores folder beside them."""
+
+    results: Results
+    files: ScoreFiles
+    path: Path
+    """The path it was loaded from (a run directory, a scores folder or a results file)."""
+
+    def judged(self) -> list[ContentRecord]:
+        """The judged content records (empty when the run was scored without a judge)."""
+        return _records(self.files.content, ContentRecord)
+
+    def offline(self) -> list[OfflineRecord]:
+        """The offline content records (empty when none were written)."""
+        return _records(self.files.content_offline, OfflineRecord)
+
+
+def _records(path: Path, model: type[M]) -> list[M]:
+    if not path.is_file():
+        return []
+    out: list[M] = []
+    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(model.model_validate_json(line))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(x) for x in first["loc"]) or "line"
+            raise DuplexevalError(f"{path}:{no}: {where}: {first['msg']}") from None
+    return out
+
+
+def load_scored(path: str | Path, scorer: Scorer | None = None) -> ScoredRun:
+    """:func:`load` with the scores folder.  A run directory that has no results is scored
+    first by ``scorer`` (e.g. ``score_run_dir`` with default settings) or, without one,
+    refused with one line."""
+    file = results_file(path)
+    if not file.is_file():
+        run_dir = file.parent.parent
+        if scorer is None:
+            raise DuplexevalError(f"{run_dir}: not scored (no {file.parent.name}/{file.name}); "
+                                  f"run `duplexeval score {run_dir}` first")
+        scorer(run_dir)
+    return ScoredRun(load(file), ScoreFiles(file.parent), Path(path))
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the current results file, generated from the model."""
+    schema = Results.model_json_schema(mode="serialization")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema
+
+
+def json_schema_text() -> str:
+    """:func:`json_schema` as the indented text that is written and committed."""
+    return json.dumps(json_schema(), ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+def write_json_schema(path: str | Path) -> None:
+    """Write the JSON Schema to ``path`` atomically."""
+    atomic_write_text(path, json_schema_text())
