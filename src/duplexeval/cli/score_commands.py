@@ -118,7 +118,7 @@ def _score_peer(args: argparse.Namespace) -> int:
     check_task(scorer, args.task)
     ref = Path(args.reference_distribution) if args.reference_distribution else None
     options = PeerOptions(compat=not args.paper, latency=args.latency,
-                          reference_distribution=ref)
+                          reference_distribution=ref, judge=_judge_settings(args))
     aggregate = scorer.score(args.task, Path(args.path), Path(args.output), options)
     for name, value in aggregate.items():
         print(f"{name}: {value}")

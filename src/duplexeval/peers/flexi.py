@@ -15,8 +15,9 @@ evaluators read them (:mod:`.flexi_io`).  Output (written atomically):
 
 By default the code's conventions apply (numbers equal to FLEXI's, value for value); with
 ``--paper`` the paper's do, and ``aggregate.json`` lists each difference with both values.
-Judged scores (FLEXI's gpt-4-turbo ratings: LLM Rating, EDS, coherence) are not computed:
-their keys are ``null`` and named in ``not_computed``.
+Judged scores (FLEXI's gpt-4-turbo ratings: LLM Rating, EDS, coherence) come from our judge
+client with ``--judge-url`` (:mod:`.flexi_judged`); without it their keys are ``null`` and named
+in ``not_computed``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..fileio import atomic_write_json, atomic_write_text, json_line
 from ..metrics.flexi_rules import latency_level
 from ..runs.directory import ScoreFiles
 from .flexi_backchannel import score_model_backchannel
+from .flexi_judged import JUDGED, judge_flexi
 from .flexi_overlap import score_user_backchannel, score_user_interrupt
 from .flexi_tasks import LATENCY_LEVEL, PAPER_DIFFERENCES, TASKS, TaskResult
 from .registry import PeerOptions, PeerScorer, register_peer
@@ -64,7 +66,8 @@ DIFFERENCES = {
 }
 """What ``--paper`` changes, per task."""
 NOT_COMPUTED = {"user_interrupt": ["LLM Rating"], "model_interrupt": ["EDS"],
-                "user_backchannel": ["Coherent cases"]}
+                "user_backchannel": ["Coherence", "Coherent cases"]}
+"""Judged scores, listed as not computed without ``--judge-url`` (:mod:`.flexi_judged`)."""
 
 
 def _run(task: str, root: Path, options: PeerOptions, paper: bool,
@@ -82,14 +85,14 @@ def _differences(task: str, paper: TaskResult, code: TaskResult) -> list[dict[st
     return out
 
 
-def _aggregate(task: str, result: TaskResult, paper: bool) -> dict[str, Any]:
+def _aggregate(task: str, result: TaskResult, paper: bool, judged: bool) -> dict[str, Any]:
     skipped = len(result.rows) - len(result.scored)
     metrics = dict(result.metrics)
     if paper and isinstance(metrics.get("Latency"), float):
         metrics["Latency level"] = latency_level(metrics["Latency"])
     return {"task": task, **metrics, "samples": len(result.scored), "skipped": skipped,
             "definitions": "paper" if paper else "code", **result.notes,
-            "not_computed": NOT_COMPUTED.get(task, [])}
+            "not_computed": [] if judged else NOT_COMPUTED.get(task, [])}
 
 
 def score_flexi(task: str, root: Path, out_dir: Path, options: PeerOptions) -> dict[str, Any]:
@@ -101,7 +104,10 @@ def score_flexi(task: str, root: Path, out_dir: Path, options: PeerOptions) -> d
     if not result.rows:
         raise DuplexevalError(f"{root}: no FLEXI sample folder found (expected dialog_N "
                               f"folders for {task})")
-    aggregate = _aggregate(task, result, paper)
+    judged = options.judge is not None and task in JUDGED
+    if judged:
+        judge_flexi(task, root, result, options.judge)
+    aggregate = _aggregate(task, result, paper, judged)
     if paper:
         code = _run(task, root, options, False, cache)
         aggregate["differences"] = _differences(task, result, code)

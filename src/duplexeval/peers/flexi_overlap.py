@@ -150,5 +150,6 @@ def score_user_backchannel(root: Path, options: PeerOptions, paper: bool) -> Tas
     result.metrics = {"Interrupt Rate": rate}
     if paper:
         result.metrics["TTR"] = rate
+    result.metrics["Coherence"] = None
     result.metrics["Coherent cases"] = None
     return result

@@ -47,6 +47,9 @@ class PeerOptions:
     compat: bool = True
     latency: float | None = None
     reference_distribution: Path | None = None
+    judge: Any = None
+    """A :class:`~duplexeval.metrics.content.score.JudgeSettings` for the peer's judged scores
+    (``None``: they are listed as not computed)."""
 
 
 @dataclass(frozen=True)
