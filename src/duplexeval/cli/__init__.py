@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import DuplexevalError
+from .bc_commands import add_bc_reference
 from .data_commands import add_annotate, add_data, add_synth, add_validate
 from .report_commands import add_compare, add_report, add_results
 from .run_commands import add_plan, add_run, add_systems
@@ -21,8 +22,8 @@ from .segment_commands import add_segment
 __all__ = ["build_parser", "main"]
 
 BUILDERS = (add_validate, add_annotate, add_synth, add_data, add_plan, add_systems, add_run,
-            add_analyze, add_score, add_segment, add_report, add_compare, add_results,
-            add_demo)
+            add_analyze, add_score, add_segment, add_bc_reference, add_report, add_compare,
+            add_results, add_demo)
 """Each adds one subcommand (``data`` adds its group) to the subparsers."""
 
 
