@@ -28,9 +28,14 @@ and speaking after it, in ``[E, W]``; latency from ``E``.
 ``BC`` -> ``backchannel``: the system's backchannel frequency (segments under 3 s with at most
 two words, per second of its speech) over the sample; MTR reports frequency, not a success.
 
-Background speech (a suite that annotates ``background_start`` / ``background_end`` in dialogue
-seconds on the event metadata) -> ``background``: success = the system keeps one continuous
-stretch of speech over ``[start + 0.3 s, end]``.
+Background speech (a round annotated with a ``background_span`` by a multi-round suite,
+``mtr_round`` in the event metadata, or ``background_start`` / ``background_end``; dialogue
+seconds) -> ``background``: success = the system keeps one continuous stretch of speech over
+``[start + 0.3 s, end]``.
+
+Where a suite annotates the round (``mtr_round``, :mod:`duplexeval.data.mtr`), the assistant
+window ends where the round's window ends (the end of the next user turn), clipped to the
+sample, as MTR defines it.
 
 MTR's summary says GPT-4o judges feature success; its released code applies these rules, which
 are the default here.  Every event type needs the words of both channels, so the variant asks
@@ -75,15 +80,16 @@ class MtrTiming(TimingVariant):
         e = event.event_end - event.input_start
         w = event.input_end - event.input_start
         kind = event.event_type
+        window_end = self._window_end(event, w)
         dims: list[DimensionScore] = []
         if kind == "TURN_SHIFT":
-            ok = not speaking(model, 0.0, t) and speaking(model, t, w)
+            ok = not speaking(model, 0.0, t) and speaking(model, t, window_end)
             dims.append(self._dim("smooth_turn_taking", ok, latency(model, t), model))
         elif kind in ("TURN_HOLD", "SHORTPAUSE"):
             dims.append(self._dim("pause_handling", not speaking(model, t, e + PAUSE_AFTER_S),
                                   None, model))
         elif kind == "BARGE_IN":
-            ok = not speaking(model, t, e) and speaking(model, e, w)
+            ok = not speaking(model, t, e) and speaking(model, e, window_end)
             dims.append(self._dim("interruption", ok, latency(model, e), model))
         elif kind == "BC":
             dims.append(DimensionScore("backchannel",
@@ -103,8 +109,22 @@ class MtrTiming(TimingVariant):
                               extras={"frequency": backchannel_frequency(model)})
 
     @staticmethod
+    def _window_end(event: EventView, sample_end: float) -> float:
+        """The assistant window's end in wav time: the annotated round window's end
+        (``mtr_round``) clipped to the sample, else the sample's end."""
+        annotated = event.metadata.get("mtr_round")
+        window = annotated.get("window") if isinstance(annotated, dict) else None
+        if isinstance(window, list) and len(window) == 2:
+            return min(sample_end, float(window[1]) - event.input_start)
+        return sample_end
+
+    @staticmethod
     def _background(event: EventView, model: list[SpeechSegment]) -> DimensionScore | None:
-        start, end = event.metadata.get("background_start"), event.metadata.get("background_end")
+        annotated = event.metadata.get("mtr_round")
+        span = annotated.get("background_span") if isinstance(annotated, dict) else None
+        start, end = (span if isinstance(span, list) and len(span) == 2 else
+                      (event.metadata.get("background_start"),
+                       event.metadata.get("background_end")))
         if start is None or end is None:
             return None
         a, b = float(start) - event.input_start, float(end) - event.input_start

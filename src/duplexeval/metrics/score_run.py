@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..analysis.pipeline import AnalysisOptions, ensure_analysis
 from ..data.dialogue import Dialogue
@@ -11,10 +13,11 @@ from ..data.validate import load_dataset
 from ..errors import DuplexevalError
 from ..runs.directory import AnalysisFiles, RunDir
 from ..segment.pipeline import read_rounds
+from ..timeline import TOL
 from .base import EventView, get_variant
 from .content.context import generated_histories
 from .content.inputs import CONTENT_EVENT_TYPES, ContentOptions, HistorySource
-from .content.rounds import RoundFinder
+from .content.rounds import RoundFinder, annotated_rounds
 from .content.score import JudgeSettings, content_not_computed, score_content
 from .m3_outputs import read_m3_outputs
 from .results import DatasetRef, Results, SourceInfo, write_score_outputs
@@ -114,13 +117,41 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
 
 def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,
                 finder: RoundFinder) -> list[EventView]:
-    """The events with their user round in the dialogue (``metadata["round"]``, from 1; absent
-    when the dataset is unavailable or no round contains the event start)."""
+    """The events with what their dialogue says about them, in their metadata:
+
+    * ``round``: their user round in the dialogue (from 1; absent when the dataset is
+      unavailable or no round contains the event start);
+    * ``mtr_round``: that round's annotation when the suite annotates rounds (``mtr``);
+    * ``flexi``: the FLEXI item annotation when the event is the item's anchor event (same
+      kind, same start within 1e-6 s; :mod:`duplexeval.data.flexi`)."""
     if dialogues is None:
         return events
     out = []
     for e in events:
+        dialogue = dialogues.get(e.sample_id)
         user = int(e.metadata.get("user_channel", 0))
-        k = finder.round_of(dialogues.get(e.sample_id), user, e.event_start)
-        out.append(e if k is None else replace(e, metadata={**e.metadata, "round": k}))
+        extra: dict[str, Any] = {}
+        k = finder.round_of(dialogue, user, e.event_start)
+        if k is not None:
+            extra["round"] = k
+            annotated = annotated_rounds(dialogue, user) if dialogue else []
+            if k <= len(annotated):
+                extra["mtr_round"] = annotated[k - 1]
+        flexi = _flexi_anchor(dialogue, e)
+        if flexi is not None:
+            extra["flexi"] = flexi
+        out.append(replace(e, metadata={**e.metadata, **extra}) if extra else e)
     return out
+
+
+def _flexi_anchor(dialogue: Dialogue | None, event: EventView) -> dict[str, Any] | None:
+    record = dialogue.extra.get("flexi") if dialogue is not None else None
+    if not isinstance(record, Mapping):
+        return None
+    anchor = record.get("anchor")
+    if not isinstance(anchor, Mapping) or anchor.get("event") != event.event_type:
+        return None
+    time = anchor.get("time")
+    if not isinstance(time, list) or not time or abs(float(time[0]) - event.event_start) > TOL:
+        return None
+    return dict(record)

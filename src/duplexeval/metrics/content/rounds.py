@@ -1,10 +1,11 @@
 """The round of a TURN_SHIFT event in its dialogue, for round-by-round curves (MTR-style).
 
-Rounds are the user rounds of :mod:`duplexeval.segment`: by default its deterministic fallback
-(the user channel's TURNs joined across the user's own holds), or the rounds of a
-``duplexeval segment`` output file.  A TURN_SHIFT event starts where its user turn ends, so its
-round is the one whose user span contains the event start (ends inclusive, 1e-6 s tolerance);
-rounds are numbered from 1 in time order::
+Rounds are, in this order of precedence: the rounds of a ``duplexeval segment`` output file;
+the rounds a multi-round suite annotates (the record's ``mtr`` field, :mod:`duplexeval.data.mtr`:
+each round's ``user_span``); the user rounds of :mod:`duplexeval.segment`'s deterministic
+fallback (the user channel's TURNs joined across the user's own holds).  A TURN_SHIFT event
+starts where its user turn ends, so its round is the one whose user span contains the event
+start (ends inclusive, 1e-6 s tolerance); rounds are numbered from 1 in time order::
 
     user     |== round 1 ==|          |== round 2 ==|
     system                 ^SHIFT -> 1 ~~~~~~~      ^SHIFT -> 2
@@ -13,13 +14,14 @@ rounds are numbered from 1 in time order::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ...data.dialogue import Dialogue
 from ...segment.fallback import fallback_rounds
 from ...segment.rounds import Round
 from ...timeline import TOL, Span
 
-__all__ = ["RoundFinder"]
+__all__ = ["RoundFinder", "annotated_rounds"]
 
 
 class RoundFinder:
@@ -32,6 +34,9 @@ class RoundFinder:
 
     def rounds(self, dialogue: Dialogue, user_channel: int) -> list[Round]:
         key = (dialogue.id, user_channel)
+        if key not in self._rounds and annotated_rounds(dialogue, user_channel):
+            self._rounds[key] = [Round(float(r["user_span"][0]), float(r["user_span"][1]))
+                                 for r in annotated_rounds(dialogue, user_channel)]
         if key not in self._rounds:
             words_end = max((w.end for w in dialogue.words or ()), default=0.0)
             end = max([words_end, *(e.end for e in dialogue.events), *(e.start for e in
@@ -48,3 +53,16 @@ class RoundFinder:
             if r.start - TOL <= event_start <= r.end + TOL:
                 return k
         return None
+
+
+def annotated_rounds(dialogue: Dialogue, user_channel: int) -> list[dict[str, Any]]:
+    """The rounds a suite annotates for ``user_channel`` (the ``mtr`` record field), in round
+    order; empty when there are none."""
+    record = dialogue.extra.get("mtr")
+    if not isinstance(record, Mapping) or record.get("user_channel", 0) != user_channel:
+        return []
+    rounds = record.get("rounds")
+    if not isinstance(rounds, list):
+        return []
+    return sorted((dict(r) for r in rounds if isinstance(r, Mapping) and "user_span" in r),
+                  key=lambda r: int(r.get("round", 0)))
