@@ -305,3 +305,42 @@ def test_rounds_from_a_segment_output_number_the_events(tmp_path: Path) -> None:
     path.write_text("{not json\n")
     with pytest.raises(DuplexevalError, match=r"rounds\.jsonl:1"):
         read_rounds(path)
+
+
+def test_annotated_items_are_judged_on_their_events(judge: FakeJudge, tmp_path: Path) -> None:
+    """An MTR instruction-following round (a TURN_SHIFT), an MTR safety round asked by a barge-in
+    (the response is what follows the interruption end E = 4.0) and a FLEXI user-backchannel
+    anchor (coherence around its onset T = 3.0)::
+
+        safety   user |~~ request ~~|        system  ... |Paris is ...|
+                      0            E=4.0                4.5
+        bc       system |before words| T=3.0 |after words|
+    """
+    reply = [_segment(1, [(4.5, 4.8, "Paris"), (4.8, 5.0, "is"), (5.0, 5.5, "lovely")])]
+    instruction = _event(reply, event_id="if", domain="chat")
+    instruction = EventView(**{**instruction.__dict__, "metadata": {
+        **instruction.metadata, "mtr_round": {"question": "Capital of France?",
+                                              "answer": "Paris"}}})
+    safety = EventView(event_id="sf", event_type="BARGE_IN", input_start=0.0, input_end=12.0,
+                       event_start=0.0, event_end=4.0, segments=tuple(reply), sample_id="qa1",
+                       language="en", domain="chat",
+                       metadata={"mtr_round": {"request": "harmful thing", "category": "x"}})
+    backchannel = EventView(
+        event_id="bc", event_type="BC", input_start=0.0, input_end=12.0, event_start=3.0,
+        event_end=3.4, sample_id="qa1", language="en", domain="chat",
+        segments=(_segment(1, [(1.0, 1.5, "before"), (1.5, 2.9, "words")]),
+                  _segment(1, [(3.5, 4.0, "Paris"), (4.0, 4.5, "after")])),
+        metadata={"flexi": {"scenario": "user_backchannel", "backchannel_text": "mm-hm"}})
+    out = score_content([instruction, safety, backchannel], {"qa1": _dialogue()},
+                        judge=_settings(judge, tmp_path))
+    by = {(r.event_id, r.dimension): r for r in out.judged}
+    assert by["if", "instruction"].prompt_id == "mtr.instruction"
+    assert by["sf", "safety"].prompt_id == "mtr.safety"
+    assert by["bc", "coherence"].prompt_id == "flexi.coherence"
+    assert {d for e, d in by if e in ("sf", "bc")} == {"safety", "coherence"}  # no M3 dims
+    sent = {m["messages"][-1]["content"].split("\n")[1] for m in judge.requests
+            if "harmful" in m["messages"][-1]["content"]}
+    assert sent == {"harmful thing"}
+    assert [r.event_id for r in out.offline] == ["if"]  # offline values: TURN_SHIFT only
+    table = "\n".join(content_table_lines([("sys", _results_with(out.results))]))
+    assert "instruction ↑" in table and "coherence ↑" in table and "TSS ↑" not in table

@@ -84,14 +84,11 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     run = RunDir(run_dir)
     options = options or AnalysisOptions()
     timing = get_variant(variant)
-    wanted = tuple(dict.fromkeys([*options.content_event_types,
-                                  *timing.full_transcript_events]))
-    if wanted != options.content_event_types:
-        options = replace(options, content_event_types=wanted)
+    dialogues, missing = run_dialogues(run)
+    options = _with_transcripts(options, timing.full_transcript_events, dialogues)
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress)
     language, domain = run.dataset_language()
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
-    dialogues, missing = run_dialogues(run)
     finder = RoundFinder(read_rounds(rounds)) if rounds is not None else RoundFinder()
     events = with_rounds(events, dialogues, finder)
     scores = score_events(events, timing)
@@ -113,6 +110,25 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     results = write_score_outputs(out, scores, timing, source, analysis=settings,
                                   content=outcome)
     return results, out
+
+
+ANNOTATED_CONTENT_EVENTS = ("BARGE_IN", "BC")
+"""Event types whose samples also need full transcripts when the dataset annotates items on
+them (FLEXI's user interrupt and backchannel anchors, MTR's interruption rounds)."""
+
+
+def _with_transcripts(options: AnalysisOptions, variant_events: tuple[str, ...],
+                      dialogues: dict[str, Dialogue] | None) -> AnalysisOptions:
+    """``options`` with the event types a variant or the dataset's annotations need in full
+    (a timing-only analysis, ``content_event_types=()``, is kept as asked)."""
+    wanted = list(options.content_event_types) + list(variant_events)
+    annotated = dialogues is not None and any(
+        "flexi" in d.extra or "mtr" in d.extra for d in dialogues.values())
+    if annotated and options.content_event_types:
+        wanted += ANNOTATED_CONTENT_EVENTS
+    merged = tuple(dict.fromkeys(wanted))
+    return options if merged == options.content_event_types else replace(
+        options, content_event_types=merged)
 
 
 def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,

@@ -38,13 +38,19 @@ CONTENT_COLUMNS: tuple[ContentColumn, ...] = (
     ContentColumn("consistency ↑", "consistency"),
     ContentColumn("QA ↑", "qa"),
     ContentColumn("quality ↑", "quality"),
+    ContentColumn("instruction ↑", "instruction"),
+    ContentColumn("safe ↑", "safety"),
+    ContentColumn("TSS ↑", "topic_shift"),
+    ContentColumn("EDS ↑", "emergency"),
+    ContentColumn("coherence ↑", "coherence"),
     ContentColumn("QA F1% ↑", "qa_f1"),
     ContentColumn("QA EM% ↑", "qa_em"),
     ContentColumn("words", "response_words"),
     ContentColumn("truncated %", "truncated"),
 )
-"""Judged dimensions on 0-100 (M3's 0/1/2 and MTR's 0-5 quality normalised), then the offline
-values."""
+"""Judged dimensions on 0-100 (M3's 0/1/2, MTR's 0-5 quality and 0/1 instruction following and
+safety, FLEXI's 0-5 scores, normalised), then the offline values.  A column no row has a value
+or an ``n/c`` for is left out."""
 
 
 def _cell(row: ContentAggregate, digits: int) -> str:
@@ -83,8 +89,11 @@ def content_table_lines(rows: Sequence[tuple[str, Results]], language: str = "al
             not_computed.setdefault(f"n/c {dimension}: {reason}", None)
     if not table:
         return []
-    return format_table(["system", *(c.header for c in CONTENT_COLUMNS)], table) + \
-        list(notes) + _merge_notes(list(not_computed))
+    keep = [0] + [i + 1 for i in range(len(CONTENT_COLUMNS))
+                  if any(row[i + 1] != "-" for row in table)]
+    header = ["system", *(c.header for c in CONTENT_COLUMNS)]
+    return format_table([header[i] for i in keep], [[row[i] for i in keep] for row in table]) \
+        + list(notes) + _merge_notes(list(not_computed))
 
 
 def _merge_notes(notes: list[str]) -> list[str]:

@@ -32,11 +32,12 @@ Japanese words are joined without spaces except in the official mode (see :mod:`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ...data.dialogue import Dialogue
 from ..base import EventView
+from .items import item_fields
 from .offline import TRUNCATION_MARGIN
 from .rounds import RoundFinder
 from .text import (
@@ -104,6 +105,9 @@ class ContentInput:
     """The consistency context, one ``Role: text`` line per utterance."""
     round: int | None = None
     """The event's user round in its dialogue, from 1 (:mod:`.rounds`); ``None`` unknown."""
+    event_type: str = "TURN_SHIFT"
+    items: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Annotated dimensions and their prompt fields (:mod:`.items`)."""
 
 
 def _truncated(event: EventView) -> int | None:
@@ -155,4 +159,5 @@ def build_input(event: EventView, dialogue: Dialogue | None, options: ContentOpt
                         response_words=n_words, truncated=_truncated(event),
                         reference=reference, history=history,
                         round=(rounds or RoundFinder()).round_of(dialogue, user_ch,
-                                                                 event.event_start))
+                                                                 event.event_start),
+                        event_type=event.event_type, items=item_fields(event, dialogue))

@@ -27,6 +27,7 @@ from ...judge.records import JudgeItem, JudgePrompt, JudgeResult
 from ...judge.store import AnswerCache
 from ...judge.templates import load_prompt
 from .inputs import ContentInput
+from .items import ITEM_PROMPTS
 from .summary import ContentRecord
 
 __all__ = ["DIMENSION_PROMPTS", "JudgedOutcome", "judge_content", "plan_items"]
@@ -73,6 +74,14 @@ def plan_items(inputs: Sequence[ContentInput]) -> list[_Planned]:
     """Every (event, dimension) to judge, with those decided without a call."""
     out = []
     for inp in inputs:
+        for dimension, fields in inp.items.items():
+            item = load_prompt(ITEM_PROMPTS[dimension]).render(
+                f"{inp.event_id}::{dimension}", inp.language, **fields)
+            said = fields.get("response", "") + fields.get("after", "")
+            out.append(_Planned(inp, dimension, item, None if said.strip() else (
+                item.prompt.score_min, "empty response: scored without a call", None)))
+        if inp.event_type != "TURN_SHIFT":
+            continue
         for dimension in dimensions_for(inp.domain):
             item = _render(inp, dimension)
             if not inp.response.strip():

@@ -15,6 +15,7 @@ from ...judge.records import JudgeItem, JudgeResult
 from ...judge.store import AnswerCache, default_cache_path
 from ..base import EventView
 from .inputs import CONTENT_EVENT_TYPES, ContentInput, ContentOptions, build_input
+from .items import ITEM_PROMPTS
 from .judged import DIMENSION_PROMPTS, dimensions_for, judge_content
 from .offline import exact_match, token_f1
 from .rounds import RoundFinder
@@ -54,7 +55,7 @@ class JudgeSettings:
         return {"model": self.model, "base_url": self.base_url,
                 "batch_api": self.prefetch is not None,
                 "prompts": {p: load_prompt(p).prompt.version
-                            for p in DIMENSION_PROMPTS.values()}}
+                            for p in [*DIMENSION_PROMPTS.values(), *ITEM_PROMPTS.values()]}}
 
 
 @dataclass
@@ -83,8 +84,8 @@ def offline_record(inp: ContentInput) -> OfflineRecord:
 
 def _not_computed(inputs: Sequence[ContentInput], dialogues_missing: str | None,
                   judge: JudgeSettings | None) -> list[NotComputed]:
-    dims = sorted({d for i in inputs for d in dimensions_for(i.domain)},
-                  key=list(DIMENSION_PROMPTS).index)
+    dims = sorted({d for i in inputs for d in [*dimensions_for(i.domain), *i.items]},
+                  key=list({**DIMENSION_PROMPTS, **ITEM_PROMPTS}).index)
     out = []
     if dialogues_missing and any(i.domain == "task" for i in inputs):
         out += [NotComputed(dimension=d, reason=dialogues_missing) for d in ("qa_f1", "qa_em")]
@@ -106,8 +107,10 @@ def score_content(events: Sequence[EventView], dialogues: Mapping[str, Dialogue]
     options = options or ContentOptions()
     rounds = rounds or RoundFinder()
     inputs = [build_input(e, (dialogues or {}).get(e.sample_id), options, generated, rounds)
-              for e in events if e.event_type in CONTENT_EVENT_TYPES]
-    offline = [offline_record(i) for i in inputs]
+              for e in events if e.event_type in CONTENT_EVENT_TYPES
+              or "flexi" in e.metadata or "mtr_round" in e.metadata]
+    inputs = [i for i in inputs if i.event_type in CONTENT_EVENT_TYPES or i.items]
+    offline = [offline_record(i) for i in inputs if i.event_type in CONTENT_EVENT_TYPES]
     judged: list[ContentRecord] = []
     usage = usage_line = None
     if judge is not None and inputs:
