@@ -41,7 +41,10 @@ def add_score(sub: Subparsers) -> None:
     p.add_argument("--m3", action="store_true", help="PATH is an official M3 output folder")
     p.add_argument("-o", "--output", default=None, metavar="OUT_DIR",
                    help="where to write (default RUN_DIR/scores; required with --m3)")
-    p.add_argument("--variant", default="m3", help="timing metric variant (default m3)")
+    p.add_argument("--variant", default="m3", help="timing metric variant: m3 (default), "
+                   "fdb-v1, mtr, flexi")
+    p.add_argument("--compat", action="store_true", help="with --variant flexi: the released "
+                   "code's conventions instead of the paper's")
     p.add_argument("--domain", default=None, help="with --m3: the domain, for breakdowns")
     p.add_argument("--transcript-key", default="output_asr_path",
                    help="with --m3: the metadata field holding the transcript path")
@@ -69,6 +72,15 @@ def _add_content_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--history", choices=["reference", "generated"], default="reference",
                    help="consistency context: the reference (the paper's) or what the run's "
                         "context audio says (the system's own earlier words under multi-gen)")
+
+
+def _variant_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Settings of the chosen timing variant from the options that apply to it."""
+    if args.variant == "flexi":
+        return {"compat": args.compat, "latency": args.latency}
+    if args.compat:
+        raise DuplexevalError(f"--compat applies to --variant flexi, not {args.variant}")
+    return {}
 
 
 def _judge_settings(args: argparse.Namespace) -> Any:
@@ -104,7 +116,8 @@ def _add_peer_options(p: argparse.ArgumentParser) -> None:
                    help="with --peer: the paper's definitions instead of the released code's "
                         "(each difference is reported)")
     g.add_argument("--latency", type=float, default=None, metavar="SECONDS",
-                   help="with --peer flexi: the pause-handling latency allowance")
+                   help="with --peer flexi or --variant flexi: the pause-handling latency "
+                        "allowance")
     g.add_argument("--reference-distribution", default=None, metavar="FILE",
                    help="with --peer: per-item reference backchannel distributions (JSON)")
 
@@ -147,7 +160,8 @@ def _score(args: argparse.Namespace) -> int:
         results, out = score_run_dir(path, Path(args.output) if args.output else None,
                                      args.variant, analysis_options(args), truth=args.truth,
                                      content=content, judge=_judge_settings(args),
-                                     rounds=Path(args.rounds) if args.rounds else None)
+                                     rounds=Path(args.rounds) if args.rounds else None,
+                                     variant_settings=_variant_settings(args))
     label = path.name or str(path)
     if results.variant.name == "m3":
         print("\n".join(timing_table_lines([(label, results)])))

@@ -14,7 +14,7 @@ New variants subclass :class:`TimingVariant` and register with :func:`register_v
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -110,6 +110,11 @@ class TimingVariant(ABC):
     def settings(self) -> dict[str, Any]:
         """Parameters that change values (recorded in results)."""
         return {}
+
+    def prepare(self, events: Sequence[EventView]) -> None:  # noqa: B027 (optional hook)
+        """Called once with every event before any is scored: a variant whose rule depends on
+        the run as a whole (FLEXI's pause allowance is the run's mean latency) measures it
+        here.  Default: nothing."""
 
 
 _VARIANTS: dict[str, type[TimingVariant]] = {}

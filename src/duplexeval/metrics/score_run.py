@@ -69,6 +69,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
                   options: AnalysisOptions | None = None, truth: bool = False,
                   progress: bool = True, content: ContentOptions | None = None,
                   judge: JudgeSettings | None = None, rounds: Path | None = None,
+                  variant_settings: dict[str, Any] | None = None,
                   ) -> tuple[Results, Path]:
     """Score a run; returns the results and the output folder.
 
@@ -83,7 +84,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     number the events for the round-by-round curves (default: the segment fallback)."""
     run = RunDir(run_dir)
     options = options or AnalysisOptions()
-    timing = get_variant(variant)
+    timing = get_variant(variant, **(variant_settings or {}))
     dialogues, missing = run_dialogues(run)
     options = _with_transcripts(options, timing.full_transcript_events, dialogues)
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress)

@@ -32,7 +32,10 @@ CURVE_ROUNDS = 10
 
 
 def score_events(events: Iterable[EventView], variant: TimingVariant) -> list[EventScore]:
-    """Score every event the variant has a dimension for (others are left out, as officially)."""
+    """Score every event the variant has a dimension for (others are left out, as officially),
+    after :meth:`~.base.TimingVariant.prepare` has seen them all."""
+    events = list(events)
+    variant.prepare(events)
     return [s for s in (variant.score(e) for e in events) if s.dimensions]
 
 
