@@ -47,6 +47,11 @@ renormalised): the paper's base-2 divergence (0-1), or under ``compat`` scipy's 
 distance (at most 0.83); 1 without backchannels.  The bundled suite's reference positions are
 the project's, not FLEXI's GPT-4o ones: JSD values are not comparable with FLEXI's.
 
+Each item is scored in runs of the protocol its record names: ``multi-ref`` for user_interrupt
+and user_backchannel (the reference system turn is teacher-forced up to the user's onset, so
+the system is speaking when the user acts), ``multi-gen`` for the others (under teacher
+forcing the system channel is the reference until the event, so it could not cut in).
+
 Latencies are in seconds; FLEXI's levels (1 below 150 ms, 2 below 400 ms) are in ``info``.
 """
 
@@ -69,6 +74,14 @@ def _words(event: EventView) -> list[rules.Word]:
     chunks = sorted((c for s in event.segments if s.channel == SYSTEM for c in s.chunks),
                     key=lambda c: (c.start, c.end))
     return [rules.Word(c.text, c.start, c.end) for c in chunks]
+
+
+def _protocol_matches(event: EventView, record: dict[str, Any]) -> bool:
+    """An item is scored in runs of the protocol its record names (``multi-ref`` where the
+    system must already be speaking, ``multi-gen`` where it must be free to cut in); a run
+    whose protocol is unknown scores every item."""
+    wanted, run = record.get("protocol"), event.metadata.get("context_mode")
+    return wanted is None or run is None or wanted == run
 
 
 def _rel(event: EventView, value: Any) -> float:
@@ -120,7 +133,7 @@ class FlexiTiming(TimingVariant):
     def score(self, event: EventView) -> EventScore:
         record = event.metadata.get("flexi")
         dims: tuple[DimensionScore, ...] = ()
-        if isinstance(record, dict):
+        if isinstance(record, dict) and _protocol_matches(event, record):
             rule = getattr(self, f"_{record.get('scenario')}", None)
             if rule is not None:
                 dims = (rule(event, record, _words(event)),)
