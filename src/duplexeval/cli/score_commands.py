@@ -141,7 +141,12 @@ def _score_peer(args: argparse.Namespace) -> int:
 
 def _score(args: argparse.Namespace) -> int:
     from ..metrics.score_run import score_official, score_run_dir
-    from ..report.text import timing_table_lines, variant_curve_lines, variant_table_lines
+    from ..report.text import (
+        FLEXI_COLUMNS,
+        timing_table_lines,
+        variant_curve_lines,
+        variant_table_lines,
+    )
     from ..runs.directory import ScoreFiles
 
     if args.peer is not None:
@@ -165,6 +170,8 @@ def _score(args: argparse.Namespace) -> int:
     label = path.name or str(path)
     if results.variant.name == "m3":
         print("\n".join(timing_table_lines([(label, results)])))
+    elif results.variant.name == "flexi":
+        print("\n".join(timing_table_lines([(label, results)], columns=FLEXI_COLUMNS)))
     else:
         print("\n".join(variant_table_lines(results) + variant_curve_lines(results)))
     _print_content(label, results)

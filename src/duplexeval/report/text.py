@@ -97,12 +97,31 @@ system that never speaks the whole window (10 s, the best score); ``HOLD lat (re
 the paper's definition (section 4.2.1), over the events with a response, with its ``n``."""
 
 
+FLEXI_COLUMNS: tuple[TimingColumn, ...] = (
+    TimingColumn("turn TOR% ↑", "TURN_SHIFT", "TOR ↑", 100.0),
+    TimingColumn("turn lat s ↓", "TURN_SHIFT", "latency ↓", show_n=True),
+    TimingColumn("JIR% ↓", "TURN_SHIFT", "jump_in ↓", 100.0),
+    TimingColumn("pause TOR% ↓", "TURN_HOLD", "TOR ↓", 100.0),
+    TimingColumn("interrupt TTR% ↑", "BARGE_IN", "TTR ↑", 100.0),
+    TimingColumn("interrupt lat s ↓", "BARGE_IN", "latency ↓", show_n=True),
+    TimingColumn("emergency cut-in% ↑", "TURN_SHIFT", "interrupted ↑", 100.0),
+    TimingColumn("user BC yield% ↓", "BC", "interrupted ↓", 100.0),
+    TimingColumn("user BC resumed% ↑", "BC", "resumed ↑", 100.0),
+    TimingColumn("model BC TOR% ↓", "TURN_SHIFT", "TOR ↓", 100.0),
+    TimingColumn("BCR /s", "TURN_SHIFT", "BCR"),
+    TimingColumn("JSD ↓", "TURN_SHIFT", "JSD ↓"),
+)
+"""The FLEXI table (``flexi`` variant), one column group per scenario: turn taking, pause
+handling, user interrupt, model interrupt, user backchannel, model backchannel."""
+
+
 ORACLE_MARK = "◆"
 """Appended to the label of a system that read oracle data (reference content)."""
 
 
 def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all",
-                       domain: str = "all") -> list[str]:
+                       domain: str = "all",
+                       columns: Sequence[TimingColumn] = TIMING_COLUMNS) -> list[str]:
     """The M3 timing table, one row per (label, results): mean ± 95 % CI half-width, † where
     fewer than 20 events, ``-`` where the run has no such event.  A system that read oracle
     data (``results.source.oracle``) is marked :data:`ORACLE_MARK`, explained below the
@@ -119,7 +138,7 @@ def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all
             (r.event_type, r.metric): r for r in results.aggregates
             if r.language == language and r.domain == domain and r.round is None}
         line: list[object] = [label]
-        for col in TIMING_COLUMNS:
+        for col in columns:
             row = cells.get((col.event_type, col.metric))
             if row is None:
                 present = col.n_from is not None and (col.event_type, col.n_from) in cells
@@ -128,7 +147,7 @@ def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all
                 text = _cell(row, col.scale)
                 line.append(f"{text}(n={row.n})" if col.show_n else text)
         table.append(line)
-    return format_table(["system", *(c.header for c in TIMING_COLUMNS)], table) + list(notes)
+    return format_table(["system", *(c.header for c in columns)], table) + list(notes)
 
 
 def _cell(row: AggregateRow, scale: float) -> str:
