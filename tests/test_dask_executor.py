@@ -136,6 +136,53 @@ def test_a_worker_killed_mid_run_loses_no_finished_sample(sample_voiced: Path, t
     assert summary["failed"] == 0 and summary["samples"] == len(list(out.glob("samples/*/*.json")))
 
 
+class ChatCrash(ScriptedSystem):
+    """``scripted`` that fails on the chat dialogue: by raising, or, with
+    ``$DUPLEXEVAL_TEST_KILL_ALWAYS`` set, by SIGKILLing its process every time."""
+
+    name = "chatcrash"
+
+    def open(self, spec: SessionSpec) -> Session:
+        if spec.dialogue is not None and spec.dialogue.id.startswith("sample_chat"):
+            if os.environ.get("DUPLEXEVAL_TEST_KILL_ALWAYS"):
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError("model crashed on this dialogue")
+        return super().open(spec)
+
+
+def test_failed_samples_are_recorded_by_the_workers(sample_voiced: Path, tmp_path: Path,
+                                                     scheduler: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["run", "--system", "test_dask_executor:ChatCrash", "--dataset", str(sample_voiced),
+            "--protocol", "single", "--executor", "dask", "--scheduler", scheduler]
+    assert main([*args, "--out", str(tmp_path / "run")]) == 1
+    summary = json.loads((tmp_path / "run" / "run_summary.json").read_text())
+    assert summary["failed"] > 0 and summary["samples"] > 0
+    records = [json.loads(p.read_text()) for p in (tmp_path / "run").glob("samples/*/*.json")]
+    assert {r["status"] for r in records if "chat" in r["sample"]["sample_id"]} == {"failed"}
+    assert all("model crashed" in r["error"] for r in records if r["status"] == "failed")
+    assert main([*args, "--out", str(tmp_path / "ff"), "--fail-fast"]) == 2
+    assert "model crashed" in capsys.readouterr().err
+
+
+def test_a_unit_that_keeps_killing_its_workers_is_recorded_failed(
+        sample_voiced: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dask
+
+    monkeypatch.setenv("DUPLEXEVAL_TEST_KILL_ALWAYS", "1")
+    out = tmp_path / "run"
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        assert main(["run", "--system", "test_dask_executor:ChatCrash", "--dataset",
+                     str(sample_voiced), "--protocol", "multi-gen", "--out", str(out),
+                     "--executor", "dask", "--workers", "2"]) == 1
+    records = [json.loads(p.read_text()) for p in out.glob("samples/*/*.json")]
+    failed = [r for r in records if r["status"] == "failed"]
+    assert failed and all("chat" in r["sample"]["sample_id"] for r in failed)
+    assert all(r["error"].startswith("KilledWorker: ") for r in failed)
+    assert any(r["status"] == "ok" for r in records)  # the QA dialogue's units ran
+    assert not list(out.rglob(".*.tmp-*"))
+
+
 def test_units_ask_for_worker_resources(sample_voiced: Path, tmp_path: Path, scheduler: str,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     args = [*RUN, "--dataset", str(sample_voiced), "--protocol", "single", "--channels", "0",

@@ -9,8 +9,10 @@ therefore be on a file system every worker sees, at the same path.  The client h
 lock, writes ``config.json`` before the first task and the metadata and summary after the last,
 as the local executor does; the outputs are byte-identical to a local run's.
 
-Losing a worker loses only the sample files it had not renamed into place: the scheduler
-reruns its unit elsewhere, and the rerun skips the unit's finished samples.  A unit whose
+The client keeps one unit in flight per free worker slot (worker threads, bounded by the
+resources units ask for), so a worker holds only the unit it runs.  Losing a worker loses only
+the sample files it had not renamed into place: the scheduler reruns its unit elsewhere, and
+the rerun skips the unit's finished samples.  A unit whose
 workers die ``distributed.scheduler.allowed-failures`` times (Dask's default: 3) gets a
 ``failed`` record for each unfinished sample, written by the client; like any failed sample it
 runs again when the run is resumed.
@@ -114,17 +116,40 @@ class DaskExecutor:
         dist, client = _distributed(), self._client
         ref = SystemRef.of(system)
         token = uuid.uuid4().hex[:8]
-        futures = {client.submit(run_unit_on_worker, task, ref, pure=False,
-                                 key=f"duplexeval-{token}-{i:06d}",
-                                 resources=dict(self.resources) or None): task
-                   for i, task in enumerate(tasks)}
+        queue = list(enumerate(tasks))[::-1]
+        running: dict[Any, UnitTask] = {}
+        completed = dist.as_completed([], loop=client.loop)
+
+        def submit() -> None:
+            """Keep one unit per free worker slot in flight: a worker holds only the unit it
+            runs, so a worker that dies is blamed for that unit alone."""
+            while queue and len(running) < self._slots(client):
+                i, task = queue.pop()
+                future = client.submit(run_unit_on_worker, task, ref, pure=False,
+                                       key=f"duplexeval-{token}-{i:06d}",
+                                       resources=dict(self.resources) or None)
+                running[future] = task
+                completed.add(future)
+
         try:
-            for future in dist.as_completed(futures, loop=client.loop):
-                task = futures.pop(future)  # released: a lost worker's done units stay done
+            submit()
+            for future in completed:
+                task = running.pop(future)  # released: a lost worker's done units stay done
                 done(task, _report(future, task, dist))
+                submit()
         except BaseException:
-            client.cancel(list(futures))
+            client.cancel(list(running))
             raise
+
+    def _slots(self, client: Any) -> int:
+        """Units the cluster's workers can run at once (threads, bounded by the resources the
+        units ask for); at least one, so that a cluster still starting gets work."""
+        total = 0
+        for w in client.scheduler_info().get("workers", {}).values():
+            have = w.get("resources", {})
+            total += min([int(w.get("nthreads", 1))] + [int(have.get(k, 0) // v)
+                                                        for k, v in self.resources.items()])
+        return max(1, total)
 
     @contextmanager
     def _connect(self, dist: ModuleType) -> Iterator[Any]:
@@ -139,7 +164,8 @@ class DaskExecutor:
             with client:
                 yield client
             return
-        with warnings.catch_warnings():  # another cluster holds the default HTTP port
+        with warnings.catch_warnings():
+            # another cluster may hold the default HTTP port: a free one is taken, say nothing
             warnings.filterwarnings("ignore", message="Port .* is already in use")
             cluster = dist.LocalCluster(n_workers=self.workers or os.cpu_count() or 1,
                                         threads_per_worker=1, processes=True,
