@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import Any
 
 from ..errors import DuplexevalError
 from ..systems.base import System
@@ -87,7 +87,6 @@ class DaskExecutor:
     scheduler: str | None = None
     workers: int | None = None
     resources: Mapping[str, float] = field(default_factory=dict)
-    name: ClassVar[str] = "dask"
     _stack: ExitStack | None = field(default=None, init=False, repr=False)
     _client: Any = field(default=None, init=False, repr=False)
 

@@ -207,8 +207,6 @@ class _Settings:
 class LocalExecutor:
     """Runs the units one after another in this process, with the caller's system."""
 
-    name = "local"
-
     def run(self, tasks: Sequence[UnitTask], system: System, done: OnDone) -> None:
         """Run every task; ``done`` is called after each."""
         for task in tasks:
@@ -221,8 +219,6 @@ class Executor(Protocol):
     ``done`` once per task (in any order) in the calling process, and returns when every task
     is done; the files of a unit's samples are written by whoever runs it."""
 
-    name: str
-
     def run(self, tasks: Sequence[UnitTask], system: System, done: OnDone) -> None: ...
 
 
@@ -232,21 +228,22 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
         stale.unlink(missing_ok=True)
     _write_config(run, config, system, dataset)
     protocol = plan.options.protocol
-    done = sum(run.finished(s.sample_id, s.event_id) for s in plan.samples)
+    finished = {s.event_id for s in plan.samples if run.finished(s.sample_id, s.event_id)}
+    done = len(finished)
     tasks = [UnitTask(run.root, unit, protocol, config.seed, settings.use_snapshot,
                       settings.fail_fast)
              for unit in plan_units(plan, dataset)
-             if not all(run.finished(s.sample_id, s.event_id) for s in unit.samples)]
+             if any(s.event_id not in finished for s in unit.samples)]
     frames = 0
     with tqdm(total=len(plan.samples), initial=done, desc=f"{system.name} {protocol.value}",
               unit="sample", file=sys.stderr, disable=not settings.progress) as bar:
 
-        def finished(task: UnitTask, report: UnitReport) -> None:
+        def unit_done(task: UnitTask, report: UnitReport) -> None:
             nonlocal frames
             frames += report.frames
             bar.update(report.ran)
 
-        settings.executor.run(tasks, system, finished)
+        settings.executor.run(tasks, system, unit_done)
     for stale in list(run.temporary_files()):  # left by a worker killed mid-write
         stale.unlink(missing_ok=True)
     ok, failed = _metadata(run, plan, system)
