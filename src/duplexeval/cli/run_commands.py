@@ -127,16 +127,15 @@ def _run(args: argparse.Namespace) -> int:
     from ..runs import execute_run, summary_lines
     from ..systems.registry import load_system
 
-    executor = _executor(args)
-    system = load_system(args.system, system_args(args.system_arg))
-    folder, channels = dataset_folder(args.dataset)
-    dataset, warnings = load_dataset(folder, args.split, audio=Need.REQUIRE)
-    warn(warnings)
-    options = plan_options(args, channels)
-    plan = build_plan(dataset.dialogues, options)
-    out = Path(args.out) if args.out else Path("runs") / f"{system.name}-{options.protocol}"
-    with executor as connected:
+    with _executor(args) as executor:  # connected first: an unreachable scheduler fails fast
+        system = load_system(args.system, system_args(args.system_arg))
+        folder, channels = dataset_folder(args.dataset)
+        dataset, warnings = load_dataset(folder, args.split, audio=Need.REQUIRE)
+        warn(warnings)
+        options = plan_options(args, channels)
+        plan = build_plan(dataset.dialogues, options)
+        out = Path(args.out) if args.out else Path("runs") / f"{system.name}-{options.protocol}"
         result = execute_run(system, dataset, plan, out, seed=args.seed,
-                             fail_fast=args.fail_fast, executor=connected)
+                             fail_fast=args.fail_fast, executor=executor)
     print("\n".join(summary_lines(result, system, plan)))
     return 1 if result.failed else 0
