@@ -153,13 +153,17 @@ class DaskExecutor:
     @contextmanager
     def _connect(self, dist: ModuleType) -> Iterator[Any]:
         if self.scheduler:
-            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+            logger = logging.getLogger("distributed")
+            level = logger.level
+            logger.setLevel(logging.CRITICAL)  # connection retries are not the user's news
             try:
                 client = dist.Client(self.scheduler, timeout=CONNECT_TIMEOUT_S,
                                      set_as_default=False)
             except (OSError, TimeoutError) as exc:
                 raise DuplexevalError(f"cannot reach the Dask scheduler at {self.scheduler}: "
                                       f"{_first_line(exc)}") from None
+            finally:
+                logger.setLevel(level)
             with client:
                 yield client
             return
