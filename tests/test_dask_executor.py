@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -212,6 +214,30 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_2(sample_voiced: Path,
         "tcp://127.0.0.1:1" in proc.stderr
     assert elapsed < 10
     assert not (tmp_path / "run").exists()
+
+
+def test_a_port_that_is_no_scheduler_is_one_line_and_exit_2(
+        sample_voiced: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def answer() -> None:  # an HTTP server's refusal, then hang up
+        for _ in range(2):  # the TCP probe, then the Dask handshake
+            conn, _ = server.accept()
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    started = time.monotonic()
+    code = main([*RUN, "--dataset", str(sample_voiced), "--protocol", "multi-gen", "--out",
+                 str(tmp_path / "run"), "--executor", "dask", "--scheduler",
+                 f"tcp://127.0.0.1:{port}"])
+    server.close()
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}: " in err
+    assert time.monotonic() - started < 10 and not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("extra", [["--scheduler", "tcp://127.0.0.1:1"], ["--workers", "2"],

@@ -27,8 +27,10 @@ shared by its threads.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+import socket
 import uuid
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -72,6 +74,37 @@ def parse_resources(pairs: Sequence[str]) -> dict[str, float]:
     return out
 
 
+def _probe(address: str) -> None:
+    """Fail at once, in one line, when a ``tcp://HOST:PORT`` scheduler does not accept a TCP
+    connection (Dask's client would retry until its timeout); other schemes go to Dask."""
+    scheme, sep, rest = address.rpartition("://")
+    host, _, port = rest.rpartition(":")
+    if (sep and scheme != "tcp") or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise DuplexevalError(f"cannot reach the Dask scheduler at {address}: "
+                              f"{exc.strerror or _first_line(exc)}") from None
+
+
+def _handshake(address: str) -> None:
+    """One Dask handshake with the scheduler, so that a port that answers but is no Dask
+    scheduler fails in one line too (a half-made ``Client`` would print its own errors)."""
+    from distributed.comm import connect
+
+    async def shake() -> None:
+        comm = await connect(address, timeout=CONNECT_TIMEOUT_S)
+        await comm.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(shake(), CONNECT_TIMEOUT_S + 1))
+    except Exception as exc:
+        hint = "" if isinstance(exc, OSError) else " (is it a Dask scheduler?)"
+        raise DuplexevalError(f"cannot reach the Dask scheduler at {address}: "
+                              f"{type(exc).__name__}: {_first_line(exc)}{hint}") from None
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
@@ -93,7 +126,11 @@ class DaskExecutor:
     def __enter__(self) -> DaskExecutor:
         """Connect to the scheduler (or start the local cluster) now: an unreachable
         scheduler or missing resources fail here, before the run writes anything."""
+        if self.scheduler:
+            _probe(self.scheduler)
         dist = _distributed()
+        if self.scheduler:
+            _handshake(self.scheduler)
         with ExitStack() as stack:
             self._client = stack.enter_context(self._connect(dist))
             self._check_resources(self._client)
