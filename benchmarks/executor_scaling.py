@@ -1,0 +1,140 @@
+"""What does the Dask executor cost and gain?  The same run on the local executor and on local
+Dask clusters of 1, 2, ... worker processes (one thread each, loopback).
+
+The run: ``scripted`` (jitter 0.1) on the bundled sample-en voiced with the clip bank, under
+multi-gen (4 units: one pass per dialogue and user channel, 22 samples).  ``scripted`` itself
+is cheap (about 0.15 ms a frame), so ``--step-ms`` adds a sleep per frame, standing in for model
+time spent off the CPU (a GPU, a server); ``--step-ms 0`` measures the pure overhead.
+
+Printed per executor: cluster start (``LocalCluster`` up and a client connected), the run
+(:func:`~duplexeval.runs.execute_run`: submit, run, write, metadata), cluster stop, the total,
+and the speed-up of the run against local.  Each Dask run's files are checked byte-identical
+to the local run's (the summary's wall time aside).
+
+Usage: .venv/bin/python benchmarks/executor_scaling.py [--workers 1,2] [--step-ms 0.5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from duplexeval.data.validate import Need, load_dataset
+from duplexeval.data.voice_bursts import voice_bursts
+from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.runs import DaskExecutor, execute_run
+from duplexeval.systems.base import Forced, Session, SessionSpec, StepOutput
+from duplexeval.systems.scripted import ScriptedSystem
+
+SAMPLE_EN = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "bundled" / "sample-en"
+
+
+class _Slow(Session):
+    def __init__(self, inner: Session, seconds: float) -> None:
+        self.inner, self.seconds = inner, seconds
+
+    def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
+        time.sleep(self.seconds)
+        return self.inner.step(user, force)
+
+    def snapshot(self) -> Any:
+        return self.inner.snapshot()
+
+    def restore(self, state: Any) -> None:
+        self.inner.restore(state)
+
+    def reseed(self, seed: int) -> None:
+        self.inner.reseed(seed)
+
+    def trace(self) -> dict[str, Any]:
+        return self.inner.trace()
+
+
+class SlowScripted(ScriptedSystem):
+    """``scripted`` with ``step_ms`` of sleep per frame (simulated model time)."""
+
+    name = "slow-scripted"
+
+    @classmethod
+    def arg_names(cls) -> tuple[str, ...]:
+        return (*super().arg_names(), "step_ms")
+
+    def open(self, spec: SessionSpec) -> Session:
+        return _Slow(super().open(spec), self.float_arg("step_ms", 0.0) / 1000)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.name not in (".lock", "run_summary.json"):
+            out[path.relative_to(root).as_posix()] = path.read_bytes()
+    return out
+
+
+def _timed_run(executor: DaskExecutor | None, out: Path, **run: Any) -> dict[str, float]:
+    t0 = time.monotonic()
+    if executor is not None:
+        executor.__enter__()
+    t1 = time.monotonic()
+    try:
+        execute_run(out=out, progress=False, executor=executor, **run)
+        t2 = time.monotonic()
+    finally:
+        if executor is not None:
+            executor.__exit__(None, None, None)
+    t3 = time.monotonic()
+    return {"start": t1 - t0, "run": t2 - t1, "stop": t3 - t2, "total": t3 - t0}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", default="1,2", help="Dask worker counts (default 1,2)")
+    parser.add_argument("--step-ms", type=float, default=0.5,
+                        help="simulated model time per frame, ms (default 0.5)")
+    args = parser.parse_args()
+    counts = [int(n) for n in args.workers.split(",") if n.strip()]
+    with tempfile.TemporaryDirectory(prefix="executor-scaling-") as tmp:
+        work = Path(tmp)
+        source, _ = load_dataset(SAMPLE_EN, alignment=Need.REQUIRE)
+        voice_bursts(source, work / "sample-en")
+        dataset, _ = load_dataset(work / "sample-en", audio=Need.REQUIRE)
+        plan = build_plan(dataset.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN))
+        system = SlowScripted(jitter="0.1", step_ms=f"{args.step_ms:g}")
+        run = {"system": system, "dataset": dataset, "plan": plan, "seed": 5}
+        rows = [("local", _timed_run(None, work / "local", **run))]
+        reference = _files(work / "local")
+        for n in counts:
+            out = work / f"dask-{n}"
+            rows.append((f"dask, {n} worker{'s' * (n > 1)}",
+                         _timed_run(DaskExecutor(workers=n), out, **run)))
+            assert _files(out) == reference, f"{out}: outputs differ from the local run"
+        _print(rows, len(plan.samples), args.step_ms)
+
+
+def _print(rows: list[tuple[str, dict[str, float]]], samples: int, step_ms: float) -> None:
+    load = os.getloadavg()[0]
+    print(f"scripted (+{step_ms:g} ms/frame) on sample-en, multi-gen, {samples} samples in 4 "
+          f"units; {os.cpu_count()} CPUs, {platform.python_version()}, load {load:.2f}")
+    print(f"{'executor':<18}{'start s':>9}{'run s':>9}{'stop s':>9}{'total s':>9}"
+          f"{'run speed-up':>14}")
+    base = rows[0][1]["run"]
+    for name, t in rows:
+        print(f"{name:<18}{t['start']:>9.2f}{t['run']:>9.2f}{t['stop']:>9.2f}"
+              f"{t['total']:>9.2f}{base / t['run']:>13.2f}x")
+    print("outputs: every Dask run byte-identical to the local run")
+    print(json.dumps({name: {k: round(v, 3) for k, v in t.items()} for name, t in rows}))
+
+
+if __name__ == "__main__":
+    # the system class must be importable by name on the workers: use this file as a module
+    import executor_scaling
+
+    executor_scaling.main()
