@@ -29,6 +29,7 @@ BUILTIN: dict[str, str] = {
     "reference": "duplexeval.systems.builtin:ReferenceSystem",
     "scripted": "duplexeval.systems.scripted:ScriptedSystem",
     "cascade": "duplexeval.systems.cascade:CascadeSystem",
+    "moshi-ws": "duplexeval.systems.moshi_ws:MoshiWsSystem",
 }
 
 
