@@ -30,6 +30,7 @@ BUILTIN: dict[str, str] = {
     "scripted": "duplexeval.systems.scripted:ScriptedSystem",
     "cascade": "duplexeval.systems.cascade:CascadeSystem",
     "moshi-ws": "duplexeval.systems.moshi_ws:MoshiWsSystem",
+    "command": "duplexeval.systems.command:CommandSystem",
 }
 
 
