@@ -31,6 +31,7 @@ BUILTIN: dict[str, str] = {
     "cascade": "duplexeval.systems.cascade:CascadeSystem",
     "moshi-ws": "duplexeval.systems.moshi_ws:MoshiWsSystem",
     "command": "duplexeval.systems.command:CommandSystem",
+    "openai-realtime": "duplexeval.systems.openai_realtime:OpenAIRealtimeSystem",
 }
 
 
