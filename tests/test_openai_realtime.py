@@ -77,7 +77,7 @@ def test_barge_in_flushes_playout_and_truncates_what_was_played() -> None:
     assert np.any(on > 3.7 * RATE)
     assert trace["realtime"]["server_session"]["audio"]["input"]["turn_detection"]["type"] \
         == "server_vad"
-    assert trace["realtime"]["send_drift_ms"]["mean"] < 50
+    assert trace["realtime"]["send_drift_ms"]["mean"] < 100
     assert KEY not in json.dumps(trace)
 
 

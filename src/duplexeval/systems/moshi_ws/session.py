@@ -28,10 +28,11 @@ Real time (clock ``wall``)
 Frame ``k`` is sent at the absolute deadline ``t0 + (k + 1) * 80 ms`` (``t0`` = the first
 ``step``; a frame is sent once it has been "recorded"), never by sleeping a fixed time, and
 every send and receive is timestamped with :func:`time.monotonic`.  Received audio goes through
-a playout buffer: a chunk starts at the later of its arrival time (session samples since
-``t0``) and the end of the previous chunk.  ``step(k)`` returns the buffer over frame ``k``
-once its deadline has passed, so the output includes the network, Opus and compute latency a
-listener would hear.  The trace records the send drift (actual - deadline, ms).
+a :class:`~duplexeval.systems.playout.Playout`: a chunk starts at the later of its arrival time
+(session samples since ``t0``) and the end of the previous chunk.  ``step(k)`` returns the
+buffer over frame ``k`` once its deadline has passed, so the output includes the network, Opus
+and compute latency a listener would hear.  The trace records the send drift (actual -
+deadline, ms) and every arrival.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import numpy as np
 
 from ..base import Forced, Session, StepOutput, SystemFailure
 from ..credentials import redact
+from ..playout import Playout
 from ..websocket import Connection
 from .wire import AUDIO, ERROR, HANDSHAKE, SAMPLE_RATE, TEXT, OpusCodec, audio_message, parse
 
@@ -194,32 +196,28 @@ class RealtimeSession(_MoshiSession):
 
     def __init__(self, settings: MoshiWsSettings) -> None:
         super().__init__(settings)
-        self._t0: float | None = None
-        self._play = np.zeros(0, dtype=np.float32)
-        self._play_end = 0
+        self._playout: Playout | None = None
         self._last_audio: float | None = None
         self.drift_ms: list[float] = []
         self.arrivals: list[dict[str, Any]] = []
 
     def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
         texts = len(self.text)
-        if self._t0 is None:
-            self._t0 = time.monotonic()
-        deadline = self._t0 + (self.frames + 1) * FRAME / SAMPLE_RATE
+        if self._playout is None:
+            self._playout = Playout(SAMPLE_RATE, time.monotonic())
+        deadline = self._playout.t0 + (self.frames + 1) * FRAME / SAMPLE_RATE
         try:
             self._pump_until(deadline)
             sent = self._send(user)
         except SystemFailure as exc:
             raise self._fail_closed(exc) from None
         self.drift_ms.append(round((sent - deadline) * 1000, 3))
-        start = self.frames * FRAME
+        out = self._playout.frame(self.frames * FRAME, FRAME)
         self.frames += 1
-        out = self._play[start:start + FRAME]
-        if len(out) < FRAME:
-            out = np.concatenate([out, np.zeros(FRAME - len(out), dtype=np.float32)])
         return StepOutput(out, self._text_since(texts))
 
     def _pump_until(self, deadline: float) -> None:
+        assert self._playout is not None
         while True:
             now = time.monotonic()
             if self._last_audio is not None and now - self._last_audio > \
@@ -233,27 +231,14 @@ class RealtimeSession(_MoshiSession):
                 return
             pcm = self._handle(got[0])
             if pcm is not None and len(pcm):
-                self._place(pcm, got[1])
+                self._last_audio = got[1]
+                at = self._playout.place(pcm, got[1])
+                self.arrivals.append({"sample": at, "samples": len(pcm), "arrival_ms": round(
+                    (got[1] - self._playout.t0) * 1000, 3)})
 
     def _text_sample(self) -> int:
         """Real time: where the text arrived on the playout clock."""
-        if self._t0 is None:
-            return 0
-        return max(0, round((time.monotonic() - self._t0) * SAMPLE_RATE))
-
-    def _place(self, pcm: np.ndarray, arrival: float) -> None:
-        assert self._t0 is not None
-        self._last_audio = arrival
-        at = max(round((arrival - self._t0) * SAMPLE_RATE), self._play_end)
-        end = at + len(pcm)
-        if end > len(self._play):
-            grown = np.zeros(max(end, 2 * len(self._play)), dtype=np.float32)
-            grown[:len(self._play)] = self._play
-            self._play = grown
-        self._play[at:end] = pcm
-        self._play_end = end
-        self.arrivals.append({"sample": at, "arrival_ms": round((arrival - self._t0) * 1000, 3),
-                              "samples": len(pcm)})
+        return 0 if self._playout is None else self._playout.position(time.monotonic())
 
     def trace(self) -> dict[str, Any]:
         out = super().trace()
