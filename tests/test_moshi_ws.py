@@ -179,5 +179,7 @@ def test_realtime_mode_paces_on_deadlines_and_plays_out_on_arrival() -> None:
 def test_systems_lists_the_adapters_with_their_extra(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["systems"]) == 0
     out = capsys.readouterr().out
-    line = next(row for row in out.splitlines() if row.startswith("moshi-ws"))
-    assert "servers" in line and "clock input" in line
+    rows = {row.split()[0]: row for row in out.splitlines() if row.strip()}
+    assert "servers" in rows["moshi-ws"] and "clock input" in rows["moshi-ws"]
+    assert "servers" in rows["openai-realtime"] and "clock wall" in rows["openai-realtime"]
+    assert "clock file" in rows["command"] and " - " in rows["command"]

@@ -60,10 +60,10 @@ def test_barge_in_flushes_playout_and_truncates_what_was_played() -> None:
     # the reply starts after the user's 1.5 s + 300 ms of silence, at arrival time (a loaded
     # machine adds its scheduling delay: the bounds are generous, the truncate check exact)
     on = loud(y)
-    assert 1.8 <= on[0] / RATE <= 1.8 + 0.4
+    assert 1.8 <= on[0] / RATE <= 1.8 + 0.6
     # the user barges in at 2.6 s: what was queued beyond that is never heard
-    first_reply_end = on[on < 3.0 * RATE][-1] / RATE
-    assert 2.6 <= first_reply_end <= 2.6 + 0.4
+    first_reply_end = on[on < 3.5 * RATE][-1] / RATE
+    assert 2.6 <= first_reply_end <= 2.6 + 0.6
     barge = next(e for e in trace["events"] if e["type"] == "barge_in")
     assert len(server.truncates) == 1
     truncate = server.truncates[0]
