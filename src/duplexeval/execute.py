@@ -18,6 +18,8 @@ Protocols
   up to each fork frame (the frame boundary at or before event_start), then as multi-gen.
 * Systems without ``snapshot`` replay the prefix from T0 for every sample (the official cost);
   for deterministic systems the outputs are bit-identical either way.
+* Whole-file systems (clock ``file``) replay too: each sample's session is handed the sample's
+  whole input (:meth:`~duplexeval.systems.base.Session.load_input`) before its first step.
 
 Context: a pass starts at its samples' ``context_start``, so every sample hears exactly its own
 context ``[context_start, input_start)`` and nothing earlier.  Without ``context_max_len`` all
@@ -44,7 +46,7 @@ import soxr
 from .data.dialogue import Dialogue, Word
 from .protocols import Protocol, Sample, split_passes
 from .session_view import session_spec
-from .systems.base import Capabilities, Forced, Session, System
+from .systems.base import Capabilities, ClockKind, Forced, Session, System
 
 __all__ = ["DialogueAudio", "SampleOutput", "derive_seed", "run_group"]
 
@@ -173,6 +175,10 @@ class _Inputs:
         return Forced(_slice(self.reference, start, start + f), self.words.get(k, ""))
 
 
+def _concat(frames: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(frames) if frames else np.zeros(0, np.float32)
+
+
 def _to_dataset_rate(x: np.ndarray, native: int, target: int, length: int) -> np.ndarray:
     if native != target:
         x = soxr.resample(x, native, target).astype(np.float32)
@@ -206,6 +212,8 @@ def run_group(
     caps = system.capabilities
     if use_snapshot is None:
         use_snapshot = caps.snapshot
+    if caps.clock is ClockKind.FILE:
+        use_snapshot = False  # a whole-file session replays each sample's own input
     if protocol is Protocol.MULTI_REF and not caps.teacher_forcing_audio:
         raise ValueError(f"system {system.name!r} does not support teacher forcing "
                          "(needed by multi-ref)")
@@ -251,6 +259,8 @@ def _run_single(system: System, dialogue: Dialogue, audio: DialogueAudio, s: Sam
     frames: list[np.ndarray] = []
     try:
         session = _open(system, dialogue, audio, s.system_channel, grid.t0, seed)
+        if caps.clock is ClockKind.FILE:
+            session.load_input(_concat([inputs.user_frame(k, mute) for k in range(end)]))
         for k in range(end):
             frames.append(session.step(inputs.user_frame(k, mute)).audio)
         trace = session.trace()
@@ -291,6 +301,23 @@ class _Pass:
     def open(self) -> Session:
         return _open(self.system, self.dialogue, self.audio, self.system_channel, self.t0,
                      self.seed)
+
+    def load_whole(self, session: Session, s: Sample) -> None:
+        """Clock ``file``: hand the session sample ``s``'s whole replay input (the prefix
+        unmuted, the continuation muted from ``mute_start``, the reference forced before the
+        fork under multi-ref) before its first step."""
+        if self.system.capabilities.clock is not ClockKind.FILE:
+            return
+        fork, end = self.forks[s.event_id], self.grid.ceil_frame(s.input_end)
+        mute = self.grid.sample(s.mute_start)
+        user = _concat([self.inputs.user_frame(k, mute if k >= fork else None)
+                        for k in range(end)])
+        reference = None
+        if self.forced:
+            reference = np.zeros_like(user)
+            forced = _concat([self.inputs.forced(k).audio for k in range(fork)])
+            reference[:len(forced)] = forced
+        session.load_input(user, reference)
 
     def prefix_step(self, session: Session, k: int) -> np.ndarray:
         """Frame ``k`` before a fork: unmuted user input (and forcing under multi-ref)."""
@@ -362,6 +389,7 @@ def _run_shared(system: System, dialogue: Dialogue, audio: DialogueAudio, sample
                 outputs.append(run.continuation(s, shared, pass_out[:fork], own))
             else:
                 session = run.open()
+                run.load_whole(session, s)
                 prefix = []
                 for k in range(fork):
                     prefix.append(run.prefix_step(session, k))

@@ -61,17 +61,18 @@ def _systems(args: argparse.Namespace) -> int:
         try:
             system = load_system(info.name)
         except DuplexevalError as exc:
-            rows.append([info.name, info.origin, "-", f"cannot load: {exc}"])
+            rows.append([info.name, info.origin, "-", "-", f"cannot load: {exc}"])
             continue
         caps = system.capabilities
         tf = "+".join(k for k, v in (("audio", caps.teacher_forcing_audio),
                                      ("text", caps.teacher_forcing_text)) if v) or "no"
         oracle = ", ".join(sorted(o.value for o in caps.oracle)) or "none"
-        rows.append([info.name, info.origin, system.version,
+        rows.append([info.name, info.origin, system.version, system.extra or "-",
                      f"{caps.sample_rate} Hz, {caps.frame_size}-sample frames, clock "
                      f"{caps.clock.value}, snapshot {'yes' if caps.snapshot else 'no'}, "
                      f"teacher forcing {tf}, oracle data {oracle}"])
-    print("\n".join(format_table(["system", "from", "version", "capabilities"], rows)))
+    print("\n".join(format_table(["system", "from", "version", "extra", "capabilities"],
+                                        rows)))
     return 0
 
 

@@ -68,6 +68,10 @@ class ClockKind(StrEnum):
     """A server clocked by its input stream (offline driver, deterministic timeline)."""
     WALL = "wall"
     """A wall-clock service (real-time driver: deadline pacing, recorded trace)."""
+    FILE = "file"
+    """A whole-file model (file in, file out): before the first ``step`` the runner hands the
+    session the sample's whole input with :meth:`Session.load_input`; the steps then return
+    the output it computed, frame by frame (offline driver, deterministic timeline)."""
 
 
 class Oracle(StrEnum):
@@ -172,6 +176,13 @@ class Session(abc.ABC):
     def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
         """Consume one frame of user audio; return one frame of system audio (+ text)."""
 
+    def load_input(self, user: np.ndarray, reference: np.ndarray | None = None) -> None:
+        """Clock ``file`` only: the whole input of the session before its first step, at the
+        native rate: ``user`` exactly as the steps will feed it (context, window, muting), and
+        under teacher forcing ``reference``, the reference system audio the steps will force
+        (zeros where nothing is forced), of the same length."""
+        raise NotImplementedError(f"{type(self).__name__} does not take a whole input")
+
     def snapshot(self) -> Any:
         """Plain-data copy of the whole session state (capability ``snapshot``)."""
         raise NotImplementedError(f"{type(self).__name__} does not support snapshot")
@@ -197,6 +208,9 @@ class System(abc.ABC):
     name: ClassVar[str] = ""
     version: ClassVar[str] = "0"
     description: ClassVar[str] = ""
+    extra: ClassVar[str] = ""
+    """The optional dependency group the system needs (``pip install 'duplexeval[EXTRA]'``);
+    empty when the core install is enough.  ``duplexeval systems`` lists it."""
     capabilities: Capabilities = Capabilities()
 
     def __init__(self, **args: str) -> None:

@@ -29,6 +29,9 @@ BUILTIN: dict[str, str] = {
     "reference": "duplexeval.systems.builtin:ReferenceSystem",
     "scripted": "duplexeval.systems.scripted:ScriptedSystem",
     "cascade": "duplexeval.systems.cascade:CascadeSystem",
+    "moshi-ws": "duplexeval.systems.moshi_ws:MoshiWsSystem",
+    "command": "duplexeval.systems.command:CommandSystem",
+    "openai-realtime": "duplexeval.systems.openai_realtime:OpenAIRealtimeSystem",
 }
 
 
