@@ -117,3 +117,23 @@ def test_no_endpoint_no_request(tmp_path: Path, capsys: pytest.CaptureFixture[st
         main(["data", "rewrite", str(specs), "-o", str(tmp_path / "out")])
     assert exc.value.code == 2 and "--judge-url" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_specs_that_cannot_be_rewritten_are_kept_and_not_sent(tmp_path: Path) -> None:
+    specs = _specs(tmp_path / "ds")
+    path = specs / "topiocqa_dev_0001.json"
+    spec = json.loads(path.read_text())
+    spec["turns"][0]["pause"] = {"after_word": 2, "seconds": 0.5}
+    path.write_text(json.dumps(spec))
+    path = specs / "topiocqa_dev_0003.json"
+    spec = json.loads(path.read_text())
+    spec["language"] = "ja"
+    path.write_text(json.dumps(spec, ensure_ascii=False))
+    out = tmp_path / "out"
+    with FakeJudge(policy) as server:
+        assert _run(specs, out, server, tmp_path / "c.sqlite") == 0
+        sent = " ".join(r["messages"][-1]["content"] for r in server.requests)
+    assert "night watch" not in sent and "SHORT" not in sent
+    records = {r["spec_id"][-1]: r for r in map(json.loads, (out / "rewrite.jsonl").open())}
+    assert "positions" in records["1"]["reason"] and "'ja'" in records["3"]["reason"]
+    assert json.loads((out / "topiocqa_dev_0001.json").read_text())["turns"][0]["pause"]

@@ -16,7 +16,9 @@ OpenAI-compatible endpoint (``duplexeval data rewrite``).
   with exactly one non-empty string per line, or a result the spec format rejects leaves that
   spec's texts as they were for that step; its record says ``kept`` with the reason, and the
   summary counts it.  A spec with in-turn positions (pauses, backchannels, interruptions, all
-  counted in words or characters of the text) is kept too: a new text would move them.
+  counted in words or characters of the text) is kept too: a new text would move them; so is
+  a spec not in English (``language`` other than ``en``; after ``translate`` a spec is in
+  Japanese, so a spec the spoken step kept is still translated from its written text).
 * **Records** (``rewrite.jsonl``): spec id, step, ``status`` (``rewritten`` / ``kept``),
   ``reason``, ``model``, ``prompt_id``, ``prompt_version``, ``cached``, and the texts before.
 * **Translation** sets ``language`` to ``ja`` and drops each speaker's ``voice`` (an English
@@ -150,21 +152,29 @@ def _valid(spec: dict[str, Any]) -> str | None:
     return None
 
 
+def _skip_reason(spec: dict[str, Any]) -> str | None:
+    """Why a spec is not sent (both prompts take English without in-turn positions)."""
+    if spec.get("language") != "en":
+        return f"the spec is in {spec.get('language')!r}; the prompts take English"
+    if any(t.get(k) for k in _POSITIONED for t in spec["turns"]):
+        return ("the spec has in-turn positions (pauses, backchannels, interruptions) a new "
+                "text would move")
+    return None
+
+
 def _step(specs: list[dict[str, Any]], step: str, client: JudgeClient, cache: AnswerCache,
           concurrency: int) -> tuple[list[dict[str, Any]], list[RewriteRecord], UsageMeter]:
     prompt = load_prompt(STEPS[step]).prompt
-    positioned = [any(t.get(k) for k in _POSITIONED for t in s["turns"]) for s in specs]
-    items = [_item(s, step) for s, p in zip(specs, positioned, strict=True) if not p]
+    skips = [_skip_reason(s) for s in specs]
+    items = [_item(s, step) for s, skip in zip(specs, skips, strict=True) if skip is None]
     outcome = judge_batch(client, items, cache, max_concurrency=concurrency)
     results = iter(outcome.results)
     out: list[dict[str, Any]] = []
     records: list[RewriteRecord] = []
-    for spec, skip in zip(specs, positioned, strict=True):
+    for spec, skip in zip(specs, skips, strict=True):
         before = [t["text"] for t in spec["turns"]]
         result = None if skip else next(results)
-        texts, reason = (None, "the spec has in-turn positions (pauses, backchannels, "
-                         "interruptions) a new text would move") if result is None \
-            else _texts(result, len(before))
+        texts, reason = (None, skip) if result is None else _texts(result, len(before))
         new = _applied(spec, step, texts) if texts is not None else spec
         reason = reason or _valid(new)
         ok = reason is None
