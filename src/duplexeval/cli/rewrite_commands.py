@@ -1,6 +1,7 @@
-"""``data rewrite SPECS_DIR -o OUT_DIR --judge-url URL --judge-model MODEL [--translate ja]``:
-the MT-QA specs into spoken style (and Japanese) through an OpenAI-compatible endpoint
-(:mod:`duplexeval.rewrite`)."""
+"""The MT-QA spec steps: ``data rewrite SPECS_DIR -o OUT_DIR --judge-url URL --judge-model
+MODEL [--translate ja]`` (spoken style and Japanese through an OpenAI-compatible endpoint,
+:mod:`duplexeval.rewrite`) and ``data voices SPECS_DIR --reference DATASET_DIR -o OUT_DIR``
+(bundled voices after reference speakers, :mod:`duplexeval.synth.voice_choice`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 from ..errors import DuplexevalError
 from .options import positive_int
 
-__all__ = ["add_rewrite"]
+__all__ = ["add_rewrite", "add_voices"]
 
 Subparsers = Any  # argparse's private _SubParsersAction
 
@@ -73,4 +74,58 @@ def _rewrite(args: argparse.Namespace) -> int:
     print(f"{out}: {len(read)} spec(s); " + "; ".join(
         f"{step}: {c['rewritten']} rewritten, {c['kept']} kept with the text before"
         for step, c in counts.items()) + " (reasons in rewrite.jsonl)")
+    return 0
+
+
+def add_voices(data_sub: Subparsers) -> None:
+    """``data voices SPECS_DIR --reference DATASET_DIR -o OUT_DIR [--split S]``."""
+    q = data_sub.add_parser("voices", help="give each spec speaker the bundled voice closest "
+                            "in median F0 and gender to a reference speaker drawn from a "
+                            "dataset (the offline stand-in for M3's voice cloning)")
+    q.add_argument("specs", metavar="SPECS_DIR", help="a folder of dialogue spec files (*.json)")
+    q.add_argument("--reference", required=True, metavar="DATASET_DIR",
+                   help="the reference dialogues (e.g. MagicData for Japanese specs)")
+    q.add_argument("--split", default="test", help="the reference split (default: test)")
+    q.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    q.add_argument("--force", action="store_true", help="overwrite specs already in OUT_DIR")
+    q.set_defaults(func=_voices)
+
+
+def _voices(args: argparse.Namespace) -> int:
+    import json
+
+    from ..data.validate import Need, load_dataset
+    from ..fileio import atomic_write_json, atomic_write_text
+    from ..rewrite import read_specs
+    from ..speech.tts import load_engine
+    from ..synth.build import DEFAULT_ENGINES
+    from ..synth.voice_choice import assign_voices, speaker_profiles, voice_profiles
+
+    source, out = Path(args.specs), Path(args.output)
+    if out.resolve() == source.resolve():
+        raise DuplexevalError(f"{out}: write the specs to another folder")
+    read = read_specs(source)
+    languages = sorted({s["language"] for _, s in read})
+    if len(languages) != 1 or languages[0] not in DEFAULT_ENGINES:
+        raise DuplexevalError(f"{source}: specs in {languages}; give specs of one language "
+                              f"with a TTS engine ({', '.join(sorted(DEFAULT_ENGINES))})")
+    clash = [p.name for p, _ in read if (out / p.name).exists()]
+    if clash and not args.force:
+        raise DuplexevalError(f"{out / clash[0]} exists; pass --force to overwrite")
+    reference, _ = load_dataset(Path(args.reference), args.split, audio=Need.REQUIRE)
+    speakers = speaker_profiles(reference)
+    if not speakers:
+        raise DuplexevalError(f"{args.reference}: no reference speaker with voiced speech")
+    engine_name = DEFAULT_ENGINES[languages[0]]
+    voices = voice_profiles(load_engine(engine_name))
+    specs, records = assign_voices([s for _, s in read], speakers, voices)
+    for (path, _), spec in zip(read, specs, strict=True):
+        atomic_write_text(out / path.name, json.dumps(spec, ensure_ascii=False, indent=2) + "\n")
+    atomic_write_json(out / "voices.json", {
+        "engine": engine_name, "voices": [v.to_json() for v in voices],
+        "reference": str(args.reference), "speakers": [s.to_json() for s in speakers],
+        "assignments": records})
+    chosen = sorted({r["voice"]["name"] for r in records})
+    print(f"{out}: {len(specs)} spec(s); {len(speakers)} reference speaker(s), voices of "
+          f"{engine_name} used: {', '.join(chosen)} (details in voices.json)")
     return 0
