@@ -55,9 +55,11 @@ def add_quality(data_sub: Subparsers) -> None:
 
 
 def _progress(total: int) -> Any:
+    """A progress bar on stderr (hidden when there is nothing to count) and its tick."""
     from tqdm import tqdm
 
-    bar = tqdm(total=total, desc="dnsmos", unit="dialogue", file=sys.stderr)
+    bar = tqdm(total=total, desc="dnsmos", unit="dialogue", file=sys.stderr,
+               disable=total == 0)
     return bar, lambda _id: bar.update(1)
 
 
@@ -74,7 +76,7 @@ def _quality(args: argparse.Namespace) -> int:
         from ..speech.asr import Transcriber
 
         transcriber = Transcriber(args.asr_model)
-    bar, tick = _progress(len(dataset.dialogues))
+    bar, tick = _progress(0 if args.no_dnsmos else len(dataset.dialogues))
     with bar:
         report = quality_table(dataset, dnsmos=not args.no_dnsmos, asr=not args.no_asr,
                                hop=args.dnsmos_hop, jobs=args.jobs, transcriber=transcriber,
