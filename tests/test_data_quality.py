@@ -139,3 +139,16 @@ def test_quality_report_with_a_round_trip_and_without_dnsmos(tmp_path: Path) -> 
     report = quality_table(dataset, dnsmos=False, transcriber=Echo())
     assert report["asr"]["metric"] == "wer" and report["asr"]["value"] == 0.0
     assert report["table2"]["DNSMOS"] is None and "DNSMOS" in report["not_computed"]
+
+
+def test_quality_text_report_names_what_is_not_computed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "ds"
+    _dataset(root, tmp_path)
+    assert main(["data", "quality", str(root), "--split", "all", "--no-asr",
+                 "--no-dnsmos"]) == 0
+    text = capsys.readouterr().out
+    assert "3 dialogue(s)" in text and "SQ-STOI" in text and "not computed:" in text
+    assert "DNSMOS (skipped (--no-dnsmos))" in text
+    assert json.loads((root / "data_quality.json").read_text())["table2"]["DNSMOS"] is None
+    assert not (root / "dnsmos_scores.json").exists()
