@@ -86,16 +86,20 @@ class RewriteOutcome:
 
 def read_specs(folder: Path) -> list[tuple[Path, dict[str, Any]]]:
     """The ``*.json`` dialogue specs of ``folder`` (sorted by name), each checked by the spec
-    format; a bad one is an error naming the file."""
+    format; a bad one, or an id used twice, is an error naming the file."""
     from .synth.spec import load_spec
 
     paths = sorted(p for p in folder.glob("*.json") if p.name != "suite.json") \
         if folder.is_dir() else []
     if not paths:
         raise DuplexevalError(f"{folder}: no dialogue spec files (*.json)")
-    out = []
+    out: list[tuple[Path, dict[str, Any]]] = []
+    seen: dict[str, Path] = {}
     for path in paths:
-        load_spec(path)  # raises DatasetInvalid naming the file and field
+        spec_id = load_spec(path).id  # raises DatasetInvalid naming the file and field
+        if spec_id in seen:
+            raise DuplexevalError(f"{path}: id {spec_id!r} is also the id of {seen[spec_id]}")
+        seen[spec_id] = path
         out.append((path, json.loads(path.read_text(encoding="utf-8"))))
     return out
 
