@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,asr,tts,tts-en,dask,servers]"
+	$(BIN)/python -m pip install --quiet -e ".[test,asr,tts,tts-en,dask,servers,quality]"
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

@@ -1,6 +1,7 @@
 """Data subcommands: ``validate``, ``annotate``, ``synth`` and the ``data`` group
 (``voice-bursts``, ``build``, ``list``; ``import``, ``stats``, ``split`` and ``segment`` in
-:mod:`.import_commands`)."""
+:mod:`.import_commands`; ``quality`` in :mod:`.quality_commands`, ``rewrite`` and ``voices`` in
+:mod:`.rewrite_commands`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from typing import Any
 from ..errors import DuplexevalError
 from .import_commands import add_import, add_segment, add_split, add_stats
 from .options import non_negative, positive, warn
+from .quality_commands import add_quality
+from .rewrite_commands import add_rewrite, add_voices
 
 __all__ = ["add_annotate", "add_data", "add_synth", "add_validate"]
 
@@ -165,7 +168,7 @@ def _quality(out: Path, split: str, gaps: tuple[float, ...], asr: bool) -> None:
 
 def add_data(sub: Subparsers) -> None:
     """The ``data`` group: ``voice-bursts``, ``build``, ``list``, ``import``, ``stats``,
-    ``split``, ``segment``."""
+    ``split``, ``segment``, ``quality``, ``rewrite``, ``voices``."""
     p = sub.add_parser("data", help="dataset utilities: voice annotations, bundled suites")
     data_sub = p.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
     q = data_sub.add_parser("voice-bursts", help="stereo audio for an annotated dataset: "
@@ -186,6 +189,9 @@ def add_data(sub: Subparsers) -> None:
     add_stats(data_sub)
     add_split(data_sub)
     add_segment(data_sub)
+    add_quality(data_sub)
+    add_rewrite(data_sub)
+    add_voices(data_sub)
 
 
 def _voice_bursts(args: argparse.Namespace) -> int:

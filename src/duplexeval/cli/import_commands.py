@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DuplexevalError
+from .quality_commands import add_dnsmos_options, dnsmos_for_split
 
 __all__ = ["add_import", "add_segment", "add_split", "add_stats"]
 
@@ -102,7 +103,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def add_split(data_sub: Subparsers) -> None:
-    """``data split DATASET_DIR [--from all] [--hours 1] [--scores FILE.json]``."""
+    """``data split DATASET_DIR [--from all] [--hours 1] [--scores FILE.json | --dnsmos]``."""
     q = data_sub.add_parser("split", help="a deterministic speaker-disjoint test/dev split: "
                             "about --hours of the best-scored dialogues as test, the dialogues "
                             "sharing no speaker with them as dev")
@@ -113,6 +114,10 @@ def add_split(data_sub: Subparsers) -> None:
     q.add_argument("--scores", metavar="FILE.json", default=None,
                    help='{"dialogue id": score} (higher is better, e.g. DNSMOS); without it the '
                    "order is sha256 of the ids")
+    q.add_argument("--dnsmos", action="store_true",
+                   help="rank by DNSMOS computed now (the M3 paper's selection; see also "
+                        "data quality, whose dnsmos_scores.json --scores reads)")
+    add_dnsmos_options(q)
     q.add_argument("--force", action="store_true", help="overwrite existing test/dev splits")
     q.set_defaults(func=_split)
 
@@ -131,7 +136,11 @@ def _split(args: argparse.Namespace) -> int:
         if (root / f"{name}.jsonl").exists() and not args.force:
             raise DuplexevalError(f"{root / f'{name}.jsonl'} exists; pass --force to replace it")
     dataset, _ = load_dataset(root, args.source_split)
+    if args.dnsmos and args.scores:
+        raise DuplexevalError("give --scores or --dnsmos, not both")
     scores = read_json(Path(args.scores), "scores file") if args.scores else None
+    if args.dnsmos:
+        scores = dnsmos_for_split(args, dataset)
     if scores is not None and not (isinstance(scores, dict) and all(
             isinstance(v, int | float) for v in scores.values())):
         raise DuplexevalError(f"{args.scores}: expected an object of dialogue id to number")
@@ -141,7 +150,8 @@ def _split(args: argparse.Namespace) -> int:
         atomic_write_text(root / f"{name}.jsonl",
                           "".join(json_line(record_json(by_id[i])) for i in ids))
     atomic_write_json(root / "split.json", {
-        "from": args.source_split, "hours": args.hours, "scores": args.scores,
+        "from": args.source_split, "hours": args.hours,
+        "scores": f"dnsmos {args.dnsmos_measure}" if args.dnsmos else args.scores,
         "test_seconds": round(result.test_seconds, 3), "test": list(result.test),
         "dev": list(result.dev), "dropped": list(result.dropped)})
     print(f"{root}: test {len(result.test)} dialogue(s), {result.test_seconds / 3600:.2f} h; "
