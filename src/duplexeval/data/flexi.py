@@ -26,7 +26,11 @@ Fields (all scenarios):
 * ``user_turn``: the user's speech the scenario is about (the query, with its pause; the
   emergency statement; the narrative; the first query before the system turn);
 * ``response``: the reference system's last turn (its answer; the user channel is silent from
-  the end of the user's last turn to the end of the audio).
+  the end of the user's last turn to the end of the audio).  The TURN_SHIFT onto the system
+  channel that ends at ``response[0]`` is the turn-shift sample before it: in pause_handling
+  its pass hears the whole query unmuted, pause included (the TURN_HOLD sample, as in M3, mutes
+  the user from the pause start), and a multi-turn run keeps the audio before its input in the
+  sample's context file.
 
 Per scenario:
 
