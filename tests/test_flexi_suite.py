@@ -198,6 +198,12 @@ def test_validate_reports_broken_annotations(built: Path, tmp_path: Path) -> Non
         **ref, "distribution": [0.5] * len(ref["distribution"])}))
     assert "does not start while the system speaks" in " ".join(
         problems("user_interrupt", interruption=[0.2, 0.4]))
+    assert "version 2 is not 1" in " ".join(problems("turn_taking", version=2))
+    imported = {"scenario": "pause_handling", "source": "dialog_3", "pause": [1.0, 2.5]}
+    d = by_scenario["pause_handling"]  # FLEXI's own values (data import flexi): scenario only
+    assert flexi_problems(type(d)(d.id, d.events, extra={FLEXI_FIELD: imported})) == []
+    assert flexi_problems(type(d)(d.id, d.events, extra={FLEXI_FIELD: {
+        **imported, "scenario": "karaoke"}})) != []
     # through the validator, with file and line
     jsonl = (built / "test.jsonl").read_text(encoding="utf-8").splitlines()
     first = json.loads(jsonl[0])

@@ -45,6 +45,10 @@ Per scenario:
   ``positions`` (reference onsets), ``distribution`` (one probability per bin ``[i * bin_s,
   (i + 1) * bin_s)`` from the start of the audio, summing to 1), ``source`` and
   ``comparable_with_flexi`` (false: the positions are the project's, FLEXI's are GPT-4o's).
+
+``version`` (1) marks this format.  A record without it holds FLEXI's own annotation values, as
+``duplexeval data import flexi`` writes them for FLEXI's released folders (``user_end``,
+``pause``, ``interrupt``, ``backchannel_time``); only its ``scenario`` is checked here.
 """
 
 from __future__ import annotations
@@ -174,7 +178,8 @@ def _distribution_problems(ref: Any) -> list[str]:
 
 
 def flexi_problems(dialogue: Dialogue) -> list[str]:
-    """What is wrong with a dialogue's ``flexi`` field (nothing when it has none): the fields
+    """What is wrong with a dialogue's ``flexi`` field (nothing when it has none; for a record
+    without ``version``, only an unknown scenario): the fields
     its scenario needs, spans inside the audio, the pause inside the user turn, the
     interruption and the backchannel starting while the system speaks, the emergency time
     inside the user turn, a reference distribution summing to 1, an anchor among the events."""
@@ -186,6 +191,10 @@ def flexi_problems(dialogue: Dialogue) -> list[str]:
     scenario = record.get("scenario")
     if scenario not in SCENARIOS:
         return [f"flexi scenario {scenario!r} is not one of {', '.join(SCENARIOS)}"]
+    if "version" not in record:
+        return []  # FLEXI's own annotation values (``duplexeval data import flexi``)
+    if record["version"] != FLEXI_VERSION:
+        return [f"flexi version {record['version']!r} is not {FLEXI_VERSION}"]
     problems: list[str] = []
     if record.get("user_channel") not in (0, 1) or \
             record.get("system_channel") != 1 - record.get("user_channel", -1):
