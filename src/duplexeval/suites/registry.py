@@ -26,6 +26,8 @@ class Suite:
     """User channels the plan evaluates."""
     quick_min_shifts: int | None = None
     """The quick subset's rule for this suite (``None``: :data:`QUICK_MIN_SHIFTS`)."""
+    in_demo: bool = True
+    """Whether ``duplexeval demo`` runs this suite when no suite is named."""
 
     def __post_init__(self) -> None:
         safe_name(self.name, "suite name")  # it names the build folder in the cache
@@ -46,7 +48,7 @@ SUITES: dict[str, Suite] = {s.name: s for s in [
     Suite("m3-chat-en", "casual conversations of about 2 minutes, English", "en", "chat"),
     Suite("m3-chat-ja", "casual conversations of about 2 minutes, Japanese", "ja", "chat"),
     Suite("flexi-en", "FLEXI's six full-duplex scenarios, 30 items each, English", "en", "flexi",
-          "task", channels=(0,), quick_min_shifts=14),
+          "task", channels=(0,), quick_min_shifts=14, in_demo=False),
     Suite("m3-toy-ja-voiced", "the official M3 toy annotations voiced with OpenJTalk", "ja",
           "mixed"),
 ]}
