@@ -142,12 +142,14 @@ def demo_suites(full: bool, names: list[str] | None = None,
                 limit: int | None = None) -> list[DemoDataset]:
     """Build (or reuse) the bundled suites: their quick subsets (the smallest prefix of
     dialogues with :data:`~duplexeval.suites.QUICK_MIN_SHIFTS` smooth-turn-taking samples)
-    unless ``full``, or their first ``limit`` dialogues.  The toy-based suite is included when
-    the toy data is found (its first dialogue unless ``full``)."""
+    unless ``full``, or their first ``limit`` dialogues.  Without ``names``: the suites marked
+    ``in_demo``, the toy-based suite only when the toy data is found (its first dialogue unless
+    ``full``)."""
     from .suites import SUITES, build_suite
 
     chosen = names if names is not None else [
-        n for n, s in SUITES.items() if not s.from_toy or find_m3_toy() is not None]
+        n for n, s in SUITES.items()
+        if s.in_demo and (not s.from_toy or find_m3_toy() is not None)]
     out = []
     for name in chosen:
         suite = SUITES[name]

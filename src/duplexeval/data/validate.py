@@ -13,7 +13,9 @@ Checks
   the end of the audio;
 * ``audio/{id}.wav``: missing, unreadable, not stereo;
 * ``txt_align/{id}.txt``: missing, malformed lines, words that end before they start, words out
-  of order or overlapping on one channel, words outside the audio.
+  of order or overlapping on one channel, words outside the audio;
+* a record's ``flexi`` field (FLEXI items, :mod:`duplexeval.data.flexi`): the fields its
+  scenario needs, consistent with each other, the audio and the events.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..errors import DatasetInvalid, Problem
 from ..events import EventKind
 from ..timeline import TOL
 from .dialogue import AudioInfo, Dataset, Dialogue, Word
+from .flexi import flexi_problems
 from .m3 import (
     alignment_path,
     audio_path,
@@ -138,6 +141,8 @@ def check_dataset(
             extra=extra,
         )
         problems += _event_problems(dialogue, jsonl, record.line)
+        problems += [Problem(jsonl, record.line, f"dialogue {record.id}: {p}")
+                     for p in flexi_problems(dialogue)]
         dialogues.append(dialogue)
     if records and missing_audio and audio == Need.OPTIONAL:
         warnings.append(f"{root}: audio missing for {missing_audio} of {len(records)} "

@@ -5,6 +5,10 @@
 ``m3-qa-ja``           the same dialogues in Japanese (same ids)
 ``m3-chat-en``         casual two-person conversations of about 2 minutes, English
 ``m3-chat-ja``         casual conversations, Japanese
+``flexi-en``           FLEXI's six scenarios (turn taking, pause handling, user and model
+                       interrupt, user and model backchannel), 30 one-item dialogues each,
+                       English; each record's ``flexi`` field (:mod:`duplexeval.data.flexi`)
+                       holds the scenario's annotations
 ``m3-toy-ja-voiced``   the official M3 toy annotations voiced with OpenJTalk (needs the
                        third-party toy data: ``$DUPLEXEVAL_M3_TOY`` or ``shared/m3_toy/ja``)
 =====================  ==========================================================
@@ -18,7 +22,8 @@ build leaves nothing half-written.  Each built suite holds ``quality.json`` (see
 subsets, whose TTS is the full suite's).
 
 The *quick subset* of a suite (``limit="quick"``, what ``duplexeval demo`` runs) is the smallest
-prefix of its dialogues whose multi-gen plan has :data:`QUICK_MIN_SHIFTS` smooth-turn-taking
+prefix of its dialogues whose multi-gen plan has :data:`QUICK_MIN_SHIFTS` (or the suite's own
+``quick_min_shifts``: 14 for ``flexi-en``, its first two items of each scenario) smooth-turn-taking
 samples on the suite's user channels; it is found while synthesizing, dialogue by dialogue.
 """
 

@@ -23,7 +23,8 @@ from ..errors import DuplexevalError
 from ..fileio import atomic_write_json
 from .registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
 
-__all__ = ["build_suite", "shift_samples", "subset_label", "suite_path", "suite_rows"]
+__all__ = ["build_suite", "quick_min_shifts", "shift_samples", "subset_label", "suite_path",
+           "suite_rows"]
 
 BUILD_VERSION = 3
 """Bumped when the synthesizer changes what it builds from the same specs."""
@@ -47,9 +48,15 @@ Subset = int | str | None
 quick subset (:data:`QUICK_MIN_SHIFTS`)."""
 
 
+def quick_min_shifts(suite: Suite) -> int:
+    """The shift samples a suite's quick subset reaches: the suite's own
+    ``quick_min_shifts`` or :data:`QUICK_MIN_SHIFTS`."""
+    return suite.quick_min_shifts if suite.quick_min_shifts is not None else QUICK_MIN_SHIFTS
+
+
 def _key(suite: Suite, settings: dict[str, Any], limit: Subset = None) -> str:
     h = hashlib.sha256()
-    rule: Any = limit if limit != "quick" else {"quick_min_shifts": QUICK_MIN_SHIFTS}
+    rule: Any = limit if limit != "quick" else {"quick_min_shifts": quick_min_shifts(suite)}
     h.update(json.dumps({"build": BUILD_VERSION, "suite": suite.name, "settings": settings,
                          "limit": rule}, sort_keys=True).encode())
     for path in _source_files(suite):
@@ -129,7 +136,7 @@ def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> i
 
 def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) -> None:
     """Synthesize the suite's specs in order: all of them, the first ``limit``, or (quick)
-    until the dialogues built so far reach :data:`QUICK_MIN_SHIFTS` shift samples."""
+    until the dialogues built so far reach :func:`quick_min_shifts` shift samples."""
     from ..synth.build import Synthesizer, SynthSettings, reference_gaps
     from ..synth.spec import load_specs
 
@@ -142,7 +149,7 @@ def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) ->
                      disable=not progress):
         built.append(synth.build(spec))
         if limit == "quick" and shift_samples([b.dialogue() for b in built],
-                                              suite.channels) >= QUICK_MIN_SHIFTS:
+                                              suite.channels) >= quick_min_shifts(suite):
             break
     synth.write(built, out, metadata={"name": suite.name, "description": suite.description})
 

@@ -24,6 +24,10 @@ class Suite:
     """Timing reference of the turn-shift gaps (``chat`` or ``task``)."""
     channels: tuple[int, ...] = (0, 1)
     """User channels the plan evaluates."""
+    quick_min_shifts: int | None = None
+    """The quick subset's rule for this suite (``None``: :data:`QUICK_MIN_SHIFTS`)."""
+    in_demo: bool = True
+    """Whether ``duplexeval demo`` runs this suite when no suite is named."""
 
     def __post_init__(self) -> None:
         safe_name(self.name, "suite name")  # it names the build folder in the cache
@@ -43,6 +47,8 @@ SUITES: dict[str, Suite] = {s.name: s for s in [
           channels=(0,)),
     Suite("m3-chat-en", "casual conversations of about 2 minutes, English", "en", "chat"),
     Suite("m3-chat-ja", "casual conversations of about 2 minutes, Japanese", "ja", "chat"),
+    Suite("flexi-en", "FLEXI's six full-duplex scenarios, 30 items each, English", "en", "flexi",
+          "task", channels=(0,), quick_min_shifts=14, in_demo=False),
     Suite("m3-toy-ja-voiced", "the official M3 toy annotations voiced with OpenJTalk", "ja",
           "mixed"),
 ]}

@@ -23,6 +23,8 @@ for engines without any).  Then it is placed on the speaker's channel:
 * **background** - another voice (one neither speaker uses, where the engine has one) mixed
   into a channel ``gain_db`` below the speakers, placed against a turn's start; it is not in
   the word alignments (its placement is recorded in the record's ``background_speech``).
+* **FLEXI items** (a spec with ``flexi``) - the record's ``flexi`` field holds the scenario's
+  annotations measured on the placed turns (:mod:`duplexeval.synth.flexi`).
 
 Times are seconds from the start of the dialogue; the dialogue starts with ``lead`` seconds of
 silence and ends with ``tail``.  Events come from the words by the annotation rules
@@ -46,16 +48,20 @@ import soundfile as sf
 import soxr
 
 from ..data.dialogue import AudioInfo, Dialogue, Word
+from ..data.flexi import FLEXI_FIELD
 from ..data.m3 import audio_path, write_dataset
 from ..errors import DuplexevalError
 from ..events import annotate_spans
 from ..fileio import atomic_path
 from ..speech.tts import TimedWord, TtsEngine, Utterance, load_engine
 from ..timeline import Span
-from .spec import DialogueSpec, Turn, _Position
+from .flexi import flexi_record
+from .placement import PlacedTurn, _boundary, _Piece, _span_of
+from .spec import DialogueSpec, Turn
 
 __all__ = [
     "DEFAULT_ENGINES",
+    "PlacedTurn",
     "SynthSettings",
     "SynthesizedDialogue",
     "Synthesizer",
@@ -219,6 +225,13 @@ class SynthesizedDialogue:
     """The gaps the placement drew (for the quality report)."""
     background: tuple[dict[str, Any], ...] = ()
     """Where background speech was placed (channel, start, end, text, gain_db)."""
+    turns: tuple[PlacedTurn, ...] = ()
+    """Where each spec turn was placed, in spec order."""
+
+    @property
+    def duration(self) -> float:
+        """Length of the audio in seconds."""
+        return len(self.audio) / self.sample_rate
 
     def dialogue(self, audio: AudioInfo | None = None) -> Dialogue:
         """The :class:`Dialogue` with events annotated from the words."""
@@ -232,56 +245,17 @@ class SynthesizedDialogue:
             extra["qa_references"] = answers
         if self.background:
             extra["background_speech"] = list(self.background)
-        return Dialogue(id=self.spec.id, events=tuple(annotate_spans(spans)),
+        events = tuple(annotate_spans(spans))
+        if self.spec.flexi is not None:
+            extra[FLEXI_FIELD] = flexi_record(self.spec, self.turns, events, self.duration)
+        return Dialogue(id=self.spec.id, events=events,
                         words=self.words, audio=audio, language=self.spec.language,
                         domain=self.spec.domain, extra=extra)
-
-
-@dataclass
-class _Piece:
-    """A prepared utterance at the dataset rate: speech only, words from its first sample."""
-
-    audio: np.ndarray
-    words: list[TimedWord]
-    text: str
-
-    @property
-    def duration(self) -> float:
-        return float(self.words[-1].end) if self.words else 0.0
 
 
 def _seed(*parts: object) -> int:
     digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
     return int.from_bytes(digest[:8], "little")
-
-
-def _char_ends(text: str, words: Sequence[TimedWord]) -> list[int]:
-    """For each engine word, the offset in ``text`` just after its last character (matched
-    in order on letters and digits, case-insensitively)."""
-    keys = [(i, ch.lower()) for i, ch in enumerate(text) if ch.isalnum()]
-    pos = 0
-    ends = []
-    for w in words:
-        for ch in (c.lower() for c in w.text if c.isalnum()):
-            j = pos
-            while j < len(keys) and keys[j][1] != ch:
-                j += 1
-            if j < len(keys):
-                pos = j + 1
-        ends.append(keys[pos - 1][0] + 1 if pos > 0 else 0)
-    return ends
-
-
-def _char_offset(text: str, position: _Position) -> int:
-    if position.after_char is not None:
-        return position.after_char
-    k = position.after_word or 0
-    offset = 0
-    for seen, token in enumerate(text.split(), start=1):
-        offset = text.index(token, offset) + len(token)
-        if seen == k:
-            return offset
-    return len(text)
 
 
 def _mix(placed: list[tuple[int, float, np.ndarray, list[TimedWord]]], rate: int, tail: float,
@@ -301,26 +275,6 @@ def _mix(placed: list[tuple[int, float, np.ndarray, list[TimedWord]]], rate: int
         audio *= 0.99 / peak
     words.sort(key=lambda w: (w.start, w.channel, w.end))
     return audio, words
-
-
-def _boundary(piece: _Piece, position: _Position) -> int:
-    """Index of the last word spoken before ``position`` (at least the first word, at most the
-    second to last)."""
-    target = _char_offset(piece.text, position)
-    ends = _char_ends(piece.text, piece.words)
-    idx = 0
-    for i, end in enumerate(ends):
-        if end <= target + _skippable(piece.text, end, target):
-            idx = i
-    return max(0, min(idx, len(piece.words) - 2))
-
-
-def _skippable(text: str, end: int, target: int) -> int:
-    """Characters after ``target`` that are punctuation or space (a word may end after them)."""
-    n = 0
-    while target + n < len(text) and not text[target + n].isalnum():
-        n += 1
-    return n if end > target else 0
 
 
 class Synthesizer:
@@ -449,6 +403,7 @@ class Synthesizer:
         placed: list[tuple[int, float, np.ndarray, list[TimedWord]]] = []
         drawn: list[float] = []
         turn_starts: list[float] = []
+        placements: list[PlacedTurn] = []
         floor_end = st.lead  # end of the latest speech so far
         busy = [-SELF_GAP, -SELF_GAP]  # per channel: where its latest speech ends
         start_at: float | None = st.lead
@@ -471,7 +426,10 @@ class Synthesizer:
             turn_starts.append(start)
             floor_end = max(floor_end, start + piece.duration)
             busy[channel] = start + piece.duration
-            placed += self._backchannels(spec, turn, piece, start, channel, busy, rng)
+            bcs = self._backchannels(spec, turn, piece, start, channel, busy, rng)
+            placed += bcs
+            placements.append(PlacedTurn(i, channel, start, turn.text, tuple(piece.words),
+                                         tuple(_span_of(at, w) for _, at, _, w in bcs)))
             interruption = turn.interruption()
             if interruption is not None:
                 cut = piece.words[_boundary(piece, interruption)].end
@@ -481,7 +439,7 @@ class Synthesizer:
         background = self._background(spec, turn_starts, placed)
         audio, words = _mix(placed, rate, st.tail)
         return SynthesizedDialogue(spec, audio, rate, tuple(words), tuple(drawn),
-                                   tuple(background))
+                                   tuple(background), tuple(placements))
 
     def _backchannels(self, spec: DialogueSpec, turn: Turn, piece: _Piece, start: float,
                       channel: int, busy: list[float], rng: np.random.Generator,

@@ -24,11 +24,15 @@ from pydantic import (
     model_validator,
 )
 
+from ..data.flexi import SCENARIOS
 from ..errors import DatasetInvalid, Problem
 from ..fileio import name_problem
 
-__all__ = ["Backchannel", "Background", "DialogueSpec", "Pause", "Speaker", "Turn", "load_spec",
-           "load_specs"]
+__all__ = ["FLEXI_SCENARIOS", "Backchannel", "Background", "DialogueSpec", "FlexiSpec", "Pause",
+           "Speaker", "Turn", "TurnPosition", "load_spec", "load_specs"]
+
+FLEXI_SCENARIOS = SCENARIOS
+"""The six FLEXI scenarios, in the paper's order (FLEXI section 2.2)."""
 
 
 class _Strict(BaseModel):
@@ -106,6 +110,71 @@ class Background(_Strict):
     """A voice of the language's engine; None picks one that neither speaker uses."""
 
 
+class TurnPosition(_Position):
+    """A position inside one turn: ``turn`` (0-based index) and ``after_word``/``after_char``."""
+
+    turn: int = Field(ge=0)
+
+
+class FlexiSpec(_Strict):
+    """The FLEXI scenario of a one-item dialogue (suite ``flexi-en``).
+
+    The synthesizer writes the scenario's annotations into the record's ``flexi`` field (see
+    :mod:`duplexeval.synth.flexi`); the turn structure each scenario needs is checked here.
+    """
+
+    scenario: Literal["turn_taking", "pause_handling", "user_interrupt", "model_interrupt",
+                      "user_backchannel", "model_backchannel"]
+    hazard: str = ""
+    """model_interrupt: the danger a good system should cut in on, in a few words."""
+    hazard_kind: Literal["emergency", "false_claim"] | None = None
+    """model_interrupt: an emergency the user reports, or a dangerous false claim."""
+    recognisable: TurnPosition | None = None
+    """model_interrupt: the earliest point where the danger is recognisable (after its key
+    word); recorded as the end time of that word."""
+
+
+_FLEXI_SHAPES: dict[str, tuple[str, ...]] = {
+    "turn_taking": ("user", "system"),
+    "pause_handling": ("user", "system"),
+    "user_interrupt": ("user", "system", "user", "system"),
+    "model_interrupt": ("user", "system"),
+    "user_backchannel": ("user", "system"),
+    "model_backchannel": ("user", "system"),
+}
+"""The speakers of each scenario's turns, in order."""
+
+
+def _flexi_problem(spec: DialogueSpec) -> str | None:
+    """What is wrong with a FLEXI item's turn structure (``None`` when it fits its scenario):
+    the speakers in order, a held pause in the pause-handling query, the system turn that the
+    user interrupts or backchannels over, the narrative's backchannels, the emergency cue."""
+    flexi = spec.flexi
+    assert flexi is not None
+    name = flexi.scenario
+    roles = tuple(t.speaker for t in spec.turns)
+    if roles != _FLEXI_SHAPES[name]:
+        return f"flexi {name}: turns by {list(roles)}, expected {list(_FLEXI_SHAPES[name])}"
+    first, second = spec.turns[0], spec.turns[1]
+    checks = {
+        "pause_handling": len(first.all_pauses()) == 1 and first.all_pauses()[0].seconds >= 0.6,
+        "user_interrupt": second.interruption() is not None and not first.backchannels,
+        "user_backchannel": len(second.backchannels) == 1 and second.interruption() is None,
+        "model_backchannel": len(first.backchannels) >= 2 and not first.all_pauses(),
+        "model_interrupt": flexi.recognisable is not None and flexi.recognisable.turn == 0
+        and flexi.hazard_kind is not None and bool(flexi.hazard),
+        "turn_taking": True,
+    }
+    if not checks[name]:
+        return f"flexi {name}: the turns lack what the scenario needs (see the specs README)"
+    if name != "model_interrupt" and (flexi.recognisable or flexi.hazard or flexi.hazard_kind):
+        return f"flexi {name}: hazard and recognisable belong to model_interrupt only"
+    if name in ("turn_taking", "model_interrupt") and (
+            first.all_pauses() or first.backchannels or first.interruption()):
+        return f"flexi {name}: the user turn has no pause, backchannel or interruption"
+    return None
+
+
 class DialogueSpec(_Strict):
     """One dialogue to synthesize."""
 
@@ -116,6 +185,8 @@ class DialogueSpec(_Strict):
     speakers: tuple[Speaker, Speaker]
     turns: tuple[Turn, ...] = Field(min_length=1)
     background: tuple[Background, ...] = ()
+    flexi: FlexiSpec | None = None
+    """The FLEXI scenario of this item (``None``: not a FLEXI item)."""
 
     @field_validator("id")
     @classmethod
@@ -148,6 +219,9 @@ class DialogueSpec(_Strict):
             positions: list[_Position] = [*turn.all_pauses(), *turn.backchannels]
             if turn.interruption() is not None:
                 positions.append(turn.interruption())  # type: ignore[arg-type]
+            if self.flexi is not None and self.flexi.recognisable is not None \
+                    and self.flexi.recognisable.turn == i:
+                positions.append(self.flexi.recognisable)
             for p in positions:
                 if p.after_word is not None and p.after_word >= words:
                     raise ValueError(f"{where}: after_word {p.after_word} must be below the "
@@ -155,6 +229,10 @@ class DialogueSpec(_Strict):
                 if p.after_char is not None and p.after_char >= chars:
                     raise ValueError(f"{where}: after_char {p.after_char} must be below the "
                                      f"turn's {chars} characters")
+        if self.flexi is not None:
+            problem = _flexi_problem(self)
+            if problem is not None:
+                raise ValueError(problem)
         return self
 
     def speaker(self, speaker_id: str) -> Speaker:
