@@ -26,9 +26,10 @@ from pydantic import (
 
 from ..errors import DatasetInvalid, Problem
 from ..fileio import name_problem
+from .mtr_spec import MtrSpec, mtr_problem
 
-__all__ = ["Backchannel", "Background", "DialogueSpec", "Pause", "Speaker", "Turn", "load_spec",
-           "load_specs"]
+__all__ = ["Backchannel", "Background", "DialogueSpec", "MtrSpec", "Pause", "Speaker", "Turn",
+           "load_spec", "load_specs"]
 
 
 class _Strict(BaseModel):
@@ -116,6 +117,9 @@ class DialogueSpec(_Strict):
     speakers: tuple[Speaker, Speaker]
     turns: tuple[Turn, ...] = Field(min_length=1)
     background: tuple[Background, ...] = ()
+    mtr: MtrSpec | None = None
+    """An MTR-DuplexBench multi-round dialogue: its rounds and their features (suite
+    ``mtr-en``; see :mod:`duplexeval.synth.mtr_spec`)."""
 
     @field_validator("id")
     @classmethod
@@ -155,6 +159,9 @@ class DialogueSpec(_Strict):
                 if p.after_char is not None and p.after_char >= chars:
                     raise ValueError(f"{where}: after_char {p.after_char} must be below the "
                                      f"turn's {chars} characters")
+        problem = mtr_problem(self) if self.mtr is not None else None
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     def speaker(self, speaker_id: str) -> Speaker:
