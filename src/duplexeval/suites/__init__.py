@@ -5,6 +5,9 @@
 ``m3-qa-ja``           the same dialogues in Japanese (same ids)
 ``m3-chat-en``         casual two-person conversations of about 2 minutes, English
 ``m3-chat-ja``         casual conversations, Japanese
+``mtr-en``             MTR-DuplexBench-style 10-round dialogues (features, combinations,
+                       instruction following, safety; round annotations in the record's
+                       ``mtr`` field, see :mod:`duplexeval.data.mtr`)
 ``m3-toy-ja-voiced``   the official M3 toy annotations voiced with OpenJTalk (needs the
                        third-party toy data: ``$DUPLEXEVAL_M3_TOY`` or ``shared/m3_toy/ja``)
 =====================  ==========================================================

@@ -43,6 +43,9 @@ SUITES: dict[str, Suite] = {s.name: s for s in [
           channels=(0,)),
     Suite("m3-chat-en", "casual conversations of about 2 minutes, English", "en", "chat"),
     Suite("m3-chat-ja", "casual conversations of about 2 minutes, Japanese", "ja", "chat"),
+    Suite("mtr-en", "MTR-DuplexBench-style 10-round dialogues: five features, their "
+          "combinations, instruction following, safety; English", "en", "chat",
+          channels=(0,)),
     Suite("m3-toy-ja-voiced", "the official M3 toy annotations voiced with OpenJTalk", "ja",
           "mixed"),
 ]}
