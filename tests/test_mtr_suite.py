@@ -20,7 +20,7 @@ from duplexeval.errors import DatasetInvalid
 from duplexeval.segment.rounds import Round, assistant_windows
 from duplexeval.speech.tts import engine_class
 from duplexeval.suites import SUITES, build_suite
-from duplexeval.synth.build import SynthSettings, reference_gaps
+from duplexeval.synth.build import Synthesizer, SynthSettings, reference_gaps
 from duplexeval.synth.mtr import MtrSynthesizer, PlacedUtterance, mtr_record
 from duplexeval.synth.spec import DialogueSpec, load_spec, load_specs
 
@@ -172,9 +172,12 @@ def _check_rounds(record: dict[str, Any], duration: float) -> None:
 def test_small_build_is_deterministic_and_its_rounds_consistent() -> None:
     spec = DialogueSpec.model_validate(_small_spec())
     settings = SynthSettings(gaps=reference_gaps("chat"))
-    built = MtrSynthesizer(settings).build(spec)
-    again = MtrSynthesizer(settings).build(spec)
+    synth = MtrSynthesizer(settings)
+    built = synth.build(spec)
+    again = synth.build(spec)  # from the utterances kept by the first build
     assert np.array_equal(built.audio, again.audio) and built.mtr == again.mtr
+    plain = Synthesizer(settings).build(spec)  # the recording subclass changes no sample
+    assert np.array_equal(built.audio, plain.audio) and built.words == plain.words
     record = built.dialogue().extra["mtr"]
     assert [r["features"] for r in record["rounds"]] == [["smooth"], ["interruption"],
                                                          ["pause"], ["background"]]
