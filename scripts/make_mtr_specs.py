@@ -36,20 +36,26 @@ CODES = {"S": "smooth", "I": "interruption", "P": "pause", "B": "background"}
 COMBOS = {"s": "S", "si": "SI", "sip": "SIP", "sipb": "SIPB"}
 PAUSES = (1.2, 1.5, 1.8, 2.1, 2.4)
 """Held pauses (s), cycled: long enough to be a pause, each side of it over 0.8 s of speech."""
-TRAILING = 3
-"""Words of the interrupted reply spoken after the barge-in (an overlap above 0.4 s)."""
+PAUSE_SIDE_CHARS = 18
+"""Least characters spoken on each side of a pause (about 1.1 s: each side stays a TURN, not a
+BC of at most 0.8 s, so the pause is annotated as a TURN_HOLD)."""
+TRAILING = 4
+"""Words of the interrupted reply spoken after the barge-in (an overlap well above 0.4 s, so
+the barge-in is annotated as a BARGE_IN)."""
 BACKGROUND_OFFSET = 0.5
 BACKGROUND_GAIN_DB = -20.0
 
 
 def pause_after(text: str) -> int:
-    """After a comma in the middle of the turn, else after its middle word."""
+    """After the first comma with at least :data:`PAUSE_SIDE_CHARS` characters of the turn on
+    each side, else after the word closest to the middle (by characters)."""
     words = text.split()
-    commas = [i + 1 for i, w in enumerate(words)
-              if w.endswith(",") and 3 <= i + 1 <= len(words) - 3]
-    k = commas[0] if commas else len(words) // 2
-    assert 3 <= k <= len(words) - 3, text
-    return k
+    ends = [len(" ".join(words[:k])) for k in range(1, len(words))]
+    fits = [k for k, e in enumerate(ends, start=1)
+            if e >= PAUSE_SIDE_CHARS and len(text) - e - 1 >= PAUSE_SIDE_CHARS]
+    assert fits, text
+    commas = [k for k in fits if words[k - 1].endswith(",")]
+    return commas[0] if commas else min(fits, key=lambda k: abs(2 * ends[k - 1] - len(text)))
 
 
 def round_turns(user: str, reply: str, features: set[str], n: int,

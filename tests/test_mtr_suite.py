@@ -4,6 +4,7 @@ determinism of a small build, validation."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import sys
 from collections import Counter
@@ -17,6 +18,7 @@ from duplexeval.cli import main
 from duplexeval.data.dialogue import Dialogue
 from duplexeval.data.mtr import FEATURES, mtr_problems
 from duplexeval.errors import DatasetInvalid
+from duplexeval.events import EventKind
 from duplexeval.segment.rounds import Round, assistant_windows
 from duplexeval.speech.tts import engine_class
 from duplexeval.suites import SUITES, build_suite
@@ -152,7 +154,7 @@ def _check_rounds(record: dict[str, Any], duration: float) -> None:
     the segmenter's); every feature span inside its round's window."""
     rounds = record["rounds"]
     users = [Round(*r["user_span"]) for r in rounds]
-    assert all(a.end <= b.start for a, b in zip(users, users[1:], strict=False))
+    assert all(a.end <= b.start for a, b in itertools.pairwise(users))
     windows = assistant_windows(users, duration)
     for r, w, u in zip(rounds, windows, users, strict=True):
         assert r["window"] == pytest.approx([w.start, w.end], abs=1e-3)
@@ -178,10 +180,19 @@ def test_small_build_is_deterministic_and_its_rounds_consistent() -> None:
     assert np.array_equal(built.audio, again.audio) and built.mtr == again.mtr
     plain = Synthesizer(settings).build(spec)  # the recording subclass changes no sample
     assert np.array_equal(built.audio, plain.audio) and built.words == plain.words
-    record = built.dialogue().extra["mtr"]
+    dialogue = built.dialogue()
+    record = dialogue.extra["mtr"]
     assert [r["features"] for r in record["rounds"]] == [["smooth"], ["interruption"],
                                                          ["pause"], ["background"]]
     _check_rounds(dict(record), len(built.audio) / built.sample_rate)
+    # the annotator sees the features as the events they stand for
+    two, three = record["rounds"][1], record["rounds"][2]
+    assert any(e.kind is EventKind.BARGE_IN and e.channel == 0
+               and e.start == pytest.approx(two["interruption_span"][0], abs=2e-3)
+               for e in dialogue.events)
+    assert any(e.kind is EventKind.TURN_HOLD and e.channel == 0
+               and [e.start, e.end] == pytest.approx(three["pause_span"], abs=2e-3)
+               for e in dialogue.events)
 
 
 @needs_piper
