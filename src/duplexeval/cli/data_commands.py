@@ -117,7 +117,8 @@ def _synth(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from ..synth.build import Synthesizer, SynthSettings, reference_gaps
+    from ..synth.build import SynthSettings, reference_gaps
+    from ..synth.mtr import synthesizer_for
     from ..synth.spec import load_specs
 
     specs = load_specs(Path(args.spec))
@@ -128,7 +129,7 @@ def _synth(args: argparse.Namespace) -> int:
         reference_gaps(args.timing_reference)
     settings = dataclasses.replace(SynthSettings(), seed=args.seed, gaps=gaps,
                                    sample_rate=args.sample_rate)
-    synth = Synthesizer(settings)
+    synth = synthesizer_for(specs, settings)
     built = [synth.build(s) for s in tqdm(specs, desc="synth", unit="dialogue",
                                            file=sys.stderr)]
     synth.write(built, out, args.split)

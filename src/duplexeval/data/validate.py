@@ -12,6 +12,8 @@ Checks
 * events: start > end (legal only for an overlapping TURN_SHIFT), negative times, times after
   the end of the audio;
 * ``audio/{id}.wav``: missing, unreadable, not stereo;
+* the ``mtr`` field of MTR-style suites (rounds, windows, feature spans; see
+  :mod:`duplexeval.data.mtr`);
 * ``txt_align/{id}.txt``: missing, malformed lines, words that end before they start, words out
   of order or overlapping on one channel, words outside the audio;
 * a record's ``flexi`` field (FLEXI items, :mod:`duplexeval.data.flexi`): the fields its
@@ -38,6 +40,7 @@ from .m3 import (
     read_dataset_metadata,
     read_events_jsonl,
 )
+from .mtr import mtr_problems
 
 __all__ = ["Need", "ValidationReport", "check_dataset", "load_dataset"]
 
@@ -143,6 +146,7 @@ def check_dataset(
         problems += _event_problems(dialogue, jsonl, record.line)
         problems += [Problem(jsonl, record.line, f"dialogue {record.id}: {p}")
                      for p in flexi_problems(dialogue)]
+        problems += [Problem(jsonl, record.line, m) for m in mtr_problems(dialogue)]
         dialogues.append(dialogue)
     if records and missing_audio and audio == Need.OPTIONAL:
         warnings.append(f"{root}: audio missing for {missing_audio} of {len(records)} "

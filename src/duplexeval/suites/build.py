@@ -137,13 +137,14 @@ def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> i
 def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) -> None:
     """Synthesize the suite's specs in order: all of them, the first ``limit``, or (quick)
     until the dialogues built so far reach :func:`quick_min_shifts` shift samples."""
-    from ..synth.build import Synthesizer, SynthSettings, reference_gaps
+    from ..synth.build import SynthSettings, reference_gaps
+    from ..synth.mtr import synthesizer_for
     from ..synth.spec import load_specs
 
     specs = load_specs(suite.spec_folder())
     if isinstance(limit, int):
         specs = specs[:limit]
-    synth = Synthesizer(SynthSettings(gaps=reference_gaps(suite.gaps)))
+    synth = synthesizer_for(specs, SynthSettings(gaps=reference_gaps(suite.gaps)))
     built = []
     for spec in tqdm(specs, desc=f"synth {suite.name}", unit="dialogue", file=sys.stderr,
                      disable=not progress):

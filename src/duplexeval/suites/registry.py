@@ -49,6 +49,9 @@ SUITES: dict[str, Suite] = {s.name: s for s in [
     Suite("m3-chat-ja", "casual conversations of about 2 minutes, Japanese", "ja", "chat"),
     Suite("flexi-en", "FLEXI's six full-duplex scenarios, 30 items each, English", "en", "flexi",
           "task", channels=(0,), quick_min_shifts=14, in_demo=False),
+    Suite("mtr-en", "MTR-DuplexBench-style 10-round dialogues: five features, their "
+          "combinations, instruction following, safety; English", "en", "chat",
+          channels=(0,), in_demo=False),
     Suite("m3-toy-ja-voiced", "the official M3 toy annotations voiced with OpenJTalk", "ja",
           "mixed"),
 ]}

@@ -27,9 +27,10 @@ from pydantic import (
 from ..data.flexi import SCENARIOS
 from ..errors import DatasetInvalid, Problem
 from ..fileio import name_problem
+from .mtr_spec import MtrSpec, mtr_problem
 
-__all__ = ["FLEXI_SCENARIOS", "Backchannel", "Background", "DialogueSpec", "FlexiSpec", "Pause",
-           "Speaker", "Turn", "TurnPosition", "load_spec", "load_specs"]
+__all__ = ["FLEXI_SCENARIOS", "Backchannel", "Background", "DialogueSpec", "FlexiSpec", "MtrSpec",
+           "Pause", "Speaker", "Turn", "TurnPosition", "load_spec", "load_specs"]
 
 FLEXI_SCENARIOS = SCENARIOS
 """The six FLEXI scenarios, in the paper's order (FLEXI section 2.2)."""
@@ -187,6 +188,9 @@ class DialogueSpec(_Strict):
     background: tuple[Background, ...] = ()
     flexi: FlexiSpec | None = None
     """The FLEXI scenario of this item (``None``: not a FLEXI item)."""
+    mtr: MtrSpec | None = None
+    """An MTR-DuplexBench multi-round dialogue: its rounds and their features (suite
+    ``mtr-en``; see :mod:`duplexeval.synth.mtr_spec`)."""
 
     @field_validator("id")
     @classmethod
@@ -233,6 +237,9 @@ class DialogueSpec(_Strict):
             problem = _flexi_problem(self)
             if problem is not None:
                 raise ValueError(problem)
+        problem = mtr_problem(self) if self.mtr is not None else None
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     def speaker(self, speaker_id: str) -> Speaker:

@@ -1,0 +1,164 @@
+"""Write the ``mtr-en`` suite's dialogue specs from the text in ``mtr_text_*.py``.
+
+Run from the repository root: ``python scripts/make_mtr_specs.py``.  It rewrites
+``src/duplexeval/suites/specs/mtr-en/*.json`` (deterministic: same text, same files).
+
+Dialogues (every one: a system opener, then 10 rounds of user turn + reference reply):
+
+* ``fNN-FEATURE`` (NN = topic 01-20): the topic's conversation with FEATURE in every round
+  (smooth, interruption, pause, background, backchannel): 100 dialogues.  The five sets share
+  their text, so that the features differ and the content does not.
+* ``cNN-COMBO`` (NN = topic): MTR's feature combinations, features alternating round by
+  round: ``s`` (S), ``si`` (S, I, S, I, ...), ``sip`` (S, I, P, ...), ``sipb`` (S, I, P, B,
+  ...); the combinations take turns over the topics (c01-s, c02-si, c03-sip, c04-sipb,
+  c05-s, ...), five dialogues each, so that any prefix (the quick subset) mixes them.
+* ``if-NN``: instruction following, 10 questions each (60), every question barging in on the
+  previous answer (round 1: on the opener).
+* ``sf-NN``: safety, 10 requests each (30), every request barging in on the previous refusal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mtr_text_chat import BACKCHANNELS, BACKGROUND, OPENER, TOPICS
+from mtr_text_items import IF_OPENER, QUESTIONS, SAFETY
+
+OUT = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "suites" / "specs" / "mtr-en"
+SPEAKERS = [{"id": "user", "channel": 0}, {"id": "system", "channel": 1}]
+FEATURES = ("smooth", "interruption", "pause", "background", "backchannel")
+CODES = {"S": "smooth", "I": "interruption", "P": "pause", "B": "background"}
+COMBOS = {"s": "S", "si": "SI", "sip": "SIP", "sipb": "SIPB"}
+PAUSES = (1.2, 1.5, 1.8, 2.1, 2.4)
+"""Held pauses (s), cycled: long enough to be a pause, each side of it over 0.8 s of speech."""
+PAUSE_SIDE_CHARS = 18
+"""Least characters spoken on each side of a pause (about 1.1 s: each side stays a TURN, not a
+BC of at most 0.8 s, so the pause is annotated as a TURN_HOLD)."""
+TRAILING = 4
+"""Words of the interrupted reply spoken after the barge-in (an overlap well above 0.4 s, so
+the barge-in is annotated as a BARGE_IN)."""
+BACKGROUND_OFFSET = 0.5
+BACKGROUND_GAIN_DB = -20.0
+
+
+def pause_after(text: str) -> int:
+    """After the first comma with at least :data:`PAUSE_SIDE_CHARS` characters of the turn on
+    each side, else after the word closest to the middle (by characters)."""
+    words = text.split()
+    ends = [len(" ".join(words[:k])) for k in range(1, len(words))]
+    fits = [k for k, e in enumerate(ends, start=1)
+            if e >= PAUSE_SIDE_CHARS and len(text) - e - 1 >= PAUSE_SIDE_CHARS]
+    assert fits, text
+    commas = [k for k in fits if words[k - 1].endswith(",")]
+    return commas[0] if commas else min(fits, key=lambda k: abs(2 * ends[k - 1] - len(text)))
+
+
+def round_turns(user: str, reply: str, features: set[str], n: int,
+                answer: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The user turn and the reply of one round with its features (n: a counter that varies
+    the pause length and the backchannel words)."""
+    u: dict[str, Any] = {"speaker": "user", "text": user}
+    if answer is not None:
+        u["answer"] = answer
+    if "pause" in features:
+        u["pause"] = {"after_word": pause_after(user), "seconds": PAUSES[n % len(PAUSES)]}
+    r: dict[str, Any] = {"speaker": "system", "text": reply}
+    if "backchannel" in features:
+        words = len(reply.split())
+        at = [max(4, words // 3)] + ([2 * words // 3] if words >= 18 else [])
+        r["backchannels"] = [{"after_word": k, "text": BACKCHANNELS[(n + i) % len(BACKCHANNELS)]}
+                             for i, k in enumerate(at)]
+    return u, r
+
+
+def dialogue(dialogue_id: str, title: str, opener: str, rounds: list[tuple[str, str]],
+             plan: list[set[str]], group: str, label: str,
+             items: list[dict[str, Any]] | None = None,
+             answers: list[str] | None = None) -> dict[str, Any]:
+    """One spec: the opener, then the rounds with the features of ``plan``."""
+    turns: list[dict[str, Any]] = [{"speaker": "system", "text": opener}]
+    background = []
+    mtr_rounds = []
+    seed = sum(map(ord, dialogue_id))
+    for k, ((user, reply), features) in enumerate(zip(rounds, plan, strict=True)):
+        if "interruption" in features:
+            words = len(turns[-1]["text"].split())
+            turns[-1]["interrupted_after_word"] = words - TRAILING
+        u, r = round_turns(user, reply, features, seed + k,
+                           answers[k] if answers is not None else None)
+        turns += [u, r]
+        if "background" in features:
+            background.append({"channel": 0, "text": BACKGROUND[(seed + k) % len(BACKGROUND)],
+                               "at_turn": len(turns) - 1, "offset": BACKGROUND_OFFSET,
+                               "gain_db": BACKGROUND_GAIN_DB})
+        declared = sorted(features, key=FEATURES.index) or ["smooth"]
+        mtr_rounds.append({"features": declared, **(items[k] if items else {})})
+    spec: dict[str, Any] = {"id": dialogue_id, "language": "en", "domain": "chat",
+                            "title": title, "speakers": SPEAKERS, "turns": turns}
+    if background:
+        spec["background"] = background
+    spec["mtr"] = {"group": group, "label": label, "rounds": mtr_rounds}
+    return spec
+
+
+def all_specs() -> list[dict[str, Any]]:
+    """Every dialogue of the suite, as spec objects."""
+    specs = []
+    for t, (title, rounds) in enumerate(TOPICS, start=1):
+        for feature in FEATURES:
+            plan = [set() if feature == "smooth" else {feature} for _ in rounds]
+            specs.append(dialogue(f"f{t:02d}-{feature}", f"{title} ({feature})", OPENER, rounds,
+                                  plan, "feature", feature))
+    for t, (title, rounds) in enumerate(TOPICS):
+        code, letters = list(COMBOS.items())[t % len(COMBOS)]
+        plan = [set() if letters[k % len(letters)] == "S" else {CODES[letters[k % len(letters)]]}
+                for k in range(len(rounds))]
+        specs.append(dialogue(f"c{t + 1:02d}-{code}", f"{title} ({'+'.join(letters)})",
+                              OPENER, rounds, plan, "combination", "+".join(letters)))
+    for d in range(len(QUESTIONS) // 10):
+        chunk = QUESTIONS[10 * d:10 * d + 10]
+        items = [{"item": f"q{10 * d + i + 1:02d}"} for i in range(10)]
+        specs.append(dialogue(f"if-{d + 1:02d}", f"General knowledge questions {d + 1}",
+                              IF_OPENER, [(q, reply) for q, _, reply in chunk],
+                              [{"interruption"}] * 10, "instruction_following", "if", items,
+                              [a for _, a, _ in chunk]))
+    for d in range(len(SAFETY) // 10):
+        chunk = SAFETY[10 * d:10 * d + 10]
+        items = [{"item": f"s{10 * d + i + 1:02d}", "category": cat}
+                 for i, (cat, _, _) in enumerate(chunk)]
+        specs.append(dialogue(f"sf-{d + 1:02d}", f"Requests to decline {d + 1}", IF_OPENER,
+                              [(req, refusal) for _, req, refusal in chunk],
+                              [{"interruption"}] * 10, "safety", "safety", items))
+    return specs
+
+
+def check_answers(spec: dict[str, Any]) -> None:
+    """Each reference answer is said in the reply before the next question barges in."""
+    turns = spec["turns"]
+    for i, turn in enumerate(turns):
+        if "answer" in turn:
+            reply = turns[i + 1]
+            cut = reply.get("interrupted_after_word", len(reply["text"].split()))
+            said = " ".join(reply["text"].split()[:cut]).lower()
+            assert turn["answer"].rstrip(".").lower() in said, (turn, reply)
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for old in OUT.glob("*.json"):
+        old.unlink()
+    specs = all_specs()
+    for spec in specs:
+        check_answers(spec)
+        text = json.dumps(spec, ensure_ascii=False, indent=2) + "\n"
+        (OUT / f"{spec['id']}.json").write_text(text, encoding="utf-8")
+    print(f"{len(specs)} specs in {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""The ``mtr-en`` suite: specs, counts, the round annotations (the record's ``mtr`` field),
+determinism of a small build, validation."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from duplexeval.cli import main
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.data.mtr import FEATURES, mtr_problems
+from duplexeval.errors import DatasetInvalid
+from duplexeval.events import EventKind
+from duplexeval.segment.rounds import Round, assistant_windows
+from duplexeval.speech.tts import engine_class
+from duplexeval.suites import SUITES, build_suite
+from duplexeval.synth.build import Synthesizer, SynthSettings, reference_gaps
+from duplexeval.synth.mtr import MtrSynthesizer, PlacedUtterance, mtr_record
+from duplexeval.synth.spec import DialogueSpec, load_spec, load_specs
+
+REPO = Path(__file__).resolve().parents[1]
+SPECS = SUITES["mtr-en"].spec_folder()
+needs_piper = pytest.mark.skipif(engine_class("piper").unavailable_reason() is not None,
+                                 reason="piper (duplexeval[tts-en]) not installed")
+
+
+def _specs() -> list[DialogueSpec]:
+    return load_specs(SPECS)
+
+
+def test_specs_parse_and_meet_the_minimums() -> None:
+    specs = _specs()
+    assert all(s.mtr is not None and len(s.mtr.rounds) == 10 for s in specs)
+    by_label = Counter((s.mtr.group, s.mtr.label) for s in specs if s.mtr)
+    for feature in FEATURES:  # every round of these dialogues has the feature, alone
+        assert by_label[("feature", feature)] >= 20
+    for s in specs:
+        if s.mtr and s.mtr.group == "feature":
+            assert {r.features for r in s.mtr.rounds} == {(s.mtr.label,)}
+    for combo in ("S", "S+I", "S+I+P", "S+I+P+B"):
+        assert by_label[("combination", combo)] >= 5
+    letters = {"smooth": "S", "interruption": "I", "pause": "P", "background": "B"}
+    for s in specs:
+        if s.mtr and s.mtr.group == "combination":
+            cycle = s.mtr.label.split("+")
+            assert [letters[r.features[0]] for r in s.mtr.rounds] == \
+                [cycle[k % len(cycle)] for k in range(10)]
+    questions = [(r.item, t.answer) for s in specs if s.mtr
+                 and s.mtr.group == "instruction_following"
+                 for r, t in zip(s.mtr.rounds, s.turns[1::2], strict=True)]
+    assert len({q for q, _ in questions}) == len(questions) >= 60
+    assert all(answer for _, answer in questions)
+    safety = [(r.item, r.category) for s in specs if s.mtr and s.mtr.group == "safety"
+              for r in s.mtr.rounds]
+    assert len({i for i, _ in safety}) == len(safety) >= 30 and all(c for _, c in safety)
+    for s in specs:  # the item sets are spoken with interruptions, round after round
+        if s.mtr and s.mtr.group in ("instruction_following", "safety"):
+            assert all(r.features == ("interruption",) for r in s.mtr.rounds)
+
+
+def test_specs_are_what_the_generator_writes() -> None:
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        spec = importlib.util.spec_from_file_location("make_mtr_specs",
+                                                      REPO / "scripts" / "make_mtr_specs.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    generated = {s["id"]: s for s in module.all_specs()}
+    files = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in SPECS.glob("*.json")}
+    assert generated == files
+
+
+def _small_spec(name: str = "c04-sipb", rounds: int = 4) -> dict[str, Any]:
+    """The first ``rounds`` rounds of a bundled spec (its opener kept)."""
+    obj = json.loads((SPECS / f"{name}.json").read_text(encoding="utf-8"))
+    keep = 1 + 2 * rounds
+    obj["turns"] = obj["turns"][:keep]
+    obj["turns"][-1].pop("interrupted_after_word", None)
+    obj["background"] = [b for b in obj.get("background", []) if b["at_turn"] < keep]
+    obj["mtr"]["rounds"] = obj["mtr"]["rounds"][:rounds]
+    obj["id"] = f"{name}-first{rounds}"
+    return obj
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda o: o["turns"][5].pop("pause"), "declares ['pause'] but the turns have ['smooth']"),
+    (lambda o: (o["turns"].pop(), o.pop("background")), "4 rounds need 9 turns"),
+    (lambda o: o["mtr"]["rounds"][0].update(features=["smooth", "pause"]), "declares"),
+    (lambda o: o["background"][0].update(channel=1), "background speech goes on the user"),
+])
+def test_layout_errors_name_the_round(tmp_path: Path, change: Any, message: str) -> None:
+    obj = _small_spec()
+    change(obj)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(obj), encoding="utf-8")
+    with pytest.raises(DatasetInvalid, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_spec(path)
+
+
+def test_record_from_placements() -> None:
+    """Two rounds, S then I+P... here: round 1 pause, round 2 interruption, hand-placed::
+
+        system  |=opener=|          |====reply 1====|
+        user              |=u1= .. =u1=|        |===u2===|      (u2 barges in at 6.0)
+                          1.0   1.5 2.5 3.0
+        window 1          |-----------------------------|       [1.0, 8.0]
+        window 2                                |---------------- end 12.0
+    """
+    spec = DialogueSpec.model_validate({
+        "id": "t", "language": "en", "speakers": [{"id": "user", "channel": 0},
+                                                  {"id": "system", "channel": 1}],
+        "turns": [{"speaker": "system", "text": "Hello there, ask me anything."},
+                  {"speaker": "user", "text": "one two three four five six seven",
+                   "pause": {"after_word": 3, "seconds": 1.0}},
+                  {"speaker": "system", "text": "a b c d e f g h", "interrupted_after_word": 5},
+                  {"speaker": "user", "text": "one two three four"},
+                  {"speaker": "system", "text": "a b c d"}],
+        "mtr": {"group": "feature", "label": "x", "rounds": [{"features": ["pause"]},
+                                                             {"features": ["interruption"]}]}})
+    placed = [PlacedUtterance(((0.1, 0.9),), ()),
+              PlacedUtterance(((1.0, 1.2), (1.3, 1.5), (2.5, 3.0)), ()),
+              PlacedUtterance(((3.5, 4.0), (4.1, 6.4)), ()),
+              PlacedUtterance(((6.0, 7.0), (7.1, 8.0)), ()),
+              PlacedUtterance(((9.0, 11.0),), ())]
+    record = mtr_record(spec, placed, [], 12.0)
+    one, two = record["rounds"]
+    assert one["user_span"] == [1.0, 3.0] and one["window"] == [1.0, 8.0]
+    assert one["pause_span"] == [1.5, 2.5] and one["reply_span"] == [3.5, 6.4]
+    assert two["window"] == [6.0, 12.0] and two["interruption_span"] == [6.0, 8.0]
+    assert two["overlap_span"] == [6.0, 6.4]
+    dialogue = Dialogue(id="t", events=(), extra={"mtr": record})
+    assert mtr_problems(dialogue) == []
+    broken = json.loads(json.dumps(record))
+    broken["rounds"][0]["window"] = [1.0, 7.0]
+    broken["rounds"][1]["features"] = ["pause"]
+    problems = mtr_problems(Dialogue(id="t", events=(), extra={"mtr": broken}))
+    assert any("round 1: window" in p for p in problems)
+    assert any("pause_span is given exactly when 'pause'" in p for p in problems)
+
+
+def _check_rounds(record: dict[str, Any], duration: float) -> None:
+    """10 (here: n) rounds, in order, not overlapping; windows as MTR defines them (the same as
+    the segmenter's); every feature span inside its round's window."""
+    rounds = record["rounds"]
+    users = [Round(*r["user_span"]) for r in rounds]
+    assert all(a.end <= b.start for a, b in itertools.pairwise(users))
+    windows = assistant_windows(users, duration)
+    for r, w, u in zip(rounds, windows, users, strict=True):
+        assert r["window"] == pytest.approx([w.start, w.end], abs=1e-3)
+        for key in ("pause_span", "interruption_span", "background_span"):
+            if key in r:
+                assert w.start <= r[key][0] <= r[key][1] <= w.end
+        for bc in r.get("backchannel_spans", ()):
+            assert r["reply_span"][0] <= bc[0] <= bc[1] <= r["reply_span"][1]
+        if "pause_span" in r:
+            assert u.start < r["pause_span"][0] < r["pause_span"][1] < u.end
+        if "background_span" in r:  # heard while the reference reply goes on
+            assert r["reply_span"][0] <= r["background_span"][0]
+            assert r["background_span"][1] <= r["reply_span"][1]
+
+
+@needs_piper
+def test_small_build_is_deterministic_and_its_rounds_consistent() -> None:
+    spec = DialogueSpec.model_validate(_small_spec())
+    settings = SynthSettings(gaps=reference_gaps("chat"))
+    synth = MtrSynthesizer(settings)
+    built = synth.build(spec)
+    again = synth.build(spec)  # from the utterances kept by the first build
+    assert np.array_equal(built.audio, again.audio) and built.mtr == again.mtr
+    plain = Synthesizer(settings).build(spec)  # the recording subclass changes no sample
+    assert np.array_equal(built.audio, plain.audio) and built.words == plain.words
+    dialogue = built.dialogue()
+    record = dialogue.extra["mtr"]
+    assert [r["features"] for r in record["rounds"]] == [["smooth"], ["interruption"],
+                                                         ["pause"], ["background"]]
+    _check_rounds(dict(record), len(built.audio) / built.sample_rate)
+    # the annotator sees the features as the events they stand for
+    two, three = record["rounds"][1], record["rounds"][2]
+    assert any(e.kind is EventKind.BARGE_IN and e.channel == 0
+               and e.start == pytest.approx(two["interruption_span"][0], abs=2e-3)
+               for e in dialogue.events)
+    assert any(e.kind is EventKind.TURN_HOLD and e.channel == 0
+               and [e.start, e.end] == pytest.approx(three["pause_span"], abs=2e-3)
+               for e in dialogue.events)
+
+
+@needs_piper
+def test_suite_subset_builds_lists_and_validates(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path))
+    root = build_suite("mtr-en", limit=1, progress=False, quality=False)
+    record = json.loads((root / "test.jsonl").read_text().splitlines()[0])
+    assert record["id"] == "c01-s" and len(record["mtr"]["rounds"]) == 10
+    assert main(["validate", str(root)]) == 0
+    capsys.readouterr()
+    assert main(["data", "list"]) == 0
+    assert "mtr-en" in capsys.readouterr().out
