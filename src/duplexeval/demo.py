@@ -187,12 +187,15 @@ class StageTimer:
 
 
 def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool = False,
-             suites: list[str] | None = None, limit: int | None = None) -> int:
+             suites: list[str] | None = None, limit: int | None = None,
+             flexi: bool | None = None) -> int:
     """The demo: the suites (quick subsets unless ``full``), their annotation check and plans,
     runs of the demo systems under multi-gen and the M3 timing table; returns the exit code.
     The wall time of each stage (:data:`STAGES`) is printed last and written to
-    ``runs_root/demo_timing.json`` (seconds, with the CPU count and load average)."""
+    ``runs_root/demo_timing.json`` (seconds, with the CPU count and load average).
+    ``flexi`` (default: when no suites are named) adds the FLEXI stage (:func:`_flexi_stage`)."""
     timer = StageTimer()
+    flexi = suites is None if flexi is None else flexi
     if find_m3_toy() is None:
         print("note: the official M3 toy sets were not found (set DUPLEXEVAL_M3_TOY); "
               "using the bundled data only", file=sys.stderr)
@@ -223,6 +226,8 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     content = None if full else tuple(d.name for d in datasets
                                       if d.suite in DEMO_CONTENT_SUITES)
     print("\n".join(_score_runs(runs, timer, content)))
+    if flexi:
+        print("\n".join(_flexi_stage(runs_root, timer, full)))
     print()
     print(timer.line())
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
@@ -350,4 +355,45 @@ def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = No
                   f"{files.results.name},{files.content_offline.name}}}; judged content "
                   f"(relevance, consistency, QA): duplexeval score RUN_DIR --judge-url URL "
                   f"--judge-model MODEL"]
+    return lines
+
+
+FLEXI_SYSTEMS = ("cascade", "reference", "silence")
+"""The systems of the demo's FLEXI stage."""
+
+
+def _flexi_stage(runs_root: Path, timer: StageTimer, full: bool,
+                 systems: tuple[str, ...] = FLEXI_SYSTEMS) -> list[str]:
+    """``flexi-en`` (its quick subset unless ``full``: the first two items of each scenario):
+    the demo systems under multi-gen (turn taking, pause handling, model interrupt and
+    backchannel) and multi-ref (user interrupt and backchannel, over the teacher-forced
+    reference turn), scored with the ``flexi`` variant; the FLEXI tables."""
+    from .analysis.pipeline import AnalysisOptions
+    from .metrics.score_run import score_run_dir
+    from .report.text import FLEXI_COLUMNS, timing_table_lines
+    from .runs import execute_run
+    from .suites import build_suite
+    from .systems.registry import load_system
+
+    with timer("synthesis"):
+        root = build_suite("flexi-en", limit=None if full else "quick")
+    dataset, _ = load_dataset(root, audio=Need.REQUIRE)
+    lines = ["", f"FLEXI (flexi-en{'' if full else ' quick'}: {len(dataset.dialogues)} items; "
+             "the flexi variant, paper conventions; † fewer than 20 events)"]
+    for protocol, columns in ((Protocol.MULTI_GEN, FLEXI_COLUMNS[:4] + FLEXI_COLUMNS[6:7]
+                               + FLEXI_COLUMNS[9:]),
+                              (Protocol.MULTI_REF, FLEXI_COLUMNS[4:6] + FLEXI_COLUMNS[7:9])):
+        plan = build_plan(dataset.dialogues, PlanOptions(protocol=protocol, channels=(0,)))
+        rows = []
+        for name in tqdm(systems, desc=f"flexi {protocol.value}", unit="system",
+                         file=sys.stderr):
+            out = runs_root / f"{name}-flexi-en-{protocol.value}"
+            with timer("runs"):
+                execute_run(load_system(name, {}), dataset, plan, out, seed=0)
+            with timer("analysis"):
+                results, _ = score_run_dir(out, variant="flexi", progress=False,
+                                           options=AnalysisOptions(content_event_types=()))
+            rows.append((name, results))
+        lines += ["", f"  {protocol.value}"]
+        lines += [f"  {line}" for line in timing_table_lines(rows, columns=columns)]
     return lines

@@ -203,6 +203,8 @@ def add_demo(sub: Subparsers) -> None:
                    help="the whole suites instead of their quick subsets")
     p.add_argument("--quick", action="store_true",
                    help="one dialogue per suite: a smoke run in a minute or two")
+    p.add_argument("--no-flexi", action="store_true",
+                   help="leave out the FLEXI stage (flexi-en under multi-gen and multi-ref)")
     p.set_defaults(func=_demo)
 
 
@@ -210,4 +212,4 @@ def _demo(args: argparse.Namespace) -> int:
     from ..demo import run_demo
 
     return run_demo([Path(p) for p in args.data], full=args.full,
-                    limit=1 if args.quick else None)
+                    limit=1 if args.quick else None, flexi=not args.no_flexi)
