@@ -99,6 +99,11 @@ class PlanOptions:
     """Longest context in seconds (``None``: from the dialogue start)."""
     include_short_pause: bool = False
     """Evaluate SHORTPAUSEs (the official pipeline always ignores them)."""
+    mute: bool = True
+    """Zero the user input in the window from ``mute_start`` (M3's rule).  ``False`` plays the
+    user channel as recorded through the window: MTR-DuplexBench's rounds, where what the user
+    does while the system replies (background voices, backchannels, the next turn) is part of
+    the test."""
     ignored_events: frozenset[EventKind] = frozenset()
 
     def __post_init__(self) -> None:
@@ -128,10 +133,15 @@ class Sample:
     context_start: float
     context_end: float
     fork_time: float
+    muted: bool = True
+    """Whether the user input is zeroed from :attr:`mute_start` (:attr:`PlanOptions.mute`)."""
 
     @property
     def mute_start(self) -> float:
-        """Where the user input is zeroed in the evaluation window (official muting rule)."""
+        """Where the user input is zeroed in the evaluation window (official muting rule;
+        ``input_end``, i.e. nowhere, for an unmuted sample)."""
+        if not self.muted:
+            return self.input_end
         return self.event_end if self.event_type in _MUTE_AT_END else self.event_start
 
     @property
@@ -268,6 +278,7 @@ def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) ->
             event_start=event_start, event_end=event_end, input_start=input_start,
             input_end=input_end, context_start=context_start, context_end=context_end,
             fork_time=_fork_time(kind, options.protocol, event_start, event_end, input_start),
+            muted=options.mute,
         ))
         stats.by_task[task] += 1
     return samples

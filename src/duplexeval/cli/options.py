@@ -83,6 +83,10 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="longest context (s); default: from the dialogue start")
     p.add_argument("--include-short-pause", action="store_true",
                    help="also evaluate SHORTPAUSE events (the official pipeline ignores them)")
+    p.add_argument("--no-mute", action="store_true",
+                   help="play the user channel as recorded through the window instead of "
+                        "muting it after the event (MTR-style rounds: background voices, "
+                        "backchannels and the next turn are heard)")
 
 
 def plan_options(args: argparse.Namespace, default_channels: tuple[int, ...] | None = None,
@@ -92,7 +96,8 @@ def plan_options(args: argparse.Namespace, default_channels: tuple[int, ...] | N
 
     given: dict[str, Any] = {"protocol": Protocol(args.protocol),
                              "context_max_len": args.context_max_len,
-                             "include_short_pause": args.include_short_pause}
+                             "include_short_pause": args.include_short_pause,
+                             "mute": not args.no_mute}
     chosen = args.channels or default_channels
     if chosen is not None:
         given["channels"] = chosen
