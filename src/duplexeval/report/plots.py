@@ -156,7 +156,7 @@ def tor_bars(runs: Runs) -> Figure:
         text = f"Δ {s - p:.1f}" if s is not None and p is not None else "Δ –"
         ax.text(x, max(s or 0.0, p or 0.0) + 2, text, ha="center", fontsize=8)
     ax.set_xticks(xs, names, fontsize=8)
-    ax.set_ylim(0, 115)
+    ax.set_ylim(0, 130)
     ax.set_ylabel("TOR (%)")
     ax.legend(fontsize=8, loc="upper right", ncols=2)
     fig.tight_layout()
