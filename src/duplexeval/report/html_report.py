@@ -33,7 +33,7 @@ from html import escape
 from pathlib import Path
 
 from ..fileio import atomic_write_text
-from ..results import ScoredRun
+from ..results import ScoredRun, load_scored
 from .compare import Comparison, compare_lines
 from .event_cases import EventCase, event_cases, matched_across_protocols
 from .html_assets import BROWSER, ERROR_TRAP, FILTERS, STYLE
@@ -48,9 +48,10 @@ from .plots import (
     timeline_legend,
     tor_bars,
 )
+from .table_data import label_runs
 from .tables import RowSource, has_protocol_comparison, table5, table6
 
-__all__ = ["MAX_SIDE_BY_SIDE", "write_html_report"]
+__all__ = ["MAX_SIDE_BY_SIDE", "html_report_of", "write_html_report"]
 
 MAX_SIDE_BY_SIDE = 30
 """Side-by-side views drawn at most (each is a figure of up to three timelines)."""
@@ -153,3 +154,16 @@ def write_html_report(runs: Sequence[tuple[str, ScoredRun]], out: Path,
     index = out / "index.html"
     atomic_write_text(index, page)
     return index
+
+
+def html_report_of(paths: Sequence[Path], out: Path, progress: bool = False) -> Path:
+    """The HTML report of scored runs (run directories, scores folders or results files),
+    labelled as ``duplexeval report`` labels them, without the table files or comparisons
+    (the demo's report)."""
+    from .paper_tables import sources_of
+
+    scored = [load_scored(path) for path in paths]
+    runs = [(s.files.root.resolve().parent.name, s.results) for s in scored]
+    labelled = list(zip(label_runs(runs), scored, strict=True))
+    return write_html_report(labelled, out, sources_of(runs, [str(s.path) for s in scored]),
+                             progress=progress)
