@@ -48,6 +48,7 @@ def test_the_page_is_self_contained_and_everything_it_links_exists(report: Path)
     assert audio and len(audio) == len(_cases(text))
     for src in audio + [unquote(a["src"] or "") for a in page.tags("img")]:
         assert (report.parent / src).is_file(), src
+    assert len(page.tags("svg")) == len(_cases(text)), "an inline timeline per event"
     assert all(src.endswith(".wav") for src in audio)
     # data is shown as text, never as markup
     assert "&lt;b&gt;names&lt;/b&gt;" in text and JUDGE_REASON not in text

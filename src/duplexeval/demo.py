@@ -303,7 +303,7 @@ def _write_report(runs: list[tuple[str, str, Path]], runs_root: Path) -> list[st
 
     if not runs:
         return []
-    index = html_report_of([out for _, _, out in runs], runs_root / "report", progress=True)
+    index = html_report_of([out for _, _, out in runs], runs_root / "report")
     return ["", "HTML report (tables, figures, every event with its timeline, audio and "
             f"transcripts; open it in a browser): {index}"]
 

@@ -91,7 +91,7 @@ def _report(args: argparse.Namespace) -> int:
 
         labelled = [(label, s) for (label, _), s in zip(label_pairs(runs), scored, strict=True)]
         written.append(write_html_report(labelled, Path(args.output), sources, comparisons,
-                                         args.allow_mixed, progress=True))
+                                         args.allow_mixed))
     print("\n".join(table5_lines(runs)))
     print("\nwritten: " + ", ".join(str(p) for p in written))
     return 0

@@ -29,6 +29,7 @@ Conventions:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,8 +89,11 @@ class EventCase:
     @property
     def key(self) -> str:
         """A unique, file-safe id within a report: run, sample, event and dimension."""
-        return "-".join(_safe(x) for x in (self.run, self.result.sample_id,
-                                           self.result.event_id, self.result.dimension))
+        key = "-".join(_safe(x) for x in (self.run, self.result.sample_id,
+                                          self.result.event_id, self.result.dimension))
+        if len(key) <= 150:
+            return key
+        return f"{key[:120]}-{hashlib.sha1(key.encode()).hexdigest()[:12]}"
 
     @property
     def span(self) -> tuple[float, float]:

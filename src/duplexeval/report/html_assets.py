@@ -24,7 +24,7 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; }
 table.results { border-collapse: collapse; font-size: 0.82em; margin: 0.5em 0; }
 table.results th, table.results td { border: 1px solid #ccc; padding: 3px 6px; }
 table.results td.num { text-align: right; white-space: nowrap; }
-table.values td, table.values th { padding: 1px 8px 1px 0; font-size: 0.85em; text-align: left; }
+p.values { font-size: 0.82em; margin: 0.2em 0; }
 .notes { font-size: 0.8em; color: #555; }
 .figures img { max-width: 100%; margin: 0.3em 0.6em 0.3em 0; vertical-align: top; }
 #filters { position: sticky; top: 0; background: #f7f7f7; padding: 0.5em; border: 1px solid #ddd;

@@ -85,9 +85,8 @@ def _number(value: object) -> str:
 
 def _values(case: EventCase) -> str:
     items = {**case.result.values, **case.result.extras}
-    cells = "".join(f"<tr><th>{escape(k)}</th><td>{escape(_number(v))}</td></tr>"
-                    for k, v in items.items())
-    return f'<table class="values">{cells}</table>'
+    cells = " · ".join(f"<b>{escape(k)}</b> {escape(_number(v))}" for k, v in items.items())
+    return f'<p class="values">{cells}</p>'
 
 
 def _transcripts(segments: Sequence[Segment]) -> str:
@@ -104,7 +103,7 @@ def _content(case: EventCase) -> str:
     parts = []
     if case.offline is not None:
         o = case.offline
-        parts.append("<p><b>Content (offline)</b></p>" + "".join(
+        parts.append('<p class="muted">content (offline)</p>' + "".join(
             f'<div class="transcript"><span class="who">{k}</span> {escape(v)}</div>'
             for k, v in (("user", o.user), ("response", o.response),
                          ("reference", o.reference)) if v))
@@ -118,9 +117,9 @@ def _content(case: EventCase) -> str:
 
 
 def case_html(case: EventCase, timeline: str, audio: str | None) -> str:
-    """One event's card: heading, values, timeline image, audio player, transcripts and
-    content (``timeline`` and ``audio`` are relative URLs; ``audio`` ``None`` when the
-    results name no wav)."""
+    """One event's card: heading, values, timeline (inline ``<svg>`` markup), audio player,
+    transcripts and content (``audio`` a relative URL, ``None`` when the results name no
+    wav)."""
     r = case.result
     data = " ".join(f'data-{n}="{escape(_facet(case, n), quote=True)}"' for n in FILTERS)
     miss = f" ({case.miss_type})" if case.miss_type not in ("", "none") else ""
@@ -134,7 +133,6 @@ def case_html(case: EventCase, timeline: str, audio: str | None) -> str:
             f'<p class="muted">{escape(r.sample_id)} / {escape(r.event_id)}; event '
             f"{start:.2f}–{end:.2f} s; window {case.window[0]:.2f}–{case.window[1]:.2f} s</p>"
             f"{_values(case)}"
-            f'<img class="timeline" loading="lazy" alt="timeline of {escape(r.event_id, True)}"'
-            f' src="{escape(timeline, quote=True)}">{player}'
+            f"{timeline}{player}"
             f"<details><summary>transcripts</summary>{_transcripts(case.segments)}</details>"
             f"{_content(case)}</section>")

@@ -13,9 +13,9 @@ and every link is relative.  It shows:
 * an event browser filtering by system, task, verdict and miss type; per event its values,
   timeline, audio player, transcripts, offline content texts and judge answers with reasons.
 
-Files written beside ``index.html``: ``figures/*.png|svg`` (summary figures, both formats),
-``events/KEY.svg`` (one timeline per event: SVG only, the cheapest to draw) and
-``side/KEY.png|svg``.
+Files written beside ``index.html``: ``figures/*.png|svg`` (summary figures) and
+``side/KEY.png|svg`` (side-by-side views).  Each event's timeline is inline SVG
+(:mod:`.svg_timeline`: matplotlib would take minutes for the hundreds of events of a demo).
 
 Audio is **linked, not copied**: each ``<audio>`` points at the run's own stereo wav by a
 relative path from ``OUT_DIR`` (``events[].audio`` of the results, relative to the run
@@ -26,8 +26,6 @@ everything but plays nothing.
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -39,7 +37,6 @@ from .event_cases import EventCase, event_cases, matched_across_protocols
 from .html_assets import BROWSER, ERROR_TRAP, FILTERS, STYLE
 from .html_parts import case_html, filters_html, table_html, url
 from .plots import (
-    event_timeline,
     latency_cdf,
     protocol_name,
     round_curves,
@@ -48,6 +45,7 @@ from .plots import (
     timeline_legend,
     tor_bars,
 )
+from .svg_timeline import timeline_svg
 from .table_data import label_runs
 from .tables import RowSource, has_protocol_comparison, table5, table6
 
@@ -86,18 +84,10 @@ def _side_by_side(cases: Sequence[EventCase], out: Path) -> str:
     return '<div class="figures">' + "".join(parts) + "</div>" + tail
 
 
-def _cases(cases: Sequence[EventCase], out: Path, progress: bool) -> str:
-    parts = []
-    started = time.perf_counter()
-    for i, case in enumerate(cases, start=1):
-        (svg,) = save_figure(event_timeline(case, legend=False), out / "events" / case.key,
-                             formats=("svg",))
-        audio = url(case.audio, out) if case.audio is not None else None
-        parts.append(case_html(case, url(svg, out), audio))
-        if progress and i % 50 == 0:
-            print(f"  report: {i}/{len(cases)} event timelines "
-                  f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    return "".join(parts)
+def _cases(cases: Sequence[EventCase], out: Path) -> str:
+    return "".join(case_html(case, timeline_svg(case),
+                             url(case.audio, out) if case.audio is not None else None)
+                   for case in cases)
 
 
 def _tables(sources: Sequence[RowSource], allow_mixed: bool) -> str:
@@ -126,7 +116,7 @@ def _distinct(runs: Sequence[tuple[str, ScoredRun]]) -> list[tuple[str, ScoredRu
 
 def write_html_report(runs: Sequence[tuple[str, ScoredRun]], out: Path,
                       sources: Sequence[RowSource], comparisons: Sequence[Comparison] = (),
-                      allow_mixed: bool = False, progress: bool = False) -> Path:
+                      allow_mixed: bool = False) -> Path:
     """Write ``out/index.html`` and its figures for ``(label, run)`` pairs; returns the page.
     ``sources`` are the runs' table rows (:func:`~.paper_tables.sources_of`)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -144,7 +134,7 @@ def write_html_report(runs: Sequence[tuple[str, ScoredRun]], out: Path,
         "<h2>The same event under several protocols</h2>", _side_by_side(cases, out),
         "<h2>Events</h2>", filters_html(cases),
         f'<img alt="legend" src="{url(legend, out)}">',
-        _cases(cases, out, progress),
+        _cases(cases, out),
     ]
     script = BROWSER % {"filters": "[" + ", ".join(f'"{n}"' for n in FILTERS) + "]"}
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -156,7 +146,7 @@ def write_html_report(runs: Sequence[tuple[str, ScoredRun]], out: Path,
     return index
 
 
-def html_report_of(paths: Sequence[Path], out: Path, progress: bool = False) -> Path:
+def html_report_of(paths: Sequence[Path], out: Path) -> Path:
     """The HTML report of scored runs (run directories, scores folders or results files),
     labelled as ``duplexeval report`` labels them, without the table files or comparisons
     (the demo's report)."""
@@ -165,5 +155,4 @@ def html_report_of(paths: Sequence[Path], out: Path, progress: bool = False) -> 
     scored = [load_scored(path) for path in paths]
     runs = [(s.files.root.resolve().parent.name, s.results) for s in scored]
     labelled = list(zip(label_runs(runs), scored, strict=True))
-    return write_html_report(labelled, out, sources_of(runs, [str(s.path) for s in scored]),
-                             progress=progress)
+    return write_html_report(labelled, out, sources_of(runs, [str(s.path) for s in scored]))
