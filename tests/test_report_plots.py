@@ -112,3 +112,19 @@ def test_side_by_side_shades_the_context_of_the_multi_turn_protocols(
         assert {"event", "scoring window", "system speech"} <= set(row)
     assert [ax.get_xlim() for ax in fig.axes[1:]] == [fig.axes[0].get_xlim()] * 2
     _saved(fig, tmp_path / "side")
+
+
+def test_the_inline_svg_timeline_draws_the_same_series(cases: list[EventCase]) -> None:
+    from xml.etree import ElementTree
+
+    from duplexeval.report.svg_timeline import timeline_svg
+
+    for case in cases:
+        svg = ElementTree.fromstring(timeline_svg(case))
+        tips = [r.findtext("title") or "" for r in svg.iter("rect")]
+        expected = len(case.segments) + 2 + (case.context is not None) + (
+            case.detected is not None)
+        assert len(tips) == expected
+        assert sum(t.startswith(("user ", "system ")) for t in tips) == len(case.segments)
+        assert any(t.startswith("scoring window") for t in tips)
+        assert case.verdict in "".join(svg.itertext())
