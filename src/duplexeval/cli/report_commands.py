@@ -89,7 +89,7 @@ def _report(args: argparse.Namespace) -> int:
     if args.html:
         from ..report.html_report import write_html_report
 
-        labelled = [(label, s) for (label, _), s in zip(label_pairs(runs), scored, strict=True)]
+        labelled = [(label, s) for (label, _), s in zip(_label_pairs(runs), scored, strict=True)]
         written.append(write_html_report(labelled, Path(args.output), sources, comparisons,
                                          args.allow_mixed))
     print("\n".join(table5_lines(runs)))
@@ -97,7 +97,7 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def label_pairs(runs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+def _label_pairs(runs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     """``(name, results)`` with each name replaced by the run's table label."""
     from ..report.table_data import label_runs
 
