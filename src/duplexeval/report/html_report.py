@@ -108,10 +108,14 @@ def _comparisons(comparisons: Sequence[Comparison]) -> str:
 
 
 def _distinct(runs: Sequence[tuple[str, ScoredRun]]) -> list[tuple[str, ScoredRun]]:
-    """Labels that repeat (one system under several protocols) get the protocol added."""
+    """A label that several runs share gets the protocol added (one system under several
+    protocols) or, when that is still shared, becomes the run's folder name (one system on
+    several datasets)."""
     labels = [label for label, _ in runs]
-    return [(f"{label} ({protocol_name(run.results.source.protocol)})"
-             if labels.count(label) > 1 else label, run) for label, run in runs]
+    out = [f"{label} ({protocol_name(run.results.source.protocol)})"
+           if labels.count(label) > 1 else label for label, run in runs]
+    return [(label if out.count(label) == 1 else run.files.root.resolve().parent.name, run)
+            for label, (_, run) in zip(out, runs, strict=True)]
 
 
 def write_html_report(runs: Sequence[tuple[str, ScoredRun]], out: Path,

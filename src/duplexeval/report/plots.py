@@ -11,6 +11,8 @@ Summary figures, from results files (one ``(label, Results)`` per run):
 * :func:`round_curves` - MTR's round-by-round success: SHIFT TOR (higher is better) and PAUSE
   TOR (lower is better) per user round, from the results' per-round aggregates.
 
+Runs are named ``system protocol`` (:func:`run_names`), or by their label where that is shared.
+
 Event figures, from :class:`~.event_cases.EventCase` (dialogue seconds):
 
 * :func:`event_timeline` - two channels (user above, system below), the event span, the
@@ -39,7 +41,7 @@ from .columns import PAUSE_TOR, SHIFT_TOR, MetricColumn, protocol_order, protoco
 from .event_cases import EventCase
 
 __all__ = ["FORMATS", "TIMELINE_KEYS", "event_timeline", "latency_cdf", "round_curves",
-           "save_figure", "side_by_side", "timeline_legend", "tor_bars"]
+           "run_names", "save_figure", "side_by_side", "timeline_legend", "tor_bars"]
 
 FORMATS = ("png", "svg")
 USER, SYSTEM = "#1f77b4", "#ff7f0e"
@@ -83,6 +85,15 @@ def _by_system(runs: Runs) -> dict[str, list[tuple[str, Results]]]:
     return out
 
 
+def run_names(runs: Runs) -> list[str]:
+    """A name per run for legends and axes: ``system protocol`` (``cascade Gen.``), or the
+    run's label where that name is shared (one system on several datasets)."""
+    names = [f"{results.source.system or label} {protocol_title(results.source.protocol)}"
+             .strip() for label, results in runs]
+    return [name if names.count(name) == 1 else label
+            for name, (label, _) in zip(names, runs, strict=True)]
+
+
 def shift_latencies(results: Results) -> tuple[list[float], int]:
     """The answered SHIFT latencies (sorted) and the number of scored SHIFT events."""
     values = [e.values.get("latency ↓") for e in results.events
@@ -107,9 +118,10 @@ def latency_cdf(runs: Runs, max_latency: float = 5.0) -> Figure:
             xs = [min(0.0, answered[0]) if answered else 0.0, *answered, max_latency]
             ys = [0.0, *[(i + 1) / total for i in range(len(answered))],
                   len(answered) / total]
+            protocols = [r.source.protocol for _, r in group]
             name = protocol_name(results.source.protocol)
-            ax.step(xs, ys, where="post", label=name if len(group) == 1 or name != "run"
-                    else label)
+            ax.step(xs, ys, where="post",
+                    label=name if protocols.count(results.source.protocol) == 1 else label)
             drawn = True
         ax.set_title(system, fontsize=10)
         ax.set_xlim(min(0.0, ax.get_xlim()[0]), max_latency)
@@ -137,8 +149,7 @@ def _aggregate(results: Results, column: MetricColumn, round_: int | None = None
 def tor_bars(runs: Runs) -> Figure:
     """M3 Figure 5 (see the module docstring): bars labelled ``SHIFT TOR`` and ``PAUSE TOR``
     (one of each per run), Δ as text above each pair."""
-    names = [f"{results.source.system or label}\n{protocol_name(results.source.protocol)}"
-             for label, results in runs]
+    names = [name.replace(" ", "\n", 1) for name in run_names(runs)]
     fig = Figure(figsize=(max(3.0, 1.3 * len(runs) + 1.0), 3.2))
     ax = fig.subplots()
     if not runs:
@@ -155,7 +166,8 @@ def tor_bars(runs: Runs) -> Figure:
     for x, s, p in zip(xs, shift, pause, strict=True):
         text = f"Δ {s - p:.1f}" if s is not None and p is not None else "Δ –"
         ax.text(x, max(s or 0.0, p or 0.0) + 2, text, ha="center", fontsize=8)
-    ax.set_xticks(xs, names, fontsize=8)
+    ax.set_xticks(xs, names, fontsize=7, rotation=30 if len(runs) > 6 else 0,
+                  ha="right" if len(runs) > 6 else "center")
     ax.set_ylim(0, 130)
     ax.set_ylabel("TOR (%)")
     ax.legend(fontsize=8, loc="upper right", ncols=2)
@@ -166,21 +178,19 @@ def tor_bars(runs: Runs) -> Figure:
 def round_curves(runs: Runs) -> Figure:
     """Success by user round (see the module docstring): one panel per metric, one line per
     run, labelled with the run's system and protocol."""
-    fig = Figure(figsize=(7.0, 3.0))
+    fig = Figure(figsize=(9.0, 3.0))
     axes = fig.subplots(1, 2, squeeze=False)[0]
     for ax, column, title in ((axes[0], SHIFT_TOR, "SHIFT TOR ↑"),
                               (axes[1], PAUSE_TOR, "PAUSE TOR ↓")):
         drawn = False
-        for label, results in runs:
+        for name, (_, results) in zip(run_names(runs), runs, strict=True):
             points = [(row.round, row.mean * column.scale) for row in results.aggregates
                       if row.round is not None and row.mean is not None
                       and (row.event_type, row.metric) == (column.event_type, column.metric)]
             if not points:
                 continue
             points.sort()
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
-                    label=f"{results.source.system or label} "
-                          f"{protocol_title(results.source.protocol)}".strip())
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=name)
             drawn = True
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("user round")
@@ -188,7 +198,7 @@ def round_curves(runs: Runs) -> Figure:
             ax.set_ylim(-5, 105)
             ax.set_ylabel("%")
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
         else:
             _empty(ax, "no per-round aggregates")
     fig.tight_layout()
