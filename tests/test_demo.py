@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
+from browser import Elements, chromium, load
 from duplexeval.demo import STAGES, run_demo
 from duplexeval.speech.tts import engine_class
 
@@ -57,3 +59,20 @@ def test_demo_on_one_bundled_dialogue(tmp_path: Path, monkeypatch: pytest.Monkey
     timing = json.loads((tmp_path / "runs" / "demo_timing.json").read_text())
     assert tuple(timing["seconds"]) == STAGES and timing["cpu_count"] >= 1
     assert abs(sum(timing["seconds"].values()) - timing["total_seconds"]) < 0.05
+    _check_report(tmp_path / "runs" / "report" / "index.html", out)
+
+
+def _check_report(index: Path, out: str) -> None:
+    """The demo ends with its HTML report: printed, every audio source on disk, and (where
+    Chromium is installed: CI installs it) loaded without console or page errors."""
+    assert f"open it in a browser): {index}" in out
+    page = Elements(index.read_text(encoding="utf-8"))
+    audio = [a["src"] or "" for a in page.tags("audio")]
+    assert audio and all((index.parent / unquote(src)).is_file() for src in audio)
+    if chromium() is None:
+        return
+    loaded = load(index)
+    assert loaded.console == [], loaded.console
+    dom = Elements(loaded.dom)
+    assert dom.tags("body")[0].get("data-ready") == "1"
+    assert not dom.texts.get("page-errors", "").strip()

@@ -13,7 +13,9 @@
    on TURN_SHIFT samples), the M3 timing table and the content table (offline metrics; the
    judged ones need ``--judge-url``, as the table says) per suite, then every run in the M3
    Table 5 layout (:func:`duplexeval.report.paper_tables.table5_lines`).
-6. The wall time of each stage (printed, and ``runs/demo/demo_timing.json``).
+6. The HTML report of every run, ``runs/demo/report/index.html`` (its path is printed): every
+   event with its timeline, audio, transcripts (:mod:`duplexeval.report.html_report`).
+7. The wall time of each stage (printed, and ``runs/demo/demo_timing.json``).
 
 The official M3 toy data is third-party and not shipped: it is looked up in
 ``$DUPLEXEVAL_M3_TOY`` or a ``shared/m3_toy`` folder beside the working directory or its
@@ -162,7 +164,7 @@ def demo_suites(full: bool, names: list[str] | None = None,
     return out
 
 
-STAGES = ("synthesis", "annotation check", "planning", "runs", "analysis", "scoring")
+STAGES = ("synthesis", "annotation check", "planning", "runs", "analysis", "scoring", "report")
 """The demo's stages, in order, as timed in ``RUN_ROOT/demo_timing.json``."""
 
 
@@ -228,6 +230,8 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     print("\n".join(_score_runs(runs, timer, content)))
     if flexi:
         print("\n".join(_flexi_stage(runs_root, timer, full)))
+    with timer("report"):
+        print("\n".join(_write_report(runs, runs_root)))
     print()
     print(timer.line())
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
@@ -298,6 +302,17 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
                  "user as fed, ch1 system) with its record, and the M3 metadata "
                  "(duplexeval.runs.open_run reads it; ARCHITECTURE.md lists its files).")
     return lines
+
+
+def _write_report(runs: list[tuple[str, str, Path]], runs_root: Path) -> list[str]:
+    """The HTML report of every demo run into ``runs_root/report``; the lines to print."""
+    from .report.html_report import html_report_of
+
+    if not runs:
+        return []
+    index = html_report_of([out for _, _, out in runs], runs_root / "report")
+    return ["", "HTML report (tables, figures, every event with its timeline, audio and "
+            f"transcripts; open it in a browser): {index}"]
 
 
 DEMO_CONTENT_SUITES = ("m3-qa-en",)

@@ -68,6 +68,9 @@ def add_report(sub: Subparsers) -> None:
                    help="let a Table 6 row compare protocols run on different datasets")
     p.add_argument("--no-score", action="store_true",
                    help="refuse a run directory without scores instead of scoring it")
+    p.add_argument("--html", action="store_true",
+                   help="also write OUT_DIR/index.html: tables, figures and every event with "
+                   "its timeline, audio (linked from the runs), transcripts and judge answers")
     p.set_defaults(func=_report)
 
 
@@ -81,14 +84,29 @@ def _report(args: argparse.Namespace) -> int:
     runs = [(_run_name(s), s.results) for s in scored]
     sources = sources_of(runs, [str(s.path) for s in scored])
     written = write_tables(sources, Path(args.output), formats, args.allow_mixed)
-    written += _write_comparisons(scored, Path(args.output))
+    files, comparisons = _write_comparisons(scored, Path(args.output))
+    written += files
+    if args.html:
+        from ..report.html_report import write_html_report
+
+        labelled = [(label, s) for (label, _), s in zip(_label_pairs(runs), scored, strict=True)]
+        written.append(write_html_report(labelled, Path(args.output), sources, comparisons,
+                                         args.allow_mixed))
     print("\n".join(table5_lines(runs)))
     print("\nwritten: " + ", ".join(str(p) for p in written))
     return 0
 
 
-def _write_comparisons(scored: list[Any], out: Path) -> list[Path]:
-    """``compare.md`` and ``compare.json``: each system's protocols against its Single run."""
+def _label_pairs(runs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """``(name, results)`` with each name replaced by the run's table label."""
+    from ..report.table_data import label_runs
+
+    return list(zip(label_runs(runs), [r for _, r in runs], strict=True))
+
+
+def _write_comparisons(scored: list[Any], out: Path) -> tuple[list[Path], list[Any]]:
+    """``compare.md`` and ``compare.json``: each system's protocols against its Single run;
+    returns the files and the comparisons."""
     from ..errors import DuplexevalError
     from ..fileio import atomic_write_text
     from ..report.compare import compare_runs, comparisons_markdown, protocol_pairs
@@ -100,11 +118,11 @@ def _write_comparisons(scored: list[Any], out: Path) -> list[Path]:
         except DuplexevalError as exc:
             print(f"duplexeval: not compared: {exc}", file=sys.stderr)
     if not comparisons:
-        return []
+        return [], []
     atomic_write_text(out / "compare.md", comparisons_markdown(comparisons))
     atomic_write_text(out / "compare.json", json.dumps(
         [c.to_json() for c in comparisons], ensure_ascii=False, indent=2) + "\n")
-    return [out / "compare.md", out / "compare.json"]
+    return [out / "compare.md", out / "compare.json"], comparisons
 
 
 def add_compare(sub: Subparsers) -> None:

@@ -1,0 +1,162 @@
+"""The HTML report: ``OUT_DIR/index.html``, in which every scored event can be seen and heard.
+
+``duplexeval report RUN_DIR... -o OUT_DIR --html`` writes it (the demo does, into
+``runs/demo/report/``).  The page is self-contained and works offline from a ``file://`` URL:
+its style and scripts are inline (:mod:`.html_assets`), no font, script or style is fetched,
+and every link is relative.  It shows:
+
+* the paper tables (Table 5; Table 6 when a system ran under several protocols) and the paired
+  comparisons of ``duplexeval compare``;
+* the figures (:mod:`.plots`): latency CDF, SHIFT/PAUSE TOR with Δ, round curves, and the
+  side-by-side views of events scored under several protocols (at most
+  :data:`MAX_SIDE_BY_SIDE` of them);
+* an event browser filtering by system, task, verdict and miss type; per event its values,
+  timeline, audio player, transcripts, offline content texts and judge answers with reasons.
+
+Files written beside ``index.html``: ``figures/*.png|svg`` (summary figures) and
+``side/KEY.png|svg`` (side-by-side views).  Each event's timeline is inline SVG
+(:mod:`.svg_timeline`: matplotlib would take minutes for the hundreds of events of a demo).
+
+Audio is **linked, not copied**: each ``<audio>`` points at the run's own stereo wav by a
+relative path from ``OUT_DIR`` (``events[].audio`` of the results, relative to the run
+directory).  The report stays small and never duplicates audio, but it must be moved together
+with the run directories (keeping their relative places); a report moved alone still shows
+everything but plays nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+
+from ..fileio import atomic_write_text
+from ..results import ScoredRun, load_scored
+from .compare import Comparison, compare_lines
+from .event_cases import EventCase, event_cases, matched_across_protocols
+from .html_assets import BROWSER, ERROR_TRAP, FILTERS, STYLE
+from .html_parts import case_html, filters_html, table_html, url
+from .plots import (
+    latency_cdf,
+    protocol_name,
+    round_curves,
+    save_figure,
+    side_by_side,
+    timeline_legend,
+    tor_bars,
+)
+from .svg_timeline import timeline_svg
+from .table_data import label_runs
+from .tables import RowSource, has_protocol_comparison, table5, table6
+
+__all__ = ["MAX_SIDE_BY_SIDE", "html_report_of", "write_html_report"]
+
+MAX_SIDE_BY_SIDE = 30
+"""Side-by-side views drawn at most (each is a figure of up to three timelines)."""
+
+
+def _figures(runs: Sequence[tuple[str, ScoredRun]], out: Path) -> str:
+    pairs = [(label, s.results) for label, s in runs]
+    parts = []
+    for name, fig, alt in (("latency_cdf", latency_cdf(pairs), "SHIFT latency CDF"),
+                           ("tor_shift_pause", tor_bars(pairs), "SHIFT and PAUSE TOR"),
+                           ("round_curves", round_curves(pairs), "success by round")):
+        png, svg = save_figure(fig, out / "figures" / name)
+        parts.append(f'<a href="{url(png, out)}"><img alt="{alt}" src="{url(svg, out)}"></a>')
+    return '<div class="figures">' + "".join(parts) + "</div>"
+
+
+def _side_by_side(cases: Sequence[EventCase], out: Path) -> str:
+    groups = matched_across_protocols(cases)
+    parts = []
+    for group in groups[:MAX_SIDE_BY_SIDE]:
+        key = "-".join(c.key for c in group[:1]) + f"-x{len(group)}"
+        _, svg = save_figure(side_by_side(group), out / "side" / key)
+        links = ", ".join(f'<a href="#{escape(c.key, quote=True)}">'
+                          f"{escape(c.protocol or c.run)}</a>" for c in group)
+        parts.append(f'<figure><img loading="lazy" alt="side by side" src="{url(svg, out)}">'
+                     f"<figcaption class=\"muted\">{links}</figcaption></figure>")
+    if not parts:
+        return ('<p class="muted">No event was scored under more than one protocol of one '
+                "system.</p>")
+    more = len(groups) - MAX_SIDE_BY_SIDE
+    tail = f'<p class="muted">{more} more not drawn.</p>' if more > 0 else ""
+    return '<div class="figures">' + "".join(parts) + "</div>" + tail
+
+
+def _cases(cases: Sequence[EventCase], out: Path) -> str:
+    return "".join(case_html(case, timeline_svg(case),
+                             url(case.audio, out) if case.audio is not None else None)
+                   for case in cases)
+
+
+def _tables(sources: Sequence[RowSource], allow_mixed: bool) -> str:
+    if not sources:
+        return '<p class="muted">No runs.</p>'
+    html = table_html(table5(sources), "Table 5 layout")
+    if has_protocol_comparison(sources):
+        html += table_html(table6(sources, allow_mixed=allow_mixed), "Table 6 layout")
+    return html
+
+
+def _comparisons(comparisons: Sequence[Comparison]) -> str:
+    if not comparisons:
+        return ""
+    blocks = "".join(f"<h3>{escape(c.b)} vs {escape(c.a)}</h3><pre class=\"compare\">"
+                     f"{escape(chr(10).join(compare_lines(c)))}</pre>" for c in comparisons)
+    return f"<h2>Paired comparisons</h2>{blocks}"
+
+
+def _distinct(runs: Sequence[tuple[str, ScoredRun]]) -> list[tuple[str, ScoredRun]]:
+    """A label that several runs share gets the protocol added (one system under several
+    protocols) or, when that is still shared, becomes the run's folder name (one system on
+    several datasets)."""
+    labels = [label for label, _ in runs]
+    out = [f"{label} ({protocol_name(run.results.source.protocol)})"
+           if labels.count(label) > 1 else label for label, run in runs]
+    return [(label if out.count(label) == 1 else run.files.root.resolve().parent.name, run)
+            for label, (_, run) in zip(out, runs, strict=True)]
+
+
+def write_html_report(runs: Sequence[tuple[str, ScoredRun]], out: Path,
+                      sources: Sequence[RowSource], comparisons: Sequence[Comparison] = (),
+                      allow_mixed: bool = False) -> Path:
+    """Write ``out/index.html`` and its figures for ``(label, run)`` pairs; returns the page.
+    ``sources`` are the runs' table rows (:func:`~.paper_tables.sources_of`)."""
+    out.mkdir(parents=True, exist_ok=True)
+    runs = _distinct(runs)
+    cases = [c for label, run in runs for c in event_cases(run, label)]
+    (legend,) = save_figure(timeline_legend(), out / "figures" / "timeline_legend",
+                            formats=("svg",))
+    body = [
+        "<h1>duplexeval report</h1>",
+        f'<p class="muted">{len(runs)} run(s), {len(cases)} scored events. '
+        "Audio is linked from the run directories (keep this folder beside them).</p>",
+        '<pre id="page-errors" hidden></pre>',
+        "<h2>Tables</h2>", _tables(sources, allow_mixed), _comparisons(comparisons),
+        "<h2>Figures</h2>", _figures(runs, out),
+        "<h2>The same event under several protocols</h2>", _side_by_side(cases, out),
+        "<h2>Events</h2>", filters_html(cases),
+        f'<img alt="legend" src="{url(legend, out)}">',
+        _cases(cases, out),
+    ]
+    script = BROWSER % {"filters": "[" + ", ".join(f'"{n}"' for n in FILTERS) + "]"}
+    page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<title>duplexeval report</title>"
+            f"<style>{STYLE}</style><script>{ERROR_TRAP}</script></head>"
+            f"<body>{''.join(body)}<script>{script}</script></body></html>\n")
+    index = out / "index.html"
+    atomic_write_text(index, page)
+    return index
+
+
+def html_report_of(paths: Sequence[Path], out: Path) -> Path:
+    """The HTML report of scored runs (run directories, scores folders or results files),
+    labelled as ``duplexeval report`` labels them, without the table files or comparisons
+    (the demo's report)."""
+    from .paper_tables import sources_of
+
+    scored = [load_scored(path) for path in paths]
+    runs = [(s.files.root.resolve().parent.name, s.results) for s in scored]
+    labelled = list(zip(label_runs(runs), scored, strict=True))
+    return write_html_report(labelled, out, sources_of(runs, [str(s.path) for s in scored]))
