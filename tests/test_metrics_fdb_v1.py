@@ -102,3 +102,24 @@ def test_the_variant_asks_for_full_transcripts() -> None:
     variant = get_variant("fdb-v1")
     assert set(variant.full_transcript_events) >= {"TURN_SHIFT", "TURN_HOLD", "BARGE_IN"}
     assert variant.dimensions("BARGE_IN") == ("user_interruption", "overlap_timing")
+
+
+def test_model_backchannel_on_a_flexi_item() -> None:
+    """A 10 s narrative with the reference mass at 2.0 and 6.0; the system backchannels there
+    (two short one-word segments): TOR 0, freq 0.2 /s, a JSD below the silent system's 1::
+
+        narrative  =======================|10.0
+        system          mm          mm
+    """
+    dist = [0.0] * 51
+    dist[10] = dist[30] = 0.5
+    record = {"scenario": "model_backchannel",
+              "reference_backchannels": {"bin_s": 0.2, "distribution": dist}}
+    bcs = [_seg(1, [(2.0, 2.3)]), _seg(1, [(6.0, 6.3)])]
+    good = _event("TURN_SHIFT", bcs, start=10.0, end=10.5)
+    good = EventView(**{**good.__dict__, "metadata": {"flexi": record}})
+    silent = EventView(**{**_event("TURN_SHIFT", [], start=10.0, end=10.5).__dict__,
+                          "metadata": {"flexi": record}})
+    dims = _dims(good)["backchannel"]
+    assert dims["TOR ↓"] == 0 and dims["freq"] == pytest.approx(0.2)
+    assert dims["JSD ↓"] < _dims(silent)["backchannel"]["JSD ↓"] == 1.0

@@ -78,6 +78,8 @@ def _variant_settings(args: argparse.Namespace) -> dict[str, Any]:
     """Settings of the chosen timing variant from the options that apply to it."""
     if args.variant == "flexi":
         return {"compat": args.compat, "latency": args.latency}
+    if args.variant == "fdb-v1":
+        return {"compat": not args.paper}
     if args.compat:
         raise DuplexevalError(f"--compat applies to --variant flexi, not {args.variant}")
     return {}
@@ -113,8 +115,8 @@ def _add_peer_options(p: argparse.ArgumentParser) -> None:
                         "--task and -o")
     g.add_argument("--task", default=None, help="with --peer: the peer's task name")
     g.add_argument("--paper", action="store_true",
-                   help="with --peer: the paper's definitions instead of the released code's "
-                        "(each difference is reported)")
+                   help="with --peer, or --variant fdb-v1: the paper's definitions instead of "
+                        "the released code's (with --peer each difference is reported)")
     g.add_argument("--latency", type=float, default=None, metavar="SECONDS",
                    help="with --peer flexi or --variant flexi: the pause-handling latency "
                         "allowance")

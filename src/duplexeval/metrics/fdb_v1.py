@@ -29,8 +29,16 @@ across gaps <= 0.6 s and system segments across gaps <= 0.5 s (VAD segments, our
 ``stop_latency`` = the mean length of their overlaps, ``response_latency`` = the mean gap from a
 user segment's end to the next system start (per-sample lists in ``info``).
 
-The model-backchannel task (TOR, frequency, JSD) needs a per-item reference distribution and the
-system as listener, which no M3 event is; it is scored on suites that annotate it.
+``backchannel`` (the model as listener, ``eval_backchannel.py``) on an item that annotates it: a
+FLEXI model-backchannel item's anchor (``flexi`` in the event metadata, scenario
+``model_backchannel``, with its ``reference_backchannels`` distribution).  The system's VAD
+segments during the user's narrative ``[0, T]`` are classified (``compat``, the default: the
+code's "last segment wins" and short turns listed; else the paper's reading); ``freq`` =
+backchannels / narrative seconds; JSD against the reference bins covering the sample,
+renormalised: scipy's distance (code), 1 without backchannels::
+
+    user    ======= narrative =======|T
+    system      mm        uh-huh     |        two backchannels: freq 2 / T
 
 Words: the rule needs every word of the system channel, so :attr:`full_transcript_events` asks
 the analysis for full transcripts of these event types (``duplexeval score --variant fdb-v1``
@@ -45,9 +53,13 @@ from typing import Any, ClassVar
 from ..timeline import Span
 from .base import DimensionScore, EventScore, EventView, TimingVariant, register_variant
 from .fdb_rules import (
+    JSD_WINDOW_S,
     MODEL_MERGE_GAP_S,
     USER_MERGE_GAP_S,
     Word,
+    backchannel_jsd,
+    backchannels_code,
+    backchannels_paper,
     interval_lengths,
     mean_or_none,
     merge_segments,
@@ -82,19 +94,27 @@ class FdbV1Timing(TimingVariant):
     full_transcript_events: ClassVar[tuple[str, ...]] = (
         "TURN_SHIFT", "TURN_HOLD", "SHORTPAUSE", "BARGE_IN")
 
+    def __init__(self, compat: bool = True) -> None:
+        self.compat = compat
+
     def dimensions(self, event_type: str) -> tuple[str, ...]:
-        return {"TURN_SHIFT": ("smooth_turn_taking",), "TURN_HOLD": ("pause_handling",),
+        return {"TURN_SHIFT": ("smooth_turn_taking", "backchannel"),
+                "TURN_HOLD": ("pause_handling",),
                 "SHORTPAUSE": ("pause_handling",), "BC": ("overlap_timing",),
                 "BARGE_IN": ("user_interruption", "overlap_timing")}.get(event_type, ())
 
     def settings(self) -> dict[str, Any]:
-        return {"user_merge_gap_s": USER_MERGE_GAP_S, "model_merge_gap_s": MODEL_MERGE_GAP_S}
+        return {"user_merge_gap_s": USER_MERGE_GAP_S, "model_merge_gap_s": MODEL_MERGE_GAP_S,
+                "compat": self.compat}
 
     def score(self, event: EventView) -> EventScore:
         t = event.event_start - event.input_start
         dims: list[DimensionScore] = []
         kind = event.event_type
-        if kind == "TURN_SHIFT":
+        record = event.metadata.get("flexi")
+        if isinstance(record, dict) and record.get("scenario") == "model_backchannel":
+            dims.append(self._backchannel(event, record, t))
+        elif kind == "TURN_SHIFT":
             dims.append(self._takeover("smooth_turn_taking", "tor ↑", "latency ↓",
                                        _words(event, SYSTEM), t))
         elif kind in ("TURN_HOLD", "SHORTPAUSE"):
@@ -130,3 +150,21 @@ class FdbV1Timing(TimingVariant):
             {"stop_latency ↓": mean_or_none(interval_lengths(stops)),
              "response_latency ↓": mean_or_none(interval_lengths(responses))},
             {"latency_stop_list": stops, "latency_resp_list": responses})
+
+    def _backchannel(self, event: EventView, record: dict[str, Any], t: float) -> DimensionScore:
+        segments = [Span(s.start, min(s.end, t)) for s in event.segments
+                    if s.channel == SYSTEM and s.start < t]
+        words = _words(event, SYSTEM)
+        found = (backchannels_code if self.compat else backchannels_paper)(segments, words)
+        freq = len(found.backchannels) / t if t > 0 else None
+        ref = record.get("reference_backchannels") or {}
+        dist, width = ref.get("distribution"), float(ref.get("bin_s", JSD_WINDOW_S))
+        jsd = None
+        if isinstance(dist, list) and t > 0:
+            first = int(event.input_start / width)
+            part = [float(x) for x in dist[first:first + int(t / width) + 1]]
+            if len(part) >= 2 and sum(part) > 0:
+                jsd = backchannel_jsd(found.backchannels, t, [x / sum(part) for x in part],
+                                      divergence=not self.compat)
+        return DimensionScore("backchannel", {"TOR ↓": found.tor, "freq": freq, "JSD ↓": jsd},
+                              {"classes": found.classes, "comparable_with_fdb": False})
