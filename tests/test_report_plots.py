@@ -16,6 +16,7 @@ from duplexeval.report import plots
 from duplexeval.report.event_cases import (
     EventCase,
     event_cases,
+    matched_across_languages,
     matched_across_protocols,
 )
 from duplexeval.results import ScoredRun, load_scored
@@ -128,3 +129,24 @@ def test_the_inline_svg_timeline_draws_the_same_series(cases: list[EventCase]) -
         assert sum(t.startswith(("user ", "system ")) for t in tips) == len(case.segments)
         assert any(t.startswith("scoring window") for t in tips)
         assert case.verdict in "".join(svg.itertext())
+
+
+def test_the_same_event_in_english_and_japanese_side_by_side(cases: list[EventCase],
+                                                             tmp_path: Path) -> None:
+    """A translated suite keeps dialogue ids and events, so the event ids match across
+    languages; the pairs are drawn English first, one row each, titled with the language."""
+    from dataclasses import replace
+
+    english = [c for c in cases if c.protocol == "multi-gen"][:3]
+    japanese = [replace(c, result=c.result.model_copy(update={"language": "ja"}))
+                for c in english]
+    english = [replace(c, result=c.result.model_copy(update={"language": "en"}))
+               for c in english]
+    groups = matched_across_languages([*japanese, *english])
+    assert len(groups) == 3 and all([c.result.language for c in g] == ["en", "ja"]
+                                    for g in groups)
+    assert matched_across_languages(english) == []
+    fig = plots.side_by_side(groups[0])
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert " · en · " in titles[0] and " · ja · " in titles[1]
+    _saved(fig, tmp_path / "languages")

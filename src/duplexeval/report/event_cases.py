@@ -43,7 +43,8 @@ from ..metrics.score_run import run_dialogues
 from ..results import ScoredRun
 from ..runs.directory import MetadataRow, RunDir
 
-__all__ = ["EventCase", "Segment", "Verdict", "event_cases", "matched_across_protocols",
+__all__ = ["EventCase", "Segment", "Verdict", "event_cases", "matched_across_languages",
+           "matched_across_protocols",
            "verdict"]
 
 Verdict = str
@@ -241,4 +242,18 @@ def matched_across_protocols(cases: Sequence[EventCase]) -> list[list[EventCase]
     for case in cases:
         groups.setdefault((case.system, case.match_key()), {}).setdefault(case.protocol, case)
     return [sorted(g.values(), key=lambda c: protocol_order(c.protocol))
+            for g in groups.values() if len(g) > 1]
+
+
+def matched_across_languages(cases: Sequence[EventCase]) -> list[list[EventCase]]:
+    """Groups of one system's cases of the same dialogue event in several languages, under one
+    protocol (English first), for the side-by-side views of a suite and its translation
+    (``m3-qa-en`` and ``m3-qa-ja`` share dialogue ids, turns and events, so the event ids
+    ``{dialogue}_ch{user}_{k}_{task}`` match while the times differ)."""
+    groups: dict[tuple[str, str, str, str], dict[str, EventCase]] = {}
+    for case in cases:
+        r = case.result
+        key = (case.system, case.protocol, r.event_id, r.dimension)
+        groups.setdefault(key, {}).setdefault(r.language, case)
+    return [[g[lang] for lang in sorted(g, key=lambda x: (x != "en", x))]
             for g in groups.values() if len(g) > 1]

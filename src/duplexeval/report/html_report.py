@@ -33,7 +33,12 @@ from pathlib import Path
 from ..fileio import atomic_write_text
 from ..results import ScoredRun, load_scored
 from .compare import Comparison, compare_lines
-from .event_cases import EventCase, event_cases, matched_across_protocols
+from .event_cases import (
+    EventCase,
+    event_cases,
+    matched_across_languages,
+    matched_across_protocols,
+)
 from .html_assets import BROWSER, ERROR_TRAP, FILTERS, STYLE
 from .html_parts import case_html, filters_html, table_html, url
 from .plots import (
@@ -66,18 +71,21 @@ def _figures(runs: Sequence[tuple[str, ScoredRun]], out: Path) -> str:
     return '<div class="figures">' + "".join(parts) + "</div>"
 
 
-def _side_by_side(cases: Sequence[EventCase], out: Path) -> str:
-    groups = matched_across_protocols(cases)
+def _side_by_side(cases: Sequence[EventCase], out: Path, by_language: bool = False) -> str:
+    groups = (matched_across_languages if by_language else matched_across_protocols)(cases)
     parts = []
     for group in groups[:MAX_SIDE_BY_SIDE]:
-        key = "-".join(c.key for c in group[:1]) + f"-x{len(group)}"
+        key = "-".join(c.key for c in group[:1]) + f"-x{len(group)}" + (
+            "-lang" if by_language else "")
         _, svg = save_figure(side_by_side(group), out / "side" / key)
         links = ", ".join(f'<a href="#{escape(c.key, quote=True)}">'
-                          f"{escape(c.protocol or c.run)}</a>" for c in group)
+                          f"{escape(c.result.language if by_language else c.protocol or c.run)}"
+                          "</a>" for c in group)
         parts.append(f'<figure><img loading="lazy" alt="side by side" src="{url(svg, out)}">'
                      f"<figcaption class=\"muted\">{links}</figcaption></figure>")
     if not parts:
-        return ('<p class="muted">No event was scored under more than one protocol of one '
+        what = "language" if by_language else "protocol"
+        return (f'<p class="muted">No event was scored in more than one {what} by one '
                 "system.</p>")
     more = len(groups) - MAX_SIDE_BY_SIDE
     tail = f'<p class="muted">{more} more not drawn.</p>' if more > 0 else ""
@@ -136,6 +144,8 @@ def write_html_report(runs: Sequence[tuple[str, ScoredRun]], out: Path,
         "<h2>Tables</h2>", _tables(sources, allow_mixed), _comparisons(comparisons),
         "<h2>Figures</h2>", _figures(runs, out),
         "<h2>The same event under several protocols</h2>", _side_by_side(cases, out),
+        "<h2>The same event in English and Japanese</h2>",
+        _side_by_side(cases, out, by_language=True),
         "<h2>Events</h2>", filters_html(cases),
         f'<img alt="legend" src="{url(legend, out)}">',
         _cases(cases, out),

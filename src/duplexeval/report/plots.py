@@ -233,7 +233,9 @@ def _draw_case(ax: Axes, case: EventCase, xlim: tuple[float, float]) -> None:
 def _title(case: EventCase) -> str:
     r = case.result
     miss = f" ({case.miss_type})" if case.miss_type not in ("", "none") else ""
-    return f"{case.run} · {protocol_name(case.protocol)} · {r.event_type} · {case.verdict}{miss}"
+    language = f" · {r.language}" if r.language else ""
+    return (f"{case.run} · {protocol_name(case.protocol)}{language} · {r.event_type} · "
+            f"{case.verdict}{miss}")
 
 
 def _limits(cases: Sequence[EventCase]) -> tuple[float, float]:
