@@ -134,3 +134,21 @@ def test_round_rows_follow_the_events_rounds() -> None:
     assert curve == {1: 1.0, 2: 0.5}
     overall = next(r for r in rows if r["metric"] == "success ↑" and "round" not in r)
     assert overall["mean"] == pytest.approx(2 / 3)
+
+
+def test_the_report_writes_an_mtr_table_with_its_curves() -> None:
+    from duplexeval.metrics.results import SourceInfo, build_results
+    from duplexeval.report.text import markdown_from_lines, variant_report_lines
+
+    good = [_seg([(4.5, 4.8), (4.9, 5.2), (5.3, 5.6), (5.7, 6.0)])]
+    events = [_event("TURN_SHIFT", good, round=1), _event("TURN_SHIFT", [], round=2)]
+    variant = get_variant("mtr")
+    results = build_results(score_events(events, variant), variant,
+                            SourceInfo(kind="run", path="x", metadata="m"), None)
+    tables = variant_report_lines([("sys", results)])
+    assert set(tables) == {"mtr"}
+    text = "\n".join(tables["mtr"])
+    assert "| TURN_SHIFT | smooth_turn_taking | success ↑ | 2 |" in text
+    assert "success ↑ by round: 1: 1.00" in text
+    assert markdown_from_lines(["a  b", "-  -", "1  2", "a note"]) == [
+        "| a | b |", "| --- | --- |", "| 1 | 2 |", "", "a note"]

@@ -74,6 +74,19 @@ def add_report(sub: Subparsers) -> None:
     p.set_defaults(func=_report)
 
 
+def _write_variant_tables(runs: list[tuple[str, Any]], out: Path) -> list[Path]:
+    """``flexi.md``, ``mtr.md``, ``fdb-v1.md``: the tables of runs scored with those variants."""
+    from ..fileio import atomic_write_text
+    from ..report.text import variant_report_lines
+
+    written = []
+    for stem, lines in variant_report_lines(runs).items():
+        path = out / f"{stem}.md"
+        atomic_write_text(path, "\n".join(lines) + "\n")
+        written.append(path)
+    return written
+
+
 def _report(args: argparse.Namespace) -> int:
     from ..report.paper_tables import parse_formats, sources_of, table5_lines, write_tables
     from ..results import load_scored
@@ -84,6 +97,7 @@ def _report(args: argparse.Namespace) -> int:
     runs = [(_run_name(s), s.results) for s in scored]
     sources = sources_of(runs, [str(s.path) for s in scored])
     written = write_tables(sources, Path(args.output), formats, args.allow_mixed)
+    written += _write_variant_tables(runs, Path(args.output))
     files, comparisons = _write_comparisons(scored, Path(args.output))
     written += files
     if args.html:

@@ -190,3 +190,39 @@ def variant_curve_lines(results: Results) -> list[str]:
     return [curve_line(f"{event} {dimension} {metric} by round", rows,
                        [r.round or 0 for r in rows])
             for (event, dimension, metric), rows in sorted(groups.items())]
+
+
+def markdown_from_lines(lines: Sequence[str]) -> list[str]:
+    """A :func:`format_table` table (header, rule, rows, then note lines) as a Markdown table
+    followed by its notes: cells are split on runs of two or more spaces; a line with one cell
+    is a note; short rows are padded."""
+    import re
+
+    if len(lines) < 2:
+        return list(lines)
+    split = [re.split(r"\s{2,}", line.strip()) for line in lines]
+    rows = [cells for i, cells in enumerate(split) if i != 1 and (i == 0 or len(cells) > 1)]
+    notes = [line for i, line in enumerate(lines) if i > 1 and len(split[i]) <= 1]
+    width = max(len(cells) for cells in rows)
+    out = ["| " + " | ".join(cells + [""] * (width - len(cells))) + " |" for cells in rows]
+    out.insert(1, "|" + " --- |" * width)
+    return out + (["", *notes] if notes else [])
+
+
+def variant_report_lines(runs: Sequence[tuple[str, Results]]) -> dict[str, list[str]]:
+    """The tables of runs scored with a variant other than ``m3``, by file stem: ``flexi``
+    (the FLEXI table, per-scenario columns) and one per other variant (every aggregate, then
+    the round curves), as Markdown."""
+    out: dict[str, list[str]] = {}
+    flexi = [(label, r) for label, r in runs if r.variant.name == "flexi"]
+    if flexi:
+        out["flexi"] = markdown_from_lines(timing_table_lines(flexi, columns=FLEXI_COLUMNS))
+    for label, results in runs:
+        name = results.variant.name
+        if name in ("m3", "flexi"):
+            continue
+        lines = out.setdefault(name, [])
+        lines += [f"### {label}", "", *markdown_from_lines(variant_table_lines(results)), ""]
+        lines += [f"- {line}" for line in variant_curve_lines(results)]
+        lines.append("")
+    return out
