@@ -53,7 +53,7 @@ MTR_FIELD = "mtr"
 MTR_VERSION = 1
 FEATURES = ("smooth", "interruption", "pause", "background", "backchannel")
 """MTR's conversational features, as named in the ``features`` of a round."""
-GROUPS = ("feature", "combination", "instruction_following", "safety")
+GROUPS = ("feature", "combination", "instruction_following", "safety", "dialogue_quality")
 _FEATURE_KEYS = {"pause": ("pause_span",), "interruption": ("interruption_span",),
                  "background": ("background_span", "background_text"),
                  "backchannel": ("backchannel_spans",)}

@@ -33,6 +33,7 @@ RECIPE_MODULES: tuple[str, ...] = (
     "duplexeval.data.recipes.magicdata",
     "duplexeval.data.recipes.topiocqa",
     "duplexeval.data.recipes.peers",
+    "duplexeval.data.recipes.mtr",
 )
 """Modules defining ``RECIPE`` (or ``RECIPES``, a tuple), in the order ``data import --help``
 lists them."""
