@@ -205,6 +205,9 @@ def add_demo(sub: Subparsers) -> None:
                    help="the whole suites instead of their quick subsets")
     p.add_argument("--quick", action="store_true",
                    help="one dialogue per suite: a smoke run in a minute or two")
+    p.add_argument("--variants", action="store_true",
+                   help="also the cascade variants on English chat (end of turn after 0.2 s, "
+                        "half-duplex)")
     p.add_argument("--no-flexi", action="store_true",
                    help="leave out the FLEXI stage (flexi-en under multi-gen and multi-ref)")
     p.set_defaults(func=_demo)
@@ -214,4 +217,5 @@ def _demo(args: argparse.Namespace) -> int:
     from ..demo import run_demo
 
     return run_demo([Path(p) for p in args.data], full=args.full,
-                    limit=1 if args.quick else None, flexi=not args.no_flexi)
+                    limit=1 if args.quick else None, flexi=not args.no_flexi,
+                    variants=args.variants)

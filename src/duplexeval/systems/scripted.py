@@ -9,7 +9,8 @@ Behaviour (all times in seconds, decided on the frame clock)::
 * It hears the user through an energy detector: a frame is user speech when its RMS is above
   ``threshold_db`` dBFS.
 * Listening, it starts speaking once the user has been silent for ``delay`` (+ uniform jitter in
-  [-jitter, +jitter] drawn from its seed) after user speech.
+  [-jitter, +jitter] drawn from its seed, + ``drift`` seconds per second of session time: a
+  system that gets slower as the dialogue goes on) after user speech.
 * Speaking, it stops after ``duration`` seconds, or ``stop_delay`` after user speech starts;
   user speech shorter than ``ignore_shorter`` is treated as a backchannel and ignored (the stop
   then comes no earlier than ``ignore_shorter`` after the onset).
@@ -36,7 +37,7 @@ from .plain_state import PlainStateSession, log_speech, rng_state
 __all__ = ["ScriptedSystem"]
 
 _FLOAT_ARGS = {"delay": 0.3, "duration": 2.0, "stop_delay": 0.2, "ignore_shorter": 0.0,
-               "jitter": 0.0, "threshold_db": -45.0, "min_user": 0.1}
+               "jitter": 0.0, "threshold_db": -45.0, "min_user": 0.1, "drift": 0.0}
 
 
 class _ScriptedSession(PlainStateSession):
@@ -144,7 +145,9 @@ class _ScriptedSession(PlainStateSession):
                 if jitter > 0:
                     with self.rng() as gen:
                         extra = float(gen.uniform(-jitter, jitter))
-                s["threshold_delay"] = max(1, self._frames(self.p["delay"] + extra))
+                elapsed = s["frame"] * self.frame / self.rate
+                s["threshold_delay"] = max(1, self._frames(
+                    self.p["delay"] + extra + self.p["drift"] * elapsed))
             if s["user_silent_frames"] >= s["threshold_delay"]:
                 s["heard_user"] = False
                 self._start_speaking()
