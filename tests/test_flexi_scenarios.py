@@ -11,9 +11,9 @@ scenario, voiced with piper): ``scripted`` configured to behave well and badly, 
 * multi-ref, ``delay=0.3`` against ``delay=3.0``: after the user's backchannel the slow one
   stays silent for more than a second (it yielded: user-backchannel interrupted).
 
-``scripted`` is not speaking when a teacher-forced turn ends, so it cannot talk over a user
-interruption; the user-interrupt rule is tested on hand-made events
-(``tests/test_metrics_flexi.py``).
+* multi-ref, ``continue_forced=1`` (it takes over the forced reference turn, still speaking
+  when the user barges in) with ``stop_delay=0.2`` (yields) against ``stop_delay=10`` (talks
+  over the interruption): user-interrupt TTR.
 """
 
 from __future__ import annotations
@@ -66,6 +66,15 @@ def test_user_backchannel_separates_resuming_from_going_quiet(flexi_quick: Path,
     quiet = _run(flexi_quick, tmp_path / "quiet", "multi-ref", delay="3.0")
     assert resumes["BC", "interrupted ↓"] < quiet["BC", "interrupted ↓"]
     assert resumes["BC", "resumed ↑"] > quiet["BC", "resumed ↑"]
+
+
+def test_user_interrupt_separates_yielding_from_talking_over(flexi_quick: Path,
+                                                             tmp_path: Path) -> None:
+    yields = _run(flexi_quick, tmp_path / "yields", "multi-ref", continue_forced="1",
+                  stop_delay="0.2", duration="20")
+    talks = _run(flexi_quick, tmp_path / "talks", "multi-ref", continue_forced="1",
+                 stop_delay="10", duration="20")
+    assert yields["BARGE_IN", "TTR ↑"] > talks["BARGE_IN", "TTR ↑"]
 
 
 def test_the_demo_flexi_stage_prints_both_tables(flexi_quick: Path, tmp_path: Path,

@@ -21,7 +21,10 @@ Behaviour (all times in seconds, decided on the frame clock)::
   (``turn_samples``), native rate, counted from the session start, in :meth:`Session.trace`,
   together with the number of frames stepped.
 * Snapshot: its state is plain data.  Teacher forcing: forced frames replace its output; it
-  listens meanwhile and starts free-running after the last forced frame.
+  listens meanwhile and starts free-running after the last forced frame.  With
+  ``continue_forced=1`` it takes over a forced turn that is still speaking at the last forced
+  frame (a model that continues the reference's turn as its own), so its stop rule then decides
+  whether it yields to a user already talking (``stop_delay``).
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from .plain_state import PlainStateSession, log_speech, rng_state
 __all__ = ["ScriptedSystem"]
 
 _FLOAT_ARGS = {"delay": 0.3, "duration": 2.0, "stop_delay": 0.2, "ignore_shorter": 0.0,
-               "jitter": 0.0, "threshold_db": -45.0, "min_user": 0.1, "drift": 0.0}
+               "jitter": 0.0, "threshold_db": -45.0, "min_user": 0.1, "drift": 0.0,
+               "continue_forced": 0.0}
 
 
 class _ScriptedSession(PlainStateSession):
@@ -51,7 +55,7 @@ class _ScriptedSession(PlainStateSession):
             "frame": 0, "speaking": False, "user_active_frames": 0, "user_silent_frames": 0,
             "heard_user": False, "onset_frame": None, "speak_end": 0, "stop_at": None,
             "utterance": [], "pos": 0, "speech": [], "turns": [], "threshold_delay": None,
-            "rng": rng_state(seed), "clips_said": 0,
+            "rng": rng_state(seed), "clips_said": 0, "forced_speech": False,
         }
 
     # -- helpers ---------------------------------------------------------------------------
@@ -120,8 +124,12 @@ class _ScriptedSession(PlainStateSession):
         if force is not None:
             if s["speaking"]:
                 self._stop_speaking()
+            s["forced_speech"] = self._hear(np.asarray(force.audio, dtype=np.float32))
             s["frame"] += 1
             return StepOutput(np.asarray(force.audio, dtype=np.float32))
+        if s["forced_speech"] and self.p["continue_forced"] and not s["speaking"]:
+            self._start_speaking()
+        s["forced_speech"] = False
 
         if s["speaking"]:
             if active and s["stop_at"] is None:
