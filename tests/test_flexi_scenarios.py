@@ -13,7 +13,8 @@ scenario, voiced with piper): ``scripted`` configured to behave well and badly, 
 
 * multi-ref, ``continue_forced=1`` (it takes over the forced reference turn, still speaking
   when the user barges in) with ``stop_delay=0.2`` (yields) against ``stop_delay=10`` (talks
-  over the interruption): user-interrupt TTR.
+  over the interruption): user-interrupt latency (TTR cannot separate them on this suite: FLEXI
+  counts a non-yield only for 3 s of speech inside the interruption, and ours last under 3 s).
 """
 
 from __future__ import annotations
@@ -74,7 +75,10 @@ def test_user_interrupt_separates_yielding_from_talking_over(flexi_quick: Path,
                   stop_delay="0.2", duration="20")
     talks = _run(flexi_quick, tmp_path / "talks", "multi-ref", continue_forced="1",
                  stop_delay="10", duration="20")
-    assert yields["BARGE_IN", "TTR ↑"] > talks["BARGE_IN", "TTR ↑"]
+    # FLEXI's cluster is the speech overlapping the interruption, and "not yielding" needs 3 s
+    # of it: the flexi-en interruptions last 2.3-2.7 s, so TTR cannot tell them apart; how long
+    # the system kept talking into the interruption (the latency) does
+    assert yields["BARGE_IN", "latency ↓"] < 1.0 < talks["BARGE_IN", "latency ↓"]
 
 
 def test_the_demo_flexi_stage_prints_both_tables(flexi_quick: Path, tmp_path: Path,

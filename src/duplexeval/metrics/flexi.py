@@ -28,7 +28,9 @@ does)::
 user_interrupt (BARGE_IN anchor, ``eval_user_interrupt.py``): the system's words overlapping
 the interruption form a cluster; TTR = 1 - TOR where TOR = 1 when the cluster lasts 3 s or
 more (did not yield); latency = the cluster's length (code) or the time from the interruption
-start to the cluster's end (paper: when the turn was terminated).
+start to the cluster's end (paper: when the turn was terminated).  The cluster only holds
+speech inside the interruption, so an interruption shorter than 3 s is always a yield by this
+rule (``flexi-en``'s last 2.3-2.7 s): there the latency says how long the system talked on.
 
 model_interrupt (TURN_SHIFT anchor, ``eval_model_interrupt.py``): ``interrupted`` = the
 system's first word starts more than 0.5 s before the user's statement ends (wanted: the
