@@ -79,6 +79,9 @@ class TimingColumn:
     n_from: str | None = None
     """Official metric present on every event of the type: with it and no row for ``metric``,
     the cell reads ``(n=0)`` (events exist, none qualified) instead of ``-`` (no events)."""
+    level: bool = False
+    """Append FLEXI's interaction level of the mean latency (``L1`` below 150 ms, ``L2`` below
+    400 ms, else ``L3``)."""
 
 
 TIMING_COLUMNS: tuple[TimingColumn, ...] = (
@@ -99,11 +102,11 @@ the paper's definition (section 4.2.1), over the events with a response, with it
 
 FLEXI_COLUMNS: tuple[TimingColumn, ...] = (
     TimingColumn("turn TOR% ↑", "TURN_SHIFT", "TOR ↑", 100.0),
-    TimingColumn("turn lat s ↓", "TURN_SHIFT", "latency ↓", show_n=True),
+    TimingColumn("turn lat s ↓", "TURN_SHIFT", "latency ↓", show_n=True, level=True),
     TimingColumn("JIR% ↓", "TURN_SHIFT", "jump_in ↓", 100.0),
     TimingColumn("pause TOR% ↓", "TURN_HOLD", "TOR ↓", 100.0),
     TimingColumn("interrupt TTR% ↑", "BARGE_IN", "TTR ↑", 100.0),
-    TimingColumn("interrupt lat s ↓", "BARGE_IN", "latency ↓", show_n=True),
+    TimingColumn("interrupt lat s ↓", "BARGE_IN", "latency ↓", show_n=True, level=True),
     TimingColumn("emergency cut-in% ↑", "TURN_SHIFT", "interrupted ↑", 100.0),
     TimingColumn("user BC yield% ↓", "BC", "interrupted ↓", 100.0),
     TimingColumn("user BC resumed% ↑", "BC", "resumed ↑", 100.0),
@@ -145,6 +148,8 @@ def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all
                 line.append("(n=0)" if present else "-")
             else:
                 text = _cell(row, col.scale)
+                if col.level and row.mean is not None:
+                    text += f" L{1 if row.mean < 0.150 else 2 if row.mean < 0.400 else 3}"
                 line.append(f"{text}(n={row.n})" if col.show_n else text)
         table.append(line)
     return format_table(["system", *(c.header for c in columns)], table) + list(notes)
