@@ -10,6 +10,9 @@
     out = session.step(user_frame, force=Forced(reference_system_frame, "words"))
     state = session.snapshot(); session.restore(state)      # capability ``snapshot``
     session.reseed(seed)                            # at a sample's fork point
+    rows = session.fork_batch([state_a, state_b], [seed_a, seed_b])   # capability ``batch``
+    outs = rows.step([frame_a, None])               # row b has ended: not stepped, None out
+    rows.trace(0); rows.close()
     session.close()
 
 Conventions
@@ -33,12 +36,18 @@ Conventions
   had said that audio, and its returned audio is ignored by the runner.
 * ``snapshot`` returns plain data that ``restore`` accepts, possibly several times; after
   ``restore`` the session behaves exactly as it did when the snapshot was taken.
+* Batched continuations (capability ``batch``, which implies ``snapshot``): ``fork_batch``
+  returns a :class:`BatchSession` whose row ``i`` starts from ``states[i]`` (a snapshot of this
+  session) reseeded with ``seeds[i]``; each row must produce exactly what a single session
+  restored to ``states[i]`` and reseeded with ``seeds[i]`` would, frame for frame (a
+  stochastic model draws each row from its own generator).  The session that forked is left as
+  it was.  Continuations are never teacher-forced, so a batch step takes user audio only.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -46,6 +55,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 __all__ = [
+    "BatchSession",
     "Capabilities",
     "ClockKind",
     "DialogueInfo",
@@ -194,11 +204,40 @@ class Session(abc.ABC):
     def reseed(self, seed: int) -> None:  # noqa: B027 - deterministic systems ignore it
         """Re-derive the random state at a sample's fork point (stochastic systems)."""
 
+    def fork_batch(self, states: Sequence[Any], seeds: Sequence[int]) -> BatchSession:
+        """Rows continuing from ``states[i]`` reseeded with ``seeds[i]`` (capability
+        ``batch``; see the module docstring)."""
+        raise NotImplementedError(f"{type(self).__name__} does not support batched forks")
+
     def trace(self) -> dict[str, Any]:
         """Extra per-session facts to record with a sample (e.g. exact speech intervals)."""
         return {}
 
     def close(self) -> None:  # noqa: B027 - most sessions hold nothing to release
+        """Release resources."""
+
+
+class BatchSession(abc.ABC):
+    """Several forks of one session stepping together, one row each (capability ``batch``).
+
+    Row ``i`` behaves exactly as a single session restored to its snapshot and reseeded with
+    its seed.  Rows end at different frames: a ``None`` user frame means the row has ended; it is
+    not stepped (its state is left as it is) and its output is ``None``."""
+
+    @property
+    @abc.abstractmethod
+    def size(self) -> int:
+        """The number of rows."""
+
+    @abc.abstractmethod
+    def step(self, users: Sequence[np.ndarray | None]) -> list[StepOutput | None]:
+        """One frame per row (``None`` for an ended row); one output per row, in row order."""
+
+    def trace(self, row: int) -> dict[str, Any]:
+        """Row ``row``'s :meth:`Session.trace`."""
+        return {}
+
+    def close(self) -> None:  # noqa: B027 - most batches hold nothing to release
         """Release resources."""
 
 
