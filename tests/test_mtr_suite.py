@@ -207,3 +207,42 @@ def test_suite_subset_builds_lists_and_validates(tmp_path: Path,
     capsys.readouterr()
     assert main(["data", "list"]) == 0
     assert "mtr-en" in capsys.readouterr().out
+
+
+ROUND_TASKS = {"smooth": "smooth_turn_taking", "background": "smooth_turn_taking",
+               "interruption": "barge_in", "pause": "pause_handling"}
+ROUND_SPANS = {"smooth": "user_span", "background": "user_span",
+               "interruption": "interruption_span", "pause": "pause_span"}
+
+
+@needs_piper
+@pytest.mark.parametrize("feature", sorted(ROUND_TASKS))
+def test_every_round_gives_a_sample(feature: str) -> None:
+    """Each of the 10 rounds of a feature dialogue, synthesized with the suite's gaps, gives one
+    sample of its feature under the suite's plan: no round is lost to a reply that overlaps the
+    user's turn (M3's plan filters overlapping shifts), so each per-round cell of 20 dialogues
+    has n = 20::
+
+        user    |==== round k ====|
+        system                      |== reply ==|       gap > 0: a TURN_SHIFT sample
+        system                   |== reply ==|          overlap: filtered, the round lost
+    """
+    from duplexeval.protocols import PlanOptions, Protocol, build_plan
+    from duplexeval.suites.build import suite_gaps
+
+    suite = SUITES["mtr-en"]
+    assert min(suite_gaps(suite)) > 0 and len(suite_gaps(suite)) >= 20
+    spec = load_spec(SPECS / f"f01-{feature}.json")
+    dialogue = MtrSynthesizer(SynthSettings(gaps=suite_gaps(suite))).build(spec).dialogue()
+    plan = build_plan([dialogue], PlanOptions(protocol=Protocol.MULTI_REF,
+                                              channels=suite.channels, mute=False))
+    rounds = dialogue.extra["mtr"]["rounds"]
+    task = ROUND_TASKS[feature]
+    per_round: Counter[int] = Counter()
+    for s in plan.samples:
+        if s.task == task:  # the event starts where the round's feature does (user end:
+            per_round.update(r["round"] for r in rounds  # a shift; onset: barge-in, pause)
+                             if r[ROUND_SPANS[feature]][0] - 2e-3 <= s.event_start
+                             <= r[ROUND_SPANS[feature]][1] + 2e-3)
+    assert [per_round[k] for k in range(1, 11)] == [1] * 10, [
+        (s.task, s.event_start) for s in plan.samples]

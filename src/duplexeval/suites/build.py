@@ -23,8 +23,8 @@ from ..errors import DuplexevalError
 from ..fileio import atomic_write_json
 from .registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
 
-__all__ = ["build_suite", "quick_min_shifts", "shift_samples", "subset_label", "suite_path",
-           "suite_rows"]
+__all__ = ["build_suite", "quick_min_shifts", "shift_samples", "subset_label", "suite_gaps",
+           "suite_path", "suite_rows"]
 
 BUILD_VERSION = 3
 """Bumped when the synthesizer changes what it builds from the same specs."""
@@ -64,10 +64,19 @@ def _key(suite: Suite, settings: dict[str, Any], limit: Subset = None) -> str:
     return h.hexdigest()[:16]
 
 
-def _settings(suite: Suite) -> dict[str, Any]:
-    from ..synth.build import Synthesizer, SynthSettings, reference_gaps
+def suite_gaps(suite: Suite) -> tuple[float, ...]:
+    """The turn-shift gaps (seconds) a suite's synthesis draws from: its timing reference,
+    without the negative (overlapping) ones unless :attr:`Suite.overlapping_shifts`."""
+    from ..synth.build import reference_gaps
 
-    settings = SynthSettings(gaps=reference_gaps(suite.gaps))
+    gaps = reference_gaps(suite.gaps)
+    return gaps if suite.overlapping_shifts else tuple(g for g in gaps if g > 0)
+
+
+def _settings(suite: Suite) -> dict[str, Any]:
+    from ..synth.build import Synthesizer, SynthSettings
+
+    settings = SynthSettings(gaps=suite_gaps(suite))
     engine = Synthesizer(settings).engine(suite.language)
     return {"synth": settings.to_json(), "tts": engine.settings()}
 
@@ -137,14 +146,14 @@ def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> i
 def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) -> None:
     """Synthesize the suite's specs in order: all of them, the first ``limit``, or (quick)
     until the dialogues built so far reach :func:`quick_min_shifts` shift samples."""
-    from ..synth.build import SynthSettings, reference_gaps
+    from ..synth.build import SynthSettings
     from ..synth.mtr import synthesizer_for
     from ..synth.spec import load_specs
 
     specs = load_specs(suite.spec_folder())
     if isinstance(limit, int):
         specs = specs[:limit]
-    synth = synthesizer_for(specs, SynthSettings(gaps=reference_gaps(suite.gaps)))
+    synth = synthesizer_for(specs, SynthSettings(gaps=suite_gaps(suite)))
     built = []
     for spec in tqdm(specs, desc=f"synth {suite.name}", unit="dialogue", file=sys.stderr,
                      disable=not progress):
@@ -161,11 +170,10 @@ def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None],
     costs as much as the synthesis itself: subsets (the demo's quick subsets) skip it, the
     full suites (``duplexeval data build``) measure it."""
     from ..data.validate import Need, load_dataset
-    from ..synth.build import reference_gaps
     from ..synth.quality import quality_report
 
     dataset, _ = load_dataset(folder, audio=Need.REQUIRE)
-    report = quality_report(dataset, reference_gaps(suite.gaps), asr=asr)
+    report = quality_report(dataset, suite_gaps(suite), asr=asr)
     if suite.from_toy:
         from ..synth.toy import annotation_round_trip
 

@@ -22,6 +22,11 @@ class Suite:
     domain: str
     gaps: str = "chat"
     """Timing reference of the turn-shift gaps (``chat`` or ``task``)."""
+    overlapping_shifts: bool = True
+    """Whether the reference's overlapping turn shifts (negative gaps) are drawn.  ``mtr-en``
+    leaves them out: every round of an MTR dialogue must give a sample, and M3's plan filters
+    a shift whose reply starts before the user's turn ends (``duplexeval.protocols``, rule 5),
+    which would drop about 3 rounds in 10 from the per-round cells."""
     channels: tuple[int, ...] = (0, 1)
     """User channels the plan evaluates."""
     quick_min_shifts: int | None = None
@@ -51,7 +56,7 @@ SUITES: dict[str, Suite] = {s.name: s for s in [
           "task", channels=(0,), quick_min_shifts=14, in_demo=False),
     Suite("mtr-en", "MTR-DuplexBench-style 10-round dialogues: five features, their "
           "combinations, instruction following, safety; English", "en", "chat",
-          channels=(0,), in_demo=False),
+          channels=(0,), in_demo=False, overlapping_shifts=False),
     Suite("m3-toy-ja-voiced", "the official M3 toy annotations voiced with OpenJTalk", "ja",
           "mixed"),
 ]}
