@@ -8,6 +8,22 @@ the ``mtr`` variant.
 * pause handling: ``delay=12`` waits the pause out; ``delay=0.3`` talks into it;
 * a degrading system: ``drift=0.12`` adds 0.12 s of delay per second of dialogue, so its
   answers slip out of the window in the later rounds: round 1 succeeds, the last rounds fail.
+
+Background speech and user backchannels are played through the reply (``--no-mute``, as MTR's
+rounds are), on ``f01-background`` and ``f01-backchannel`` built with the suite's gaps:
+
+* background (a voice 20 dB down, 0.5 s into the reply): a system that hears only the user
+  (``threshold_db=-30``) talks through it; one that yields to any voice (``threshold_db=-45``,
+  ``stop_delay=0.2``) stops, and MTR's rule fails it::
+
+      user ch  |== user ==|      . . background . .          (-20 dB)
+      good                  |===== reply, one speech unit =====|      success
+      bad                   |====|  stopped                           failure
+
+* backchannel (the user's "mm-hm" inside the reply): a system that ignores sounds shorter than
+  1 s (``ignore_shorter=1``) keeps one long reply; one that yields (``stop_delay=0.2``) breaks
+  its reply into pieces, short ones among them, so MTR's backchannel frequency (short segments
+  per second of its speech) rises.
 """
 
 from __future__ import annotations
@@ -67,3 +83,40 @@ def test_a_system_that_slows_down_degrades_over_rounds(mtr_quick: Path, tmp_path
     assert first > last
     assert sum(curve["smooth_turn_taking", k] for k in rounds[:3]) > \
         sum(curve["smooth_turn_taking", k] for k in rounds[-3:])
+
+
+@pytest.fixture(scope="module")
+def mtr_overheard(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``f01-background`` and ``f01-backchannel`` of ``mtr-en``, built with the suite's gaps."""
+    from duplexeval.suites import SUITES
+    from duplexeval.suites.build import suite_gaps
+    from duplexeval.synth.build import SynthSettings
+    from duplexeval.synth.mtr import MtrSynthesizer
+    from duplexeval.synth.spec import load_spec
+
+    suite = SUITES["mtr-en"]
+    synth = MtrSynthesizer(SynthSettings(gaps=suite_gaps(suite)))
+    built = [synth.build(load_spec(suite.spec_folder() / f"f01-{name}.json"))
+             for name in ("background", "backchannel")]
+    out = tmp_path_factory.mktemp("mtr-overheard") / "data"
+    synth.write(built, out, metadata={"name": "mtr-en f01 background + backchannel"})
+    return out
+
+
+def _unmuted(dataset: Path, out: Path, **args: str) -> dict[str, float]:
+    cli = ["run", "--system", "scripted", "--dataset", str(dataset), "--protocol", "multi-gen",
+           "--no-mute", "--channels", "0", "--out", str(out)]
+    for key, value in {"duration": "8", **args}.items():
+        cli += ["--system-arg", f"{key}={value}"]
+    assert main(cli) == 0
+    results, _ = score_run_dir(out, variant="mtr", progress=False)
+    return {f"{r.dimension} {r.metric}": r.mean or 0.0 for r in results.aggregates
+            if r.language == "all" and r.domain == "all" and r.round is None}
+
+
+def test_background_speech_and_backchannels_separate(mtr_overheard: Path,
+                                                     tmp_path: Path) -> None:
+    good = _unmuted(mtr_overheard, tmp_path / "good", threshold_db="-30", ignore_shorter="1")
+    bad = _unmuted(mtr_overheard, tmp_path / "bad", stop_delay="0.2")
+    assert good["background success ↑"] >= 0.5 > 0.2 >= bad["background success ↑"]
+    assert bad["backchannel frequency"] > good["backchannel frequency"]
