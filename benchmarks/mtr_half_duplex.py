@@ -2,10 +2,11 @@
 half-duplex mode (deaf while it answers) on the background-speech and interruption dialogues.
 
 Builds ``f01``/``f02`` of the ``background`` and ``interruption`` feature sets (four 10-round
-dialogues, piper voices), runs ``cascade`` and ``cascade half_duplex=1`` under multi-gen with the
-user channel unmuted (``--no-mute``: the background voice and the barge-ins are heard, as in MTR's
-rounds), scores them with the ``mtr`` variant and prints the success rate of each feature and
-the round-by-round interruption curve.
+dialogues, piper voices, the suite's turn-shift gaps), runs ``cascade`` and ``cascade
+half_duplex=1`` under multi-gen on the suite's user channel with the user channel unmuted
+(``--no-mute``: the background voice and the barge-ins are heard, as in MTR's rounds), scores
+them with the ``mtr`` variant and prints the success rate of each feature and the
+round-by-round interruption curve.
 
 Usage: .venv/bin/python benchmarks/mtr_half_duplex.py [--keep DIR]
 """
@@ -19,7 +20,11 @@ from pathlib import Path
 
 from duplexeval.cli import main as cli
 from duplexeval.metrics.score_run import score_run_dir
+from duplexeval.suites.build import suite_gaps
 from duplexeval.suites.registry import get_suite
+from duplexeval.synth.build import SynthSettings
+from duplexeval.synth.mtr import MtrSynthesizer
+from duplexeval.synth.spec import load_spec
 
 DIALOGUES = ("f01-background", "f02-background", "f01-interruption", "f02-interruption")
 METRICS = (("TURN_SHIFT", "smooth_turn_taking"), ("TURN_SHIFT", "background"),
@@ -44,18 +49,18 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, default=None, help="work folder to keep")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="mtr-half-"))
-    specs = work / "specs"
-    specs.mkdir(parents=True, exist_ok=True)
-    for name in DIALOGUES:
-        shutil.copy(get_suite("mtr-en").spec_folder() / f"{name}.json", specs)
     data = work / "data"
     if not (data / "test.jsonl").is_file():
-        assert cli(["synth", str(specs), "-o", str(data), "--no-asr", "--force"]) == 0
+        suite = get_suite("mtr-en")
+        synth = MtrSynthesizer(SynthSettings(gaps=suite_gaps(suite)))
+        built = [synth.build(load_spec(suite.spec_folder() / f"{name}.json"))
+                 for name in DIALOGUES]
+        synth.write(built, data, metadata={"name": "mtr-en f01/f02 background + interruption"})
     rows = {}
     for label, extra in (("full-duplex", []), ("half-duplex", ["--system-arg", "half_duplex=1"])):
         run = work / label
         assert cli(["run", "--system", "cascade", *extra, "--dataset", str(data), "--protocol",
-                    "multi-gen", "--no-mute", "--out", str(run)]) == 0
+                    "multi-gen", "--no-mute", "--channels", "0", "--out", str(run)]) == 0
         rows[label] = _success(run)
     print("\ncascade on mtr-en f01/f02 background + interruption, multi-gen, user unmuted; "
           "mtr success (n)")
