@@ -169,6 +169,24 @@ def test_a_run_places_replies_where_the_model_decided_them(
     assert config["system"]["capabilities"]["snapshot"] is True
 
 
+def test_a_model_error_fails_its_sample_and_resume_retries_it(
+        tmp_path: Path, folders: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    system(folders)  # imports the toy from TOY
+    import bayling_duplex
+
+    dataset = tiny_dataset(tmp_path / "ds")
+    out = tmp_path / "run"
+    monkeypatch.setattr(bayling_duplex, "FAIL_AT_BLOCK", 2)
+    assert run(dataset, out, folders, "single") == 1
+    records = [json.loads(p.read_text()) for p in sorted((out / "samples").rglob("*.json"))]
+    assert [r["error"] for r in records] == \
+        ["SystemFailure: block 2: RuntimeError: CUDA out of memory (toy)"] * 4
+    monkeypatch.setattr(bayling_duplex, "FAIL_AT_BLOCK", None)
+    assert run(dataset, out, folders, "single") == 0
+    summary = json.loads((out / "run_summary.json").read_text())
+    assert summary["failed"] == 0 and summary["samples"] == 4
+
+
 def test_bad_arguments_are_one_line_errors(tmp_path: Path, folders: dict[str, str],
                                            capsys: pytest.CaptureFixture[str]) -> None:
     dataset = tiny_dataset(tmp_path / "ds")

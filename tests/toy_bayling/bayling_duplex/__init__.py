@@ -33,6 +33,7 @@ WORDS = {10: "hi", 11: " there"}
 HOLD = 2205
 """Samples the toy decoder holds back (0.1 s at 22.05 kHz)."""
 PER_TOKEN = 1764
+FAIL_AT_BLOCK: int | None = None
 
 
 @dataclass
@@ -129,6 +130,8 @@ class BayLingDuplex:
             return
         n = len(user_audio_tokens) // self.x_ratio * self.x_ratio
         for start in range(0, n, self.x_ratio):
+            if FAIL_AT_BLOCK is not None and state.block_index == FAIL_AT_BLOCK:
+                raise RuntimeError("CUDA out of memory (toy)")
             block = list(user_audio_tokens[start:start + self.x_ratio])
             state.user_audio_tokens.extend(block)
             state.past_key_values.extend(block)
