@@ -29,7 +29,8 @@ Per block ``b`` (at the end of its last frame)::
 The M3 wrapper decodes all audio tokens at once after the whole file, with look-ahead across
 blocks, and prepends only ``time_offset``: its replies start ``H`` earlier than here, where
 nothing is decoded before its tokens exist.  After ``max_epad_count`` end-of-response tokens
-(50 by default, as in M3; the model's own default is 1) the model stops and the rest is silence.
+(50 by default, as in M3; the model's own default is 1) the model stops: its last block is
+decoded with ``finalize`` (the held-back end is flushed) and the rest is silence.
 
 Snapshot: a deep copy of the stream state (the KV cache included), the user audio of the open
 tokenizer windows, the queued output, the text log, the decoder's per-stream caches (the
@@ -145,8 +146,9 @@ class BayLingSession(Session):
         now = s.frames * FRAME
         if texts:
             s.text.append({"sample": now, "text": "".join(texts)})
-        if audio_tokens:
-            self._place(self._decode(audio_tokens, finalize=False), len(audio_tokens), now)
+        if audio_tokens:  # the stream's last block flushes what the decoder holds back
+            last = bool(getattr(s.stream, "stop_requested", False))
+            self._place(self._decode(audio_tokens, finalize=last), len(audio_tokens), now)
         window = (x * (b + 1) * HOP // WINDOW) * WINDOW
         if window > s.origin:  # the next block starts in a later window: forget the old one
             s.audio = s.audio[(window - s.origin) * 441 // 320:]
