@@ -76,6 +76,26 @@ def test_a_reply_is_heard_one_block_delay_plus_the_decoder_hold_back_after_its_b
     assert not model.decoder.mel_overlap_dict and not model.decoder.hift_cache_dict
 
 
+def test_after_max_epad_count_the_stream_stops_and_the_decoder_is_flushed(
+        folders: dict[str, str]) -> None:
+    """With ``max_epad_count=1`` the EPAD that ends the first reply (decided at 4.0 s) stops
+    the stream: that block is decoded with ``finalize`` and nothing follows, even speech."""
+    sys_ = system(folders, max_epad_count="1")
+    session = sys_.open(SessionSpec(sample_rate=RATE, seed=0))
+    x = np.zeros(7 * RATE, np.float32)
+    tone(x, 0.2, 1.0)
+    tone(x, 4.2, 5.0)
+    y, _ = drive(session, x)
+    trace = session.trace()["bayling"]
+    assert trace["stopped"] and trace["epad_count"] == 1
+    assert not sys_._model.decoder.mel_overlap_dict  # finalize dropped the stream's caches
+    heard = np.flatnonzero(np.abs(y) > 1e-4)
+    # the two reply blocks, whole, and nothing after (the second speech gets no answer)
+    assert heard[0] - (3 * BLOCK + HOLD) in (0, 1)
+    assert 5 * BLOCK + HOLD - 3 <= heard[-1] < 5 * BLOCK + HOLD
+    assert len(sys_._model.calls) == 8  # one call per block, even once stopped
+
+
 def test_tokens_come_from_the_audio_heard_so_far(folders: dict[str, str]) -> None:
     """Quiet speech at 0.2-1.0 s, loud speech at 2.4-3.2 s.  The toy tokenizer, like
     WhisperVQ, is not causal (its floor follows the loudest hop of its input): tokenised whole,
