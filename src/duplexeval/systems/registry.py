@@ -32,6 +32,9 @@ BUILTIN: dict[str, str] = {
     "moshi-ws": "duplexeval.systems.moshi_ws:MoshiWsSystem",
     "command": "duplexeval.systems.command:CommandSystem",
     "openai-realtime": "duplexeval.systems.openai_realtime:OpenAIRealtimeSystem",
+    "duplexcascade": "duplexeval.systems.duplexcascade:DuplexCascadeSystem",
+    "freeze-omni": "duplexeval.systems.freeze_omni:FreezeOmniSystem",
+    "bayling-duplex": "duplexeval.systems.bayling:BayLingDuplexSystem",
 }
 
 
