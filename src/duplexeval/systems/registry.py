@@ -32,6 +32,8 @@ BUILTIN: dict[str, str] = {
     "moshi-ws": "duplexeval.systems.moshi_ws:MoshiWsSystem",
     "command": "duplexeval.systems.command:CommandSystem",
     "openai-realtime": "duplexeval.systems.openai_realtime:OpenAIRealtimeSystem",
+    "vllm-omni-duplex": "duplexeval.systems.vllm_omni:VllmOmniDuplexSystem",
+    "gemini-live": "duplexeval.systems.gemini_live:GeminiLiveSystem",
 }
 
 
