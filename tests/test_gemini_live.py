@@ -85,8 +85,12 @@ def test_a_run_hears_each_reply_where_the_server_produced_it(tmp_path: Path) -> 
         assert input_ms == 800
         produced = sent_at - trace["t0_monotonic"]
         heard = loud_onset(x[:, 1], rate)
-        assert heard is not None and abs(heard - produced) <= FRAME / RATE
-        assert 0.8 <= produced <= 0.82 + 0.25  # the frame holding 0.8 s reached it then
+        # heard within one frame of when the server sent it (the step that picks it up comes
+        # at most a frame later), plus the step lateness the loaded machine added (traced)
+        late = trace["send_drift_ms"]["max"] / 1000
+        assert heard is not None and 0 <= heard - produced <= FRAME / RATE + late
+        # when the frame holding 0.8 s of input reached it (its deadline 0.82 s)
+        assert 0.8 <= produced <= 0.82 + 0.05 + late
         assert trace["text"][0]["text"] == "hello"
         assert trace["gemini_live"]["interruptions"] == 0
     setup = server.setups[0]
@@ -145,7 +149,8 @@ def test_go_away_then_resumption_carries_the_session_on() -> None:
     [(sent_at, input_ms)] = server.replies[0]
     heard = loud_onset(y, RATE)
     assert input_ms == 1100 and heard is not None
-    assert abs(heard - (sent_at - trace["t0_monotonic"])) <= FRAME / RATE
+    late = trace["send_drift_ms"]["max"] / 1000
+    assert 0 <= heard - (sent_at - trace["t0_monotonic"]) <= FRAME / RATE + late
 
 
 def test_failures_are_recorded_per_sample_and_resume_retries_them(tmp_path: Path) -> None:

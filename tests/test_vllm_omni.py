@@ -61,11 +61,12 @@ def test_a_run_hears_each_reply_where_the_server_produced_it(tmp_path: Path) -> 
         assert input_ms == 2030  # the unit closing at 2.03 s of input
         produced = sent_at - trace["t0_monotonic"]
         heard = loud_onset(x[:, 1], rate)
-        # the reply is heard where (when) the server sent it, within one frame
-        assert heard is not None and abs(heard - produced) <= FRAME / RATE
-        # which was when the frame holding 2.03 s of input reached it (its deadline 2.04 s,
-        # plus the machine's scheduling: generous)
-        assert 2.03 <= produced <= 2.04 + 0.25
+        # heard within one frame of when the server sent it (the step that picks it up comes
+        # at most a frame later), plus the step lateness the loaded machine added (traced)
+        late = trace["send_drift_ms"]["max"] / 1000
+        assert heard is not None and 0 <= heard - produced <= FRAME / RATE + late
+        # when the frame holding 2.03 s of input reached it (its deadline 2.04 s)
+        assert 2.03 <= produced <= 2.04 + 0.05 + late
         info = trace["vllm_omni"]
         assert info["decisions"] == {"listen": 1, "speak": 1}
         assert info["acks"]["refused"] == 0 and info["acks"]["accepted"] >= 3
@@ -212,6 +213,10 @@ def test_failures_are_recorded_per_sample_and_resume_retries_them(tmp_path: Path
     assert "garbage" in errors[3] and "not JSON" in errors[3]
     summary = json.loads((out / "run_summary.json").read_text())
     assert summary["failed"] == 3
+    # one resume try for the forgotten session (its refusal is final); the stalled session
+    # was closed by the client, freeing the server's slot
+    assert sum("resume=1" in p for p in server.paths) == 1
+    assert server.closed == [0, 2]
     with FakeVllmOmniServer(port=server.port) as healthy:
         assert run(dataset, out, healthy.url, "--system-arg", "stall_timeout=1.5") == 0
         assert healthy.count == 3  # only the failed samples ran again

@@ -130,6 +130,7 @@ class GeminiLiveSession(WallClockSession):
                 continue
             self.resumes += 1
             self._generating = False
+            self._last_message = time.monotonic()
             self.log("resumed", attempt=attempt)
             return
         raise SystemFailure(f"{why}; session resumption failed: {refused or 'no attempt left'}")

@@ -28,8 +28,14 @@ in the trace (``acks.refused``), not a failure.
 Session resume: when the transport drops, the client reconnects with ``resume=1`` and sends
 ``session.resume`` (session id, incarnation, resume token, last received sequence number); the
 server answers ``session.resumed`` and replays what the client missed.  Up to
-``resume_attempts`` tries; a refusal (``invalid_resume_token`` ...) or no answer fails the
-sample with the reason.  The frame that could not be sent is sent again after the resume.
+``resume_attempts`` tries (a final refusal such as ``invalid_resume_token`` ends them at once);
+then the sample fails with the reason.  The frame that could not be sent is sent again after
+the resume.  A failed session sends ``session.close`` before closing the transport, so the
+server frees its slot at once (it keeps a silently dropped one for a resume grace period).
+
+Not implemented: ``session.heartbeat`` (the audio sent every 20 ms keeps the connection busy),
+client-forced barge-in (``response.cancel``; the bundled duplex models own overlap handling)
+and video frames.
 """
 
 from __future__ import annotations
@@ -60,6 +66,17 @@ _AUDIO = ("response.output_audio.delta", "response.audio.delta")
 _TRANSCRIPT = ("response.output_audio_transcript.delta", "response.audio_transcript.delta",
                "response.output_text.delta", "response.text.delta")
 _BENIGN = {"playback_ack_too_late"}
+_FATAL_RESUME = {"invalid_session_resume", "session_resume_expired",
+                 "unsupported_session_resume", "invalid_resume_token", "session_resume_conflict"}
+"""Resume refusals that no retry can change (vllm-omni's client gives up on them too)."""
+
+
+class _Refused(SystemFailure):
+    """An ``error`` event answering a handshake, with its code."""
+
+    def __init__(self, message: str, code: object) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -146,7 +163,9 @@ class VllmDuplexSession(WallClockSession):
             if event["type"] in kinds:
                 return event
             if event["type"] == "error":
-                raise SystemFailure(f"the server refused the session: {error_text(event)}")
+                error = event.get("error")
+                code = error.get("code") if isinstance(error, dict) else event.get("code")
+                raise _Refused(f"the server refused the session: {error_text(event)}", code)
 
     def _adopt(self, event: dict[str, Any]) -> None:
         session = event.get("session")
@@ -183,6 +202,8 @@ class VllmDuplexSession(WallClockSession):
             except SystemFailure as exc:
                 conn.close()
                 refused = str(exc)
+                if isinstance(exc, _Refused) and exc.code in _FATAL_RESUME:
+                    break
                 continue
             if resumed["type"] == "session.resync_required":
                 conn.close()
@@ -190,6 +211,7 @@ class VllmDuplexSession(WallClockSession):
                 break
             self._conn = conn
             self._adopt(resumed)
+            self._last_message = time.monotonic()
             self.resumes += 1
             self.log("session.resumed", attempt=attempt, incarnation=self.incarnation)
             return
@@ -197,6 +219,13 @@ class VllmDuplexSession(WallClockSession):
 
     def _close_transport(self) -> None:
         self._conn.close()
+
+    def failed(self, exc: SystemFailure) -> SystemFailure:
+        """Tell the server the session is over (best effort: a silent drop would hold its
+        slot for the resume grace period), then close the transport."""
+        with contextlib.suppress(SystemFailure):
+            self._send({"type": "session.close"})
+        return super().failed(exc)
 
     # -- the wire ----------------------------------------------------------------------------
 
