@@ -38,7 +38,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
-from websockets.sync.server import Request, Response, ServerConnection, serve
+from websockets.sync.server import Request, Response, ServerConnection
+
+from loopback_ws import LoopbackWsServer
 
 PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
 IN_RATE, OUT_RATE = 16000, 24000
@@ -64,12 +66,13 @@ class LiveState:
     handle: str = ""
 
 
-class FakeGeminiServer:
+class FakeGeminiServer(LoopbackWsServer):
     """The server on 127.0.0.1 (a free port, or ``port``) in a daemon thread while open."""
 
     def __init__(self, key: str, reply_ms: int = 2000,
                  faults: dict[int, tuple[str, int]] | None = None, port: int = 0) -> None:
-        self.key, self.reply_ms, self.faults, self.port = key, reply_ms, faults or {}, port
+        super().__init__(port)
+        self.key, self.reply_ms, self.faults = key, reply_ms, faults or {}
         self.sessions: dict[str, LiveState] = {}
         self.count = 0
         self.setups: list[dict[str, Any]] = []
@@ -83,18 +86,6 @@ class FakeGeminiServer:
     @property
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}{PATH}"
-
-    def __enter__(self) -> FakeGeminiServer:
-        self._server = serve(self._handle, "127.0.0.1", self.port, process_request=self._check,
-                             compression=None, max_size=None)
-        self.port = self._server.socket.getsockname()[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._thread.join(5)
 
     def _check(self, conn: ServerConnection, request: Request) -> Response | None:
         self.paths.append(request.path)

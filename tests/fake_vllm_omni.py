@@ -49,7 +49,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
-from websockets.sync.server import Request, Response, ServerConnection, serve
+from websockets.sync.server import Request, Response, ServerConnection
+
+from loopback_ws import LoopbackWsServer
 
 IN_RATE = 16000
 OUT_RATE = 24000
@@ -87,13 +89,14 @@ class DuplexState:
     stalled: bool = False
 
 
-class FakeVllmOmniServer:
+class FakeVllmOmniServer(LoopbackWsServer):
     """The server on 127.0.0.1 (a free port, or ``port``) in a daemon thread while open."""
 
     def __init__(self, reply_ms: int = 1500, faults: dict[int, tuple[str, int]] | None = None,
                  require_key: str | None = None, port: int = 0) -> None:
         self.reply_ms, self.faults = reply_ms, faults or {}
-        self.require_key, self.port = require_key, port
+        super().__init__(port)
+        self.require_key = require_key
         self.sessions: dict[str, DuplexState] = {}
         self.count = 0
         self.onsets: dict[int, list[tuple[float, float]]] = {}
@@ -109,18 +112,6 @@ class FakeVllmOmniServer:
     @property
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/v1/realtime"
-
-    def __enter__(self) -> FakeVllmOmniServer:
-        self._server = serve(self._handle, "127.0.0.1", self.port, process_request=self._check,
-                             compression=None, max_size=None)
-        self.port = self._server.socket.getsockname()[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._thread.join(5)
 
     def _check(self, conn: ServerConnection, request: Request) -> Response | None:
         self.paths.append(request.path)

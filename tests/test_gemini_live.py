@@ -15,12 +15,10 @@ import soundfile as sf
 pytest.importorskip("websockets")
 
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
 from duplexeval.systems.base import SessionSpec, SystemFailure
 from duplexeval.systems.registry import load_system
 from fake_gemini import FakeGeminiServer
-from tone_dataset import loud_onset, tone_dataset
+from tone_dataset import loud_onset, sample_record, single_samples, tone_dataset, tone_turns
 
 RATE, FRAME = 24000, 480
 KEY = "AIza-gemini-SENTINEL-0123456789"
@@ -33,24 +31,19 @@ def key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
 
 
-def turns(n: int) -> list[tuple[float, float]]:
-    return [(0.5 + 4 * k, 0.8 + 4 * k) for k in range(n)]
+def samples(dataset: Path) -> list:
+    return single_samples(dataset, float(WINDOW))
+
+
+def sample_errors(out: Path, dataset: Path) -> list[str | None]:
+    """Each sample's recorded error, in plan order."""
+    return [sample_record(out, s).get("error") for s in samples(dataset)]
 
 
 def run(dataset: Path, out: Path, url: str, *extra: str) -> int:
     return main(["run", "--system", "gemini-live", "--system-arg", f"url={url}",
                  "--system-arg", "voice=Puck", "--dataset", str(dataset),
                  "--protocol", "single", "--window", WINDOW, "--out", str(out), *extra])
-
-
-def samples(dataset: Path) -> list:
-    ds, _ = load_dataset(dataset, audio=Need.REQUIRE)
-    plan = build_plan(ds.dialogues, PlanOptions(protocol=Protocol.SINGLE, window=float(WINDOW)))
-    return [s for members in plan.groups().values() for s in members]
-
-
-def record(out: Path, s) -> dict:
-    return json.loads((out / "samples" / s.sample_id / f"{s.event_id}.json").read_text())
 
 
 def user_turns(seconds: float, *spans: tuple[float, float]) -> np.ndarray:
@@ -71,7 +64,7 @@ def converse(server: FakeGeminiServer, x: np.ndarray, **args: str) -> tuple[np.n
 
 
 def test_a_run_hears_each_reply_where_the_server_produced_it(tmp_path: Path) -> None:
-    dataset = tone_dataset(tmp_path / "data", turns(2), 8.0)
+    dataset = tone_dataset(tmp_path / "data", tone_turns(2), 8.0)
     with FakeGeminiServer(KEY) as server:
         assert run(dataset, tmp_path / "run", server.url) == 0
     plan = samples(dataset)
@@ -79,7 +72,7 @@ def test_a_run_hears_each_reply_where_the_server_produced_it(tmp_path: Path) -> 
     for number, s in enumerate(plan):
         x, rate = sf.read(str(tmp_path / "run" / "samples" / s.sample_id / f"{s.event_id}.wav"))
         assert len(x) == round((s.input_end - s.input_start) * rate)  # trimmed to the input
-        trace = record(tmp_path / "run", s)["trace"]
+        trace = sample_record(tmp_path / "run", s)["trace"]
         [(sent_at, input_ms)] = server.replies[number]
         # 0.3 s of speech, then the default 500 ms of silence: the server's end of speech
         assert input_ms == 800
@@ -154,12 +147,12 @@ def test_go_away_then_resumption_carries_the_session_on() -> None:
 
 
 def test_failures_are_recorded_per_sample_and_resume_retries_them(tmp_path: Path) -> None:
-    dataset = tone_dataset(tmp_path / "data", turns(4), 16.0)
+    dataset = tone_dataset(tmp_path / "data", tone_turns(4), 16.0)
     faults = {1: ("disconnect", 400), 2: ("stall", 900), 3: ("garbage", 400)}
     out = tmp_path / "faulty"
     with FakeGeminiServer(KEY, faults=faults) as server:
         assert run(dataset, out, server.url, "--system-arg", "stall_timeout=0.5") == 1
-    errors = [record(out, s).get("error") for s in samples(dataset)]
+    errors = sample_errors(out, dataset)
     assert errors[0] is None
     assert "closed the connection" in errors[1] and "invalid session resumption handle" \
         in errors[1]
@@ -176,10 +169,10 @@ def test_failures_are_recorded_per_sample_and_resume_retries_them(tmp_path: Path
 def test_the_key_comes_from_the_environment_and_is_never_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    dataset = tone_dataset(tmp_path / "data", turns(2), 8.0)
+    dataset = tone_dataset(tmp_path / "data", tone_turns(2), 8.0)
     with FakeGeminiServer(KEY, faults={1: ("echo", 200)}) as server:
         assert run(dataset, tmp_path / "keyed", server.url) == 1
-        errors = [record(tmp_path / "keyed", s).get("error") for s in samples(dataset)]
+        errors = sample_errors(tmp_path / "keyed", dataset)
         assert errors[0] is None and "***" in errors[1] and "has expired" in errors[1]
         monkeypatch.delenv("GEMINI_API_KEY")
         monkeypatch.setenv("GOOGLE_API_KEY", KEY)  # the second place a key is looked for
@@ -188,8 +181,8 @@ def test_the_key_comes_from_the_environment_and_is_never_written(
         assert run(dataset, tmp_path / "wrong", server.url) == 1
         monkeypatch.delenv("GOOGLE_API_KEY")
         assert run(dataset, tmp_path / "unset", server.url) == 1
-    assert "403" in record(tmp_path / "wrong", samples(dataset)[0])["error"]
-    assert "GEMINI_API_KEY" in record(tmp_path / "unset", samples(dataset)[0])["error"]
+    assert "403" in sample_errors(tmp_path / "wrong", dataset)[0]
+    assert "GEMINI_API_KEY" in sample_errors(tmp_path / "unset", dataset)[0]
     printed = capsys.readouterr()
     for path in tmp_path.rglob("*"):
         if path.is_file():

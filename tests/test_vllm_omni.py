@@ -15,20 +15,23 @@ import soundfile as sf
 pytest.importorskip("websockets")
 
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
 from duplexeval.systems.base import SessionSpec, SystemFailure
 from duplexeval.systems.registry import load_system
 from fake_vllm_omni import FakeVllmOmniServer
-from tone_dataset import loud_onset, tone_dataset
+from tone_dataset import loud_onset, sample_record, single_samples, tone_dataset, tone_turns
 
 RATE, FRAME = 24000, 480
 WINDOW = "2.2"
 """Seconds after each 0.3 s user turn: the fake model answers at its unit 1 (2.03 s)."""
 
 
-def turns(n: int) -> list[tuple[float, float]]:
-    return [(0.5 + 4 * k, 0.8 + 4 * k) for k in range(n)]
+def samples(dataset: Path) -> list:
+    return single_samples(dataset, float(WINDOW))
+
+
+def sample_errors(out: Path, dataset: Path) -> list[str | None]:
+    """Each sample's recorded error, in plan order."""
+    return [sample_record(out, s).get("error") for s in samples(dataset)]
 
 
 def run(dataset: Path, out: Path, url: str, *extra: str) -> int:
@@ -37,18 +40,8 @@ def run(dataset: Path, out: Path, url: str, *extra: str) -> int:
                  "--protocol", "single", "--window", WINDOW, "--out", str(out), *extra])
 
 
-def samples(dataset: Path) -> list:
-    ds, _ = load_dataset(dataset, audio=Need.REQUIRE)
-    plan = build_plan(ds.dialogues, PlanOptions(protocol=Protocol.SINGLE, window=float(WINDOW)))
-    return [s for members in plan.groups().values() for s in members]
-
-
-def record(out: Path, s) -> dict:
-    return json.loads((out / "samples" / s.sample_id / f"{s.event_id}.json").read_text())
-
-
 def test_a_run_hears_each_reply_where_the_server_produced_it(tmp_path: Path) -> None:
-    dataset = tone_dataset(tmp_path / "data", turns(2), 8.0)
+    dataset = tone_dataset(tmp_path / "data", tone_turns(2), 8.0)
     with FakeVllmOmniServer() as server:
         assert run(dataset, tmp_path / "run", server.url) == 0
     plan = samples(dataset)
@@ -56,7 +49,7 @@ def test_a_run_hears_each_reply_where_the_server_produced_it(tmp_path: Path) -> 
     for number, s in enumerate(plan):
         x, rate = sf.read(str(tmp_path / "run" / "samples" / s.sample_id / f"{s.event_id}.wav"))
         assert len(x) == round((s.input_end - s.input_start) * rate)  # trimmed to the input
-        trace = record(tmp_path / "run", s)["trace"]
+        trace = sample_record(tmp_path / "run", s)["trace"]
         [(sent_at, input_ms)] = server.onsets[number]
         assert input_ms == 2030  # the unit closing at 2.03 s of input
         produced = sent_at - trace["t0_monotonic"]
@@ -75,7 +68,7 @@ def test_a_run_hears_each_reply_where_the_server_produced_it(tmp_path: Path) -> 
     played = [a["played_ms"] for a in server.acks if a["session"] == 0]
     # the first on the step the reply arrived: within a frame of its start, plus that step's
     # lateness on a loaded machine
-    late = record(tmp_path / "run", plan[0])["trace"]["send_drift_ms"]["max"]
+    late = sample_record(tmp_path / "run", plan[0])["trace"]["send_drift_ms"]["max"]
     assert played[0] <= 1000 * FRAME / RATE + late + 2
     assert played == sorted(played) and played[-1] >= 100
     assert all(a["item_id"] == f"item_{a['response_id']}" for a in server.acks)
@@ -200,13 +193,12 @@ def test_a_dropped_transport_is_resumed_and_the_replay_is_heard() -> None:
 
 
 def test_failures_are_recorded_per_sample_and_resume_retries_them(tmp_path: Path) -> None:
-    dataset = tone_dataset(tmp_path / "data", turns(4), 16.0)
+    dataset = tone_dataset(tmp_path / "data", tone_turns(4), 16.0)
     faults = {1: ("disconnect", 0), 2: ("stall", 0), 3: ("garbage", 0)}
     out = tmp_path / "faulty"
     with FakeVllmOmniServer(faults=faults) as server:
         assert run(dataset, out, server.url, "--system-arg", "stall_timeout=1.5") == 1
-    plan = samples(dataset)
-    errors = [record(out, s).get("error") for s in plan]
+    errors = sample_errors(out, dataset)
     assert errors[0] is None
     assert "closed the connection" in errors[1] and "invalid_resume_token" in errors[1]
     assert "stall" in errors[2] and "1.5 s" in errors[2]  # the first unit: 1.03 s
@@ -231,17 +223,17 @@ def test_the_key_comes_from_the_environment_and_is_never_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("VLLM_TEST_KEY", SENTINEL)
-    dataset = tone_dataset(tmp_path / "data", turns(2), 8.0)
+    dataset = tone_dataset(tmp_path / "data", tone_turns(2), 8.0)
     with FakeVllmOmniServer(require_key=SENTINEL, faults={1: ("echo", 0)}) as server:
         assert run(dataset, tmp_path / "keyed", server.url,
                    "--system-arg", "api_key_env=VLLM_TEST_KEY") == 1
     assert server.headers_seen[0]["Authorization"] == f"Bearer {SENTINEL}"
-    errors = [record(tmp_path / "keyed", s).get("error") for s in samples(dataset)]
+    errors = sample_errors(tmp_path / "keyed", dataset)
     assert errors[0] is None and "***" in errors[1] and "runtime_open_failed" in errors[1]
     monkeypatch.delenv("VLLM_TEST_KEY")
     assert run(dataset, tmp_path / "unset", server.url,
                "--system-arg", "api_key_env=VLLM_TEST_KEY") == 1
-    assert "VLLM_TEST_KEY" in record(tmp_path / "unset", samples(dataset)[0])["error"]
+    assert "VLLM_TEST_KEY" in sample_errors(tmp_path / "unset", dataset)[0]
     printed = capsys.readouterr()
     for path in tmp_path.rglob("*"):
         if path.is_file():

@@ -4,13 +4,17 @@ one ``single`` sample ``[turn start, turn end + window]`` with the user silent a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import soundfile as sf
 
 from conftest import write_jsonl
+from duplexeval.data.validate import Need, load_dataset
+from duplexeval.protocols import PlanOptions, Protocol, Sample, build_plan
 
 RATE = 16000
 
@@ -38,3 +42,22 @@ def loud_onset(x: np.ndarray, rate: int, level: float = 0.05) -> float | None:
     """Seconds to the first sample above ``level`` (``None``: never)."""
     loud = np.flatnonzero(np.abs(x) > level)
     return None if len(loud) == 0 else loud[0] / rate
+
+
+def tone_turns(n: int) -> list[tuple[float, float]]:
+    """``n`` user turns of 0.3 s, 4 s apart from 0.5 s (samples never overlap at windows
+    up to 3.7 s)."""
+    return [(0.5 + 4 * k, 0.8 + 4 * k) for k in range(n)]
+
+
+def single_samples(dataset: Path, window: float) -> list[Sample]:
+    """The ``single`` samples in the order the runner opens their sessions."""
+    ds, _ = load_dataset(dataset, audio=Need.REQUIRE)
+    plan = build_plan(ds.dialogues, PlanOptions(protocol=Protocol.SINGLE, window=window))
+    return [s for members in plan.groups().values() for s in members]
+
+
+def sample_record(out: Path, sample: Sample) -> dict[str, Any]:
+    """A sample's record in run directory ``out``."""
+    return json.loads((out / "samples" / sample.sample_id / f"{sample.event_id}.json")
+                      .read_text())
