@@ -9,7 +9,9 @@ Protocol: an upgrade on ``/v1/realtime`` with ``duplex=1`` only; the first clien
 journaled event after ``last_received_server_event_seq``; a wrong token, incarnation or an
 unknown session is ``error`` ``invalid_resume_token``).  Every event after ``session.created``
 has a ``server_event_seq`` and is journaled until the client's ``session.event_ack``.
-``input_audio_buffer.append`` carries base64 PCM16 at its ``sample_rate_hz`` (16 kHz).
+``input_audio_buffer.append`` carries base64 audio in the session's ``input_audio_format``
+(``pcm16`` or ``pcm_f32le``) at its ``sample_rate_hz``; an append declaring another format or
+rate is answered by ``error`` ``bad_audio``.
 ``playback.ack`` follows the server's rules: ``item_id`` must be ``item_<response_id>``
 (``playback_item_mismatch``), the response must exist (``playback_item_not_found``), and the
 first ack of a response is refused with ``playback_ack_too_late`` once a later user input has
@@ -53,13 +55,10 @@ from websockets.sync.server import Request, Response, ServerConnection
 
 from loopback_ws import LoopbackWsServer
 
-IN_RATE = 16000
 OUT_RATE = 24000
-FIRST_UNIT = 16480
-"""Samples of input that close unit 0 (1030 ms at 16 kHz)."""
-UNIT = 16000
-CHUNK = 320
-"""20 ms at 16 kHz: the energy detector's chunk."""
+FIRST_UNIT_MS, UNIT_MS = 1030, 1000
+"""Input that closes unit 0, and each unit after it (``DUPLEX_FIRST_UNIT_MS``, ``_UNIT_MS``)."""
+DECODERS = {"pcm16": ("<i2", 32768.0), "pcm_f32le": ("<f4", 1.0)}
 
 
 def b64(x: np.ndarray) -> str:
@@ -73,6 +72,9 @@ class DuplexState:
     number: int
     session_id: str
     token: str
+    encoding: str = "pcm16"
+    rate: int = 16000
+    """The session's input format and rate (``input_audio_format``, ``sample_rate_hz``)."""
     incarnation: int = 0
     seq: int = 0
     journal: list[dict[str, Any]] = field(default_factory=list)
@@ -148,7 +150,10 @@ class FakeVllmOmniServer(LoopbackWsServer):
             number = self.count
             self.count += 1
             sid = f"sess_{number}"
-            state = DuplexState(number, sid, secrets.token_hex(8), conn=conn)
+            session = event.get("session", {})
+            state = DuplexState(number, sid, secrets.token_hex(8),
+                                session.get("input_audio_format", "pcm16"),
+                                int(session.get("sample_rate_hz", 16000)), conn=conn)
             self.sessions[sid] = state
             self.onsets[number] = []
             conn.send(json.dumps({
@@ -197,8 +202,14 @@ class FakeVllmOmniServer(LoopbackWsServer):
         elif kind == "input_audio_buffer.append":
             if state.stalled:
                 return True
-            x = np.frombuffer(base64.b64decode(event["audio"]), "<i2").astype(np.float32)
-            return self._append(state, conn, x / 32768)
+            if event.get("sample_rate_hz", state.rate) != state.rate or \
+                    event.get("format", state.encoding) != state.encoding:
+                self._emit(state, {"type": "error", "error": {
+                    "code": "bad_audio", "message": "audio does not match the session format"}})
+                return True
+            dtype, scale = DECODERS[state.encoding]
+            x = np.frombuffer(base64.b64decode(event["audio"]), dtype).astype(np.float32)
+            return self._append(state, conn, x / scale)
         elif kind == "playback.ack":
             self._ack(state, event)
         elif kind == "session.close":
@@ -212,10 +223,11 @@ class FakeVllmOmniServer(LoopbackWsServer):
     def _append(self, state: DuplexState, conn: ServerConnection, x: np.ndarray) -> bool:
         """Close every unit the appended audio completes (exactly at its boundary sample)."""
         state.pending = np.concatenate([state.pending, x])
-        while len(state.pending) >= (need := FIRST_UNIT + state.unit * UNIT - state.appended):
+        first, unit, chunk = (state.rate * ms // 1000 for ms in (FIRST_UNIT_MS, UNIT_MS, 20))
+        while len(state.pending) >= (need := first + state.unit * unit - state.appended):
             audio, state.pending = state.pending[:need], state.pending[need:]
             state.appended += need
-            chunks = audio[:len(audio) // CHUNK * CHUNK].reshape(-1, CHUNK)
+            chunks = audio[:len(audio) // chunk * chunk].reshape(-1, chunk)
             state.voiced = bool(np.any(np.sqrt(np.mean(chunks ** 2, axis=1)) > 0.01))
             fault = self.faults.get(state.number)
             if fault is not None and state.unit >= fault[1]:
@@ -245,7 +257,7 @@ class FakeVllmOmniServer(LoopbackWsServer):
             self._emit(state, {"type": "response.output_audio_transcript.delta",
                                "response_id": rid, "item_id": f"item_{rid}", "delta": "hello"})
             self.onsets[state.number].append((time.monotonic(),
-                                              state.appended * 1000 / IN_RATE))
+                                              state.appended * 1000 / state.rate))
             self._speak(state, rid)
             return
         state.heard |= state.voiced

@@ -74,8 +74,12 @@ def test_a_run_hears_each_reply_where_the_server_produced_it(tmp_path: Path) -> 
     assert all(a["item_id"] == f"item_{a['response_id']}" for a in server.acks)
     update = server.updates[0]["session"]
     assert update["model"] == "openbmb/MiniCPM-o-4_5" and update["turn_detection"] is None
-    assert update["sample_rate_hz"] == 16000
+    assert update["sample_rate_hz"] == 16000 and update["input_audio_format"] == "pcm16"
     assert update["audio"]["output"] == {"sample_rate_hz": 24000}
+    # the MiniCPM-o 4.5 preset of vllm-omni's client
+    assert update["extra_body"] == {"auto_response": True, "native_duplex": True,
+                                    "force_listen_count": 0}
+    assert update["playback_commit_policy"] == "ack_only"
     assert "duplex=1" in server.paths[0] and "autostart=0" in server.paths[0]
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["system"]["capabilities"]["clock"] == "wall"
@@ -190,6 +194,33 @@ def test_a_dropped_transport_is_resumed_and_the_replay_is_heard() -> None:
     assert heard is not None and 0 <= heard - first["sample"] / RATE <= 0.001  # tone ramp
     assert produced <= heard <= produced + 0.5
     assert trace["vllm_omni"]["decisions"] == {"listen": 1, "speak": 1}  # nothing twice
+
+
+def test_the_personaplex_preset_sends_float32_at_24_khz() -> None:
+    with FakeVllmOmniServer() as server:
+        system = load_system("vllm-omni-duplex", {"url": server.url, "model": "nvidia/personaplex",
+                                                  "preset": "personaplex",
+                                                  "instructions": "You are a teacher."})
+        session = system.open(SessionSpec(sample_rate=RATE, seed=0))
+        x = user_turns(2.5, 0.2)
+        y = np.concatenate([session.step(x[k:k + FRAME]).audio
+                            for k in range(0, len(x), FRAME)])
+        trace = session.trace()
+        session.close()
+    update = server.updates[0]["session"]
+    assert update["input_audio_format"] == "pcm_f32le" and update["sample_rate_hz"] == 24000
+    assert update["voice"] == "NATF2.pt" and update["instructions"] == "You are a teacher."
+    assert "native_duplex" not in update["extra_body"]
+    # 24 kHz went up as it was (no resampling): the unit closed at 2.03 s of input, and every
+    # append matched the session's format (the server answers others with bad_audio)
+    [(sent_at, input_ms)] = server.onsets[0]
+    assert input_ms == 2030 and trace["vllm_omni"]["input_sent_ms"] == 2500
+    heard = loud_onset(y, RATE)
+    late = trace["send_drift_ms"]["max"] / 1000
+    assert heard is not None and 0 <= heard - (sent_at - trace["t0_monotonic"]) <= \
+        FRAME / RATE + late
+    with pytest.raises(Exception, match="preset must be one of"):
+        load_system("vllm-omni-duplex", {"preset": "qwen"})
 
 
 def test_failures_are_recorded_per_sample_and_resume_retries_them(tmp_path: Path) -> None:

@@ -22,12 +22,22 @@ from scipy.signal import firwin
 
 from .base import SystemFailure
 
-__all__ = ["TAPS_PER_PHASE", "StreamResampler", "decode_pcm16", "encode_pcm16", "mime_rate"]
+__all__ = ["ENCODERS", "TAPS_PER_PHASE", "StreamResampler", "decode_pcm16", "encode_f32le",
+           "encode_pcm16", "mime_rate"]
 
 
 def encode_pcm16(x: np.ndarray) -> str:
     """float32 [-1, 1] as base64 PCM16 little-endian (clipped)."""
     return base64.b64encode((np.clip(x, -1, 1) * 32767).astype("<i2").tobytes()).decode()
+
+
+def encode_f32le(x: np.ndarray) -> str:
+    """float32 as base64 32-bit float little-endian (``pcm_f32le``)."""
+    return base64.b64encode(np.asarray(x, dtype="<f4").tobytes()).decode()
+
+
+ENCODERS = {"pcm16": encode_pcm16, "pcm_f32le": encode_f32le}
+"""Wire encodings by their Realtime ``format`` names."""
 
 
 def decode_pcm16(text: object) -> np.ndarray:

@@ -2,15 +2,16 @@
 
 Protocol (vllm-omni ``vllm_omni/clients/duplex.py`` and ``entrypoints/duplex``): JSON text
 frames both ways.  The client connects with ``duplex=1&model=M&autostart=0`` and sends
-``session.update`` (model, PCM16 in at 16 kHz, PCM16 out at 24 kHz, ``turn_detection`` null:
-the model decides when to listen or speak); the server answers ``session.created`` with the
-session id, a ``resume_token`` and an ``incarnation``.  Every server event after that carries
-``server_event_seq``; the client acknowledges each with ``session.event_ack`` and drops a
-sequence number it has already seen (a resume replays).
+``session.update`` (model, the input format of the model's preset, PCM16 out at 24 kHz,
+``turn_detection`` null: the model decides when to listen or speak); the server answers
+``session.created`` with the session id, a ``resume_token`` and an ``incarnation``.  Every
+server event after that carries ``server_event_seq``; the client acknowledges each with
+``session.event_ack`` and drops a sequence number it has already seen (a resume replays).
 
-Channel roles: the user channel goes up as ``input_audio_buffer.append`` (16 kHz PCM16,
-resampled from the session's 24 kHz, with ``duration_ms`` and the cumulative
-``audio_end_ms``); the system channel comes back as ``response.output_audio.delta`` (or
+Channel roles: the user channel goes up as ``input_audio_buffer.append`` in the model's input
+format (MiniCPM-o and Nemotron: ``pcm16`` at 16 kHz, resampled from the session's 24 kHz;
+PersonaPlex: ``pcm_f32le`` at 24 kHz), with ``duration_ms`` and the cumulative
+``audio_end_ms``; the system channel comes back as ``response.output_audio.delta`` (or
 ``response.audio.delta``) of the response in progress (``response.created`` ...
 ``response.done``; ``response.listen`` / ``response.speak`` are the model's decisions, one a
 model unit of about 1 s, the first closing at 1030 ms of input).  The timeline is the
@@ -50,16 +51,14 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import numpy as np
 
 from ..base import SystemFailure
-from ..pcm import StreamResampler, decode_pcm16, encode_pcm16
+from ..pcm import ENCODERS, StreamResampler, decode_pcm16
 from ..wallclock import WallClockSession
 from ..websocket import Connection
 
-__all__ = ["FRAME", "IN_RATE", "RATE", "VllmDuplexSession", "VllmDuplexSettings"]
+__all__ = ["FRAME", "RATE", "VllmDuplexSession", "VllmDuplexSettings"]
 
 RATE = 24000
 """Hz: the session's native rate and the output rate asked for."""
-IN_RATE = 16000
-"""Hz: the input wire rate (``pcm16`` at 16 kHz, the duplex default)."""
 FRAME = 480
 """Samples per 20 ms frame at 24 kHz (320 at 16 kHz on the wire)."""
 _AUDIO = ("response.output_audio.delta", "response.audio.delta")
@@ -86,6 +85,10 @@ class VllmDuplexSettings:
     url: str
     session: dict[str, Any] = field(default_factory=dict)
     headers: tuple[tuple[str, str], ...] = ()
+    input_format: str = "pcm16"
+    """The input wire encoding: ``pcm16`` or ``pcm_f32le``."""
+    input_rate: int = 16000
+    """Hz of the input on the wire."""
     ack_interval: float = 0.1
     stall_timeout: float = 10.0
     connect_timeout: float = 10.0
@@ -118,7 +121,8 @@ class VllmDuplexSession(WallClockSession):
         super().__init__(RATE, FRAME, settings.stall_timeout,
                          tuple(v for _, v in settings.headers))
         self.settings = settings
-        self._up = StreamResampler(RATE, IN_RATE)
+        self._up = StreamResampler(RATE, settings.input_rate)
+        self._encode = ENCODERS[settings.input_format]
         self._down: dict[int, StreamResampler] = {}
         self._responses: dict[str, _Response] = {}
         self._last_seq = 0
@@ -230,11 +234,11 @@ class VllmDuplexSession(WallClockSession):
     # -- the wire ----------------------------------------------------------------------------
 
     def _send_audio(self, user: np.ndarray) -> float:
-        pcm = self._up(user)
-        self._sent_ms += len(pcm) * 1000 / IN_RATE
-        event = {"type": "input_audio_buffer.append", "audio": encode_pcm16(pcm),
-                 "format": "pcm16", "sample_rate_hz": IN_RATE,
-                 "duration_ms": round(len(pcm) * 1000 / IN_RATE),
+        pcm, rate = self._up(user), self.settings.input_rate
+        self._sent_ms += len(pcm) * 1000 / rate
+        event = {"type": "input_audio_buffer.append", "audio": self._encode(pcm),
+                 "format": self.settings.input_format, "sample_rate_hz": rate,
+                 "duration_ms": round(len(pcm) * 1000 / rate),
                  "audio_end_ms": round(self._sent_ms)}
         try:
             return self._send(event)
@@ -276,6 +280,8 @@ class VllmDuplexSession(WallClockSession):
                               "text": str(event.get("delta", ""))})
         elif kind in ("response.listen", "response.speak"):
             self.decisions[kind.split(".")[1]] += 1
+            if kind == "response.listen" and rid and rid in self._responses:
+                self._responses[rid].done = True  # a response's terminal listen: it yielded
         elif kind == "response.done" and rid:
             state = self._responses.setdefault(rid, _Response())
             state.done = True

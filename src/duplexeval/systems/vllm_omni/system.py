@@ -6,13 +6,27 @@ from typing import Any
 
 from .. import credentials
 from ..base import Capabilities, ClockKind, Session, SessionSpec, System
-from .session import FRAME, IN_RATE, RATE, VllmDuplexSession, VllmDuplexSettings, with_query
+from .session import FRAME, RATE, VllmDuplexSession, VllmDuplexSettings, with_query
 
 __all__ = ["VllmOmniDuplexSystem"]
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "minicpmo-4.5": {"input": ("pcm16", 16000),
+                     "session": {"overlap_policy": "listen_only",
+                                 "playback_commit_policy": "ack_only"},
+                     "extra_body": {"native_duplex": True, "force_listen_count": 0}},
+    "personaplex": {"input": ("pcm_f32le", 24000), "session": {"voice": "NATF2.pt"},
+                    "extra_body": {}},
+    "generic": {"input": ("pcm16", 16000), "session": {}, "extra_body": {}},
+}
+"""The session settings of vllm-omni's client presets (``vllm_omni/clients/minicpmo_4_5.py``,
+``personaplex.py``); ``generic`` is the client's defaults (NVIDIA's Nemotron VoiceChat: 16 kHz
+in, its 22.05 kHz replies resampled to 24 kHz from the rate each delta declares)."""
 
 DEFAULTS: dict[str, str] = {
     "url": "",
     "model": "",
+    "preset": "minicpmo-4.5",
     "instructions": "",
     "voice": "",
     "ref_audio": "",
@@ -35,6 +49,9 @@ class VllmOmniDuplexSystem(System):
     * ``url`` (required to run): ``ws://HOST:PORT/v1/realtime`` (no credentials in it; the
       client adds ``duplex=1``, ``autostart=0`` and, on a resume, ``resume=1``);
     * ``model`` (required to run): the served model's name, sent in the URL and the session;
+    * ``preset``: ``minicpmo-4.5`` (default: native duplex, ``pcm16`` at 16 kHz in),
+      ``personaplex`` (``pcm_f32le`` at 24 kHz in, voice ``NATF2.pt``) or ``generic`` (see
+      :data:`PRESETS`);
     * ``instructions``, ``voice``, ``ref_audio`` (a ``data:audio/wav;base64,...`` URL or a
       server-side path: MiniCPM-o needs one to speak), ``temperature``: sent when set;
     * ``ack_interval_ms`` (default 100): how often played progress is acknowledged;
@@ -43,9 +60,9 @@ class VllmOmniDuplexSystem(System):
     * ``api_key_env``: a variable whose value is sent as ``Authorization: Bearer VALUE``.
 
     Clock ``wall`` (the server's model runs in real time on what it is sent): 24 kHz session
-    audio in 20 ms frames, sent as 16 kHz PCM16, replies asked for at 24 kHz (another rate the
-    server declares per delta is resampled); the output is exactly as long as the input (see
-    :mod:`duplexeval.systems.wallclock`).  No snapshot, no teacher forcing.
+    audio in 20 ms frames, sent in the preset's input format, replies asked for at 24 kHz
+    (another rate the server declares per delta is resampled); the output is exactly as long
+    as the input (see :mod:`duplexeval.systems.wallclock`).  No snapshot, no teacher forcing.
     """
 
     name = "vllm-omni-duplex"
@@ -58,6 +75,9 @@ class VllmOmniDuplexSystem(System):
         self.args = {**DEFAULTS, **self.args}
         if self.args["url"]:
             credentials.check_url(self.args["url"])
+        if self.args["preset"] not in PRESETS:
+            raise ValueError(f"preset must be one of {', '.join(PRESETS)}, "
+                             f"got {self.args['preset']!r}")
         if self.int_arg("resume_attempts", 2) < 0:
             raise ValueError("resume_attempts must be >= 0")
         if self.float_arg("ack_interval_ms", 100) < 0:
@@ -72,12 +92,15 @@ class VllmOmniDuplexSystem(System):
     def session_config(self) -> dict[str, Any]:
         """The ``session`` object of ``session.update``."""
         a = self.args
+        preset = PRESETS[a["preset"]]
+        encoding, rate = preset["input"]
         session: dict[str, Any] = {
             "model": a["model"], "modalities": ["audio", "text"],
-            "input_audio_format": "pcm16", "output_audio_format": "pcm16",
-            "sample_rate_hz": IN_RATE,
-            "audio": {"input": {"sample_rate_hz": IN_RATE}, "output": {"sample_rate_hz": RATE}},
-            "turn_detection": None, "extra_body": {"auto_response": True}}
+            "input_audio_format": encoding, "output_audio_format": "pcm16",
+            "sample_rate_hz": rate,
+            "audio": {"input": {"sample_rate_hz": rate}, "output": {"sample_rate_hz": RATE}},
+            "turn_detection": None, **preset["session"],
+            "extra_body": {"auto_response": True, **preset["extra_body"]}}
         for key in ("instructions", "voice", "ref_audio"):
             if a[key]:
                 session[key] = a[key]
@@ -96,6 +119,8 @@ class VllmOmniDuplexSystem(System):
         settings = VllmDuplexSettings(
             url=with_query(self.args["url"], model=self.args["model"]),
             session=self.session_config(), headers=headers,
+            input_format=PRESETS[self.args["preset"]]["input"][0],
+            input_rate=PRESETS[self.args["preset"]]["input"][1],
             ack_interval=self.float_arg("ack_interval_ms", 100) / 1000,
             stall_timeout=self.float_arg("stall_timeout", 10),
             connect_timeout=self.float_arg("connect_timeout", 10),
