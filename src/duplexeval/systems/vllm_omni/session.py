@@ -15,7 +15,14 @@ PersonaPlex: ``pcm_f32le`` at 24 kHz), with ``duration_ms`` and the cumulative
 ``response.audio.delta``) of the response in progress (``response.created`` ...
 ``response.done``; ``response.listen`` / ``response.speak`` are the model's decisions, one a
 model unit of about 1 s, the first closing at 1030 ms of input).  The timeline is the
-wall-clock one of :mod:`duplexeval.systems.wallclock`.
+wall-clock one of :mod:`duplexeval.systems.wallclock`.  With MiniCPM-o's units::
+
+    input sent    |----unit 0: 1030 ms----|----unit 1: 1000 ms----|----unit 2 ...
+    decision                              ^listen (user speaking)  ^speak: response.created,
+                                                                    about 1 s of reply deltas
+    heard                                                          |==reply, placed on arrival==>
+    playback.ack                                                   ^first, the same step
+                                                                      ^every ack_interval ... ^final
 
 Playback acknowledgements: on the step a response's first audio arrives, then every
 ``ack_interval`` s (and once more when a finished response has been fully played) the client
