@@ -112,15 +112,16 @@ def test_interrupted_flushes_what_was_not_yet_played() -> None:
     assert server.interrupts[0] == [2200]
     on = np.flatnonzero(np.abs(y) > 0.05) / RATE
     first = on[on < 3.0]
-    assert abs(first[0] - 1.2) <= 0.1
+    late = trace["send_drift_ms"]["max"] / 1000  # the loaded machine's step lateness
+    assert 1.2 <= first[0] <= 1.22 + 0.05 + late
     # what was queued beyond the moment "interrupted" arrived is never heard
     event = next(e for e in trace["events"] if e["type"] == "interrupted")
     assert event["dropped"] > 0
     assert abs(first[-1] - event["sample"] / RATE) <= 0.001
-    assert 2.2 <= event["sample"] / RATE <= 2.22 + 0.25
+    assert 2.2 <= event["sample"] / RATE <= 2.22 + 0.05 + late
     assert trace["gemini_live"]["interruptions"] == 1
     # the barge-in is answered in turn: 2.8 s + 300 ms
-    assert np.any(on > 3.1) and abs(on[on > 3.0][0] - 3.1) <= 0.1
+    assert 3.1 <= on[on > 3.0][0] <= 3.12 + 0.05 + late
 
 
 def test_no_interruption_plays_the_reply_through() -> None:
