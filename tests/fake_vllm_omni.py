@@ -16,8 +16,8 @@ rate is answered by ``error`` ``bad_audio``.
 (``playback_item_mismatch``), the response must exist (``playback_item_not_found``), and the
 first ack of a response is refused with ``playback_ack_too_late`` once a later user input has
 been committed; an accepted ack reserves the response's history slot (later acks for it are
-accepted) and is answered by ``playback.acknowledged``.  ``session.close`` is answered by
-``session.closed``.
+accepted) and is answered by ``playback.acknowledged``.  ``session.heartbeat`` is counted;
+``session.close`` is answered by ``session.closed``.
 
 Fake model, one decision per model unit (the first closes at 1030 ms of appended audio, each
 later one 1000 ms after; ``capabilities.chunk_period_ms`` = 1000): a unit with a voiced 20 ms
@@ -108,6 +108,7 @@ class FakeVllmOmniServer(LoopbackWsServer):
         self.paths: list[str] = []
         self.headers_seen: list[dict[str, str]] = []
         self.closed: list[int] = []
+        self.heartbeats: list[int] = []
         self.resumed: list[int] = []
         self._lock = threading.Lock()
 
@@ -212,6 +213,8 @@ class FakeVllmOmniServer(LoopbackWsServer):
             return self._append(state, conn, x / scale)
         elif kind == "playback.ack":
             self._ack(state, event)
+        elif kind == "session.heartbeat":
+            self.heartbeats.append(state.number)
         elif kind == "session.close":
             self.closed.append(state.number)
             self._emit(state, {"type": "session.closed", "reason": "client_closed"})

@@ -200,7 +200,7 @@ def test_a_dropped_transport_is_resumed_and_the_replay_is_heard() -> None:
 def test_the_personaplex_preset_sends_float32_at_24_khz() -> None:
     with FakeVllmOmniServer() as server:
         system = load_system("vllm-omni-duplex", {"url": server.url, "model": "nvidia/personaplex",
-                                                  "preset": "personaplex",
+                                                  "preset": "personaplex", "heartbeat_s": "1",
                                                   "instructions": "You are a teacher."})
         session = system.open(SessionSpec(sample_rate=RATE, seed=0))
         x = user_turns(2.5, 0.2)
@@ -212,6 +212,7 @@ def test_the_personaplex_preset_sends_float32_at_24_khz() -> None:
     assert update["input_audio_format"] == "pcm_f32le" and update["sample_rate_hz"] == 24000
     assert update["voice"] == "NATF2.pt" and update["instructions"] == "You are a teacher."
     assert "native_duplex" not in update["extra_body"]
+    assert server.heartbeats == [0, 0] and trace["vllm_omni"]["heartbeats"] == 2  # 1 s, 2 s
     # 24 kHz went up as it was (no resampling): the unit closed at 2.03 s of input, and every
     # append matched the session's format (the server answers others with bad_audio)
     [(sent_at, input_ms)] = server.onsets[0]

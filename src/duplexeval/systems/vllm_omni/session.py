@@ -41,9 +41,10 @@ then the sample fails with the reason.  The frame that could not be sent is sent
 the resume.  A failed session sends ``session.close`` before closing the transport, so the
 server frees its slot at once (it keeps a silently dropped one for a resume grace period).
 
-Not implemented: ``session.heartbeat`` (the audio sent every 20 ms keeps the connection busy),
-client-forced barge-in (``response.cancel``; the bundled duplex models own overlap handling)
-and video frames.
+``session.heartbeat`` goes out every ``heartbeat`` s, as vllm-omni's client sends it (it
+resets the server's receive timeout).  Not implemented: client-forced barge-in
+(``response.cancel``; the bundled duplex models own overlap handling), video frames and the
+native ``/v1/duplex`` endpoint (this client speaks the normative Realtime projection).
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class VllmDuplexSettings:
     input_rate: int = 16000
     """Hz of the input on the wire."""
     ack_interval: float = 0.1
+    heartbeat: float = 30.0
     stall_timeout: float = 10.0
     connect_timeout: float = 10.0
     handshake_timeout: float = 60.0
@@ -135,6 +137,9 @@ class VllmDuplexSession(WallClockSession):
         self._last_seq = 0
         self._sent_ms = 0.0
         self._last_ack = 0.0
+        self._last_heartbeat: float | None = None
+        """Monotonic time of the last heartbeat (the clock starts with the first step)."""
+        self.heartbeats = 0
         self.session_id = ""
         self.resume_token: str | None = None
         self.incarnation = 0
@@ -334,6 +339,11 @@ class VllmDuplexSession(WallClockSession):
         (it reserves the response's place in the history before any later commit), then every
         ``ack_interval`` s, and once more when a finished response has been fully played."""
         now = time.monotonic()
+        if self._last_heartbeat is None:
+            self._last_heartbeat = self.playout.t0
+        if now - self._last_heartbeat >= self.settings.heartbeat:
+            self._send({"type": "session.heartbeat"})
+            self._last_heartbeat, self.heartbeats = now, self.heartbeats + 1
         due = now - self._last_ack >= self.settings.ack_interval
         position = self.playout.position(now)
         for rid, state in self._responses.items():
@@ -361,6 +371,7 @@ class VllmDuplexSession(WallClockSession):
                                 "samples": sum(n for _, n in s.segments), "status": s.status}
                           for rid, s in self._responses.items()},
             "decisions": self.decisions, "acks": self.acks, "resumes": self.resumes,
+            "heartbeats": self.heartbeats,
             "input_sent_ms": round(self._sent_ms, 3), "ignored_events": self.ignored}
         return out
 

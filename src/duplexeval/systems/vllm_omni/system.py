@@ -33,6 +33,7 @@ DEFAULTS: dict[str, str] = {
     "temperature": "",
     "api_key_env": "",
     "ack_interval_ms": "100",
+    "heartbeat_s": "30",
     "stall_timeout": "10",
     "connect_timeout": "10",
     "handshake_timeout": "60",
@@ -55,6 +56,7 @@ class VllmOmniDuplexSystem(System):
     * ``instructions``, ``voice``, ``ref_audio`` (a ``data:audio/wav;base64,...`` URL or a
       server-side path: MiniCPM-o needs one to speak), ``temperature``: sent when set;
     * ``ack_interval_ms`` (default 100): how often played progress is acknowledged;
+    * ``heartbeat_s`` (default 30): how often ``session.heartbeat`` is sent;
     * ``stall_timeout`` (s, default 10: the model decides once a second), ``connect_timeout``,
       ``handshake_timeout`` (s), ``resume_attempts`` (default 2);
     * ``api_key_env``: a variable whose value is sent as ``Authorization: Bearer VALUE``.
@@ -82,6 +84,8 @@ class VllmOmniDuplexSystem(System):
             raise ValueError("resume_attempts must be >= 0")
         if self.float_arg("ack_interval_ms", 100) < 0:
             raise ValueError("ack_interval_ms must be >= 0")
+        if self.float_arg("heartbeat_s", 30) <= 0:
+            raise ValueError("heartbeat_s must be > 0")
         self.capabilities = Capabilities(sample_rate=RATE, frame_size=FRAME,
                                          clock=ClockKind.WALL)
 
@@ -122,6 +126,7 @@ class VllmOmniDuplexSystem(System):
             input_format=PRESETS[self.args["preset"]]["input"][0],
             input_rate=PRESETS[self.args["preset"]]["input"][1],
             ack_interval=self.float_arg("ack_interval_ms", 100) / 1000,
+            heartbeat=self.float_arg("heartbeat_s", 30),
             stall_timeout=self.float_arg("stall_timeout", 10),
             connect_timeout=self.float_arg("connect_timeout", 10),
             handshake_timeout=self.float_arg("handshake_timeout", 60),
