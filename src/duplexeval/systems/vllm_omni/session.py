@@ -54,7 +54,6 @@ import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -62,6 +61,18 @@ from ..base import SystemFailure
 from ..pcm import ENCODERS, StreamResampler, decode_pcm16
 from ..wallclock import WallClockSession
 from ..websocket import Connection
+from .wire import (
+    AUDIO_EVENTS,
+    BENIGN_ERRORS,
+    FATAL_RESUME_ERRORS,
+    TRANSCRIPT_EVENTS,
+    Refused,
+    decode_event,
+    error_code,
+    error_text,
+    response_id,
+    with_query,
+)
 
 __all__ = ["FRAME", "RATE", "VllmDuplexSession", "VllmDuplexSettings"]
 
@@ -69,23 +80,6 @@ RATE = 24000
 """Hz: the session's native rate and the output rate asked for."""
 FRAME = 480
 """Samples per 20 ms frame at 24 kHz (320 at 16 kHz on the wire)."""
-_AUDIO = ("response.output_audio.delta", "response.audio.delta")
-_TRANSCRIPT = ("response.output_audio_transcript.delta", "response.audio_transcript.delta",
-               "response.output_text.delta", "response.text.delta")
-_BENIGN = {"playback_ack_too_late"}
-_FATAL_RESUME = {"invalid_session_resume", "session_resume_expired",
-                 "unsupported_session_resume", "invalid_resume_token", "session_resume_conflict"}
-"""Resume refusals that no retry can change (vllm-omni's client gives up on them too)."""
-
-
-class _Refused(SystemFailure):
-    """An ``error`` event answering a handshake, with its code."""
-
-    def __init__(self, message: str, code: object) -> None:
-        super().__init__(message)
-        self.code = code
-
-
 @dataclass(frozen=True)
 class VllmDuplexSettings:
     """One session's settings (times in s); ``headers`` are never recorded."""
@@ -103,14 +97,6 @@ class VllmDuplexSettings:
     connect_timeout: float = 10.0
     handshake_timeout: float = 60.0
     resume_attempts: int = 2
-
-
-def with_query(url: str, **params: str) -> str:
-    """``url`` with ``params`` set in its query (existing values replaced)."""
-    parts = urlsplit(url)
-    query = dict(parse_qsl(parts.query, keep_blank_values=True))
-    query.update(params)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
 
 
 @dataclass
@@ -179,9 +165,8 @@ class VllmDuplexSession(WallClockSession):
             if event["type"] in kinds:
                 return event
             if event["type"] == "error":
-                error = event.get("error")
-                code = error.get("code") if isinstance(error, dict) else event.get("code")
-                raise _Refused(f"the server refused the session: {error_text(event)}", code)
+                raise Refused(f"the server refused the session: {error_text(event)}",
+                              error_code(event))
 
     def _adopt(self, event: dict[str, Any]) -> None:
         session = event.get("session")
@@ -218,7 +203,7 @@ class VllmDuplexSession(WallClockSession):
             except SystemFailure as exc:
                 conn.close()
                 refused = str(exc)
-                if isinstance(exc, _Refused) and exc.code in _FATAL_RESUME:
+                if isinstance(exc, Refused) and exc.code in FATAL_RESUME_ERRORS:
                     break
                 continue
             if resumed["type"] == "session.resync_required":
@@ -285,9 +270,9 @@ class VllmDuplexSession(WallClockSession):
         if kind == "response.created" and rid:
             self._responses.setdefault(rid, _Response())
             self.log(kind, response_id=rid)
-        elif kind in _AUDIO:
+        elif kind in AUDIO_EVENTS:
             self._audio(event, rid, arrival)
-        elif kind in _TRANSCRIPT:
+        elif kind in TRANSCRIPT_EVENTS:
             self.text.append({"sample": self.playout.position(arrival),
                               "text": str(event.get("delta", ""))})
         elif kind in ("response.listen", "response.speak"):
@@ -326,9 +311,8 @@ class VllmDuplexSession(WallClockSession):
         self._responses.setdefault(rid or "", _Response()).segments.append((at, len(pcm)))
 
     def _error(self, event: dict[str, Any]) -> None:
-        error = event.get("error") if isinstance(event.get("error"), dict) else event
-        code = error.get("code") if isinstance(error, dict) else None
-        if code in _BENIGN:
+        code = error_code(event)
+        if code in BENIGN_ERRORS:
             self.acks["refused"] += 1
             self.log("playback_ack_refused", code=code)
             return
@@ -379,33 +363,3 @@ class VllmDuplexSession(WallClockSession):
         with contextlib.suppress(SystemFailure):  # already gone: nothing to release
             self._send({"type": "session.close"})
         self._close_transport()
-
-
-def decode_event(message: Any) -> dict[str, Any]:
-    """A server event; anything but a JSON object with a string ``type`` is garbage."""
-    try:
-        event = json.loads(message)
-    except (TypeError, ValueError):
-        raise SystemFailure("garbage from the server: a message that is not JSON") from None
-    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-        raise SystemFailure("garbage from the server: a JSON message without a type")
-    return event
-
-
-def response_id(event: dict[str, Any]) -> str | None:
-    """``response_id``, or ``response.id``, of an event."""
-    rid = event.get("response_id")
-    if isinstance(rid, str) and rid:
-        return rid
-    response = event.get("response")
-    if isinstance(response, dict) and isinstance(response.get("id"), str):
-        return str(response["id"])
-    return None
-
-
-def error_text(event: dict[str, Any]) -> str:
-    """``code: message`` of an ``error`` event."""
-    error = event.get("error")
-    if isinstance(error, dict):
-        return f"{error.get('code') or error.get('type', 'error')}: {error.get('message', '')}"
-    return f"{event.get('code', 'error')}: {error if error is not None else ''}"

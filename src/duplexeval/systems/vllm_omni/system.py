@@ -6,7 +6,8 @@ from typing import Any
 
 from .. import credentials
 from ..base import Capabilities, ClockKind, Session, SessionSpec, System
-from .session import FRAME, RATE, VllmDuplexSession, VllmDuplexSettings, with_query
+from .session import FRAME, RATE, VllmDuplexSession, VllmDuplexSettings
+from .wire import with_query
 
 __all__ = ["VllmOmniDuplexSystem"]
 
