@@ -22,7 +22,7 @@ first chunk are logged in ``replies``, every interruption's input position in ``
 Faults (``faults[session number] = (kind, input_ms)``): ``goaway`` sends ``goAway`` and closes
 (the session stays resumable); ``disconnect`` closes and forgets the session; ``stall`` stops
 sending mid-reply (after its first chunk); ``garbage`` sends a frame that is not JSON; ``echo``
-closes with a reason quoting the request's key.
+closes with a reason quoting the request's key.  ``mute`` never answers a ``setup``.
 """
 
 from __future__ import annotations
@@ -70,9 +70,11 @@ class FakeGeminiServer(LoopbackWsServer):
     """The server on 127.0.0.1 (a free port, or ``port``) in a daemon thread while open."""
 
     def __init__(self, key: str, reply_ms: int = 2000,
-                 faults: dict[int, tuple[str, int]] | None = None, port: int = 0) -> None:
+                 faults: dict[int, tuple[str, int]] | None = None, port: int = 0,
+                 mute: bool = False) -> None:
         super().__init__(port)
         self.key, self.reply_ms, self.faults = key, reply_ms, faults or {}
+        self.mute = mute
         self.sessions: dict[str, LiveState] = {}
         self.count = 0
         self.setups: list[dict[str, Any]] = []
@@ -99,6 +101,10 @@ class FakeGeminiServer(LoopbackWsServer):
         return None
 
     def _handle(self, conn: ServerConnection) -> None:
+        if self.mute:  # reads, never answers: the client's handshake times out
+            for _ in conn:
+                pass
+            return
         state: LiveState | None = None
         try:
             for message in conn:

@@ -34,7 +34,8 @@ their ``session.update``; acted out when that unit closes): ``drop`` closes the 
 keeps the session, whose model goes on deciding that unit (its events wait in the journal for
 the resume's replay); ``disconnect`` closes it and forgets the session (a resume is
 refused); ``stall`` stops answering; ``garbage`` sends a text frame that is not JSON; ``echo``
-sends an error quoting the request's ``Authorization`` header.
+sends an error quoting the request's ``Authorization`` header.  ``mute`` never answers a
+``session.update``.
 """
 
 from __future__ import annotations
@@ -95,10 +96,10 @@ class FakeVllmOmniServer(LoopbackWsServer):
     """The server on 127.0.0.1 (a free port, or ``port``) in a daemon thread while open."""
 
     def __init__(self, reply_ms: int = 1500, faults: dict[int, tuple[str, int]] | None = None,
-                 require_key: str | None = None, port: int = 0) -> None:
+                 require_key: str | None = None, port: int = 0, mute: bool = False) -> None:
         self.reply_ms, self.faults = reply_ms, faults or {}
         super().__init__(port)
-        self.require_key = require_key
+        self.require_key, self.mute = require_key, mute
         self.sessions: dict[str, DuplexState] = {}
         self.count = 0
         self.onsets: dict[int, list[tuple[float, float]]] = {}
@@ -130,6 +131,10 @@ class FakeVllmOmniServer(LoopbackWsServer):
     # -- connection --------------------------------------------------------------------------
 
     def _handle(self, conn: ServerConnection) -> None:
+        if self.mute:  # reads, never answers: the client's handshake times out
+            for _ in conn:
+                pass
+            return
         state: DuplexState | None = None
         with contextlib.suppress(Exception):  # the client went away mid-send
             for message in conn:

@@ -201,6 +201,10 @@ def test_bad_settings_are_refused() -> None:
     system = load_system("gemini-live", {"url": "ws://127.0.0.1:1/ws", "connect_timeout": "2"})
     with pytest.raises(SystemFailure, match="cannot connect"):
         system.open(SessionSpec(sample_rate=RATE, seed=0))
+    with FakeGeminiServer(KEY, mute=True) as server:
+        system = load_system("gemini-live", {"url": server.url, "setup_timeout": "0.5"})
+        with pytest.raises(SystemFailure, match=r"no setupComplete from the server within 0\.5 s"):
+            system.open(SessionSpec(sample_rate=RATE, seed=0))
 
 
 def test_systems_lists_both_wall_clock_adapters(capsys: pytest.CaptureFixture[str]) -> None:

@@ -284,3 +284,8 @@ def test_bad_settings_are_refused() -> None:
                                               "model": "m", "connect_timeout": "2"})
     with pytest.raises(SystemFailure, match="cannot connect"):
         system.open(SessionSpec(sample_rate=RATE, seed=0))
+    with FakeVllmOmniServer(mute=True) as server:
+        system = load_system("vllm-omni-duplex", {"url": server.url, "model": "m",
+                                                  "handshake_timeout": "0.5"})
+        with pytest.raises(SystemFailure, match=r"no session\.created .* within 0\.5 s"):
+            system.open(SessionSpec(sample_rate=RATE, seed=0))
