@@ -237,6 +237,11 @@ class VllmDuplexSession(WallClockSession):
                  "format": self.settings.input_format, "sample_rate_hz": rate,
                  "duration_ms": round(len(pcm) * 1000 / rate),
                  "audio_end_ms": round(self._sent_ms)}
+        return self._deliver(event)
+
+    def _deliver(self, event: dict[str, Any]) -> float:
+        """Send ``event`` mid-session: a dropped transport is resumed and the event sent again
+        (an event ack is then superseded by the resume's sequence number, which is harmless)."""
         try:
             return self._send(event)
         except SystemFailure as exc:
@@ -259,10 +264,7 @@ class VllmDuplexSession(WallClockSession):
             self._last_seq = seq
         self._dispatch(event, arrival)
         if isinstance(seq, int):
-            try:
-                self._send({"type": "session.event_ack", "server_event_seq": seq})
-            except SystemFailure as exc:
-                self._resume(exc)
+            self._deliver({"type": "session.event_ack", "server_event_seq": seq})
 
     def _dispatch(self, event: dict[str, Any], arrival: float) -> None:
         kind = event["type"]
@@ -326,7 +328,7 @@ class VllmDuplexSession(WallClockSession):
         if self._last_heartbeat is None:
             self._last_heartbeat = self.playout.t0
         if now - self._last_heartbeat >= self.settings.heartbeat:
-            self._send({"type": "session.heartbeat"})
+            self._deliver({"type": "session.heartbeat"})
             self._last_heartbeat, self.heartbeats = now, self.heartbeats + 1
         due = now - self._last_ack >= self.settings.ack_interval
         position = self.playout.position(now)
@@ -339,8 +341,8 @@ class VllmDuplexSession(WallClockSession):
             final = state.done and played >= whole and not state.final_acked
             if played_ms <= state.acked_ms and not final:
                 continue
-            self._send({"type": "playback.ack", "response_id": rid, "item_id": f"item_{rid}",
-                        "played_ms": played_ms, "committed_ms": played_ms})
+            self._deliver({"type": "playback.ack", "response_id": rid, "item_id": f"item_{rid}",
+                           "played_ms": played_ms, "committed_ms": played_ms})
             self.acks["sent"] += 1
             state.acked_ms = played_ms
             state.final_acked = state.final_acked or final
