@@ -230,11 +230,11 @@ def test_failures_are_recorded_per_sample_and_resume_retries_them(tmp_path: Path
     faults = {1: ("disconnect", 0), 2: ("stall", 0), 3: ("garbage", 0)}
     out = tmp_path / "faulty"
     with FakeVllmOmniServer(faults=faults) as server:
-        assert run(dataset, out, server.url, "--system-arg", "stall_timeout=1.5") == 1
+        assert run(dataset, out, server.url, "--system-arg", "stall_timeout=2") == 1
     errors = sample_errors(out, dataset)
     assert errors[0] is None
     assert "closed the connection" in errors[1] and "invalid_resume_token" in errors[1]
-    assert "stall" in errors[2] and "1.5 s" in errors[2]  # the first unit: 1.03 s
+    assert "stall" in errors[2] and "2 s" in errors[2]  # units come 1 s apart
     assert "garbage" in errors[3] and "not JSON" in errors[3]
     summary = json.loads((out / "run_summary.json").read_text())
     assert summary["failed"] == 3
@@ -243,7 +243,7 @@ def test_failures_are_recorded_per_sample_and_resume_retries_them(tmp_path: Path
     assert sum("resume=1" in p for p in server.paths) == 1
     assert server.closed == [0, 2]
     with FakeVllmOmniServer(port=server.port) as healthy:
-        assert run(dataset, out, healthy.url, "--system-arg", "stall_timeout=1.5") == 0
+        assert run(dataset, out, healthy.url, "--system-arg", "stall_timeout=2") == 0
         assert healthy.count == 3  # only the failed samples ran again
     summary = json.loads((out / "run_summary.json").read_text())
     assert summary["failed"] == 0 and summary["samples"] == 4
