@@ -35,6 +35,8 @@ BUILTIN: dict[str, str] = {
     "duplexcascade": "duplexeval.systems.duplexcascade:DuplexCascadeSystem",
     "freeze-omni": "duplexeval.systems.freeze_omni:FreezeOmniSystem",
     "bayling-duplex": "duplexeval.systems.bayling:BayLingDuplexSystem",
+    "vllm-omni-duplex": "duplexeval.systems.vllm_omni:VllmOmniDuplexSystem",
+    "gemini-live": "duplexeval.systems.gemini_live:GeminiLiveSystem",
 }
 
 

@@ -1,0 +1,243 @@
+"""One ``gemini-live`` session: the Live API's ``BidiGenerateContent`` WebSocket.
+
+Protocol (``ai.google.dev/api/live``): JSON messages, each with exactly one top-level field.
+The client's first message is ``setup`` (model, ``generationConfig`` with
+``responseModalities: ["AUDIO"]`` and the voice, ``systemInstruction``, ``realtimeInputConfig``
+with the automatic activity detection and ``activityHandling``, ``outputAudioTranscription``,
+``sessionResumption``); the server answers ``setupComplete``, and the configuration is fixed
+for the connection.  The key travels in the ``x-goog-api-key`` request header (never in the
+URL, which is recorded).
+
+Channel roles: the user channel goes up as ``realtimeInput.audio`` (base64 PCM16,
+``audio/pcm;rate=16000``, resampled from the session's 24 kHz); the system channel comes back
+as ``serverContent.modelTurn.parts[].inlineData`` (``audio/pcm;rate=24000``), generated "as
+quickly as possible, not in real time".  ``serverContent`` also carries ``interrupted`` (the
+server detected the user speaking over the reply and stopped it), ``generationComplete``,
+``turnComplete`` (late: the server assumes real-time playback) and transcriptions.
+
+Timeline: the wall-clock one of :mod:`duplexeval.systems.wallclock` (20 ms frames on absolute
+deadlines, replies placed on arrival behind what is still playing).  Barge-in::
+
+    system  ====reply (queued, faster than real time)=====|
+    user                    |==barge-in==
+    server                     ^interrupted
+    heard   ====reply=========|                            (queued rest flushed at "now")
+
+There is no truncate message: the server assumes what it sent was played.
+
+Session resumption: the server sends ``sessionResumptionUpdate`` handles; ``goAway`` announces
+a disconnect.  When the transport drops and a resumable handle is known, the client reconnects
+with ``setup.sessionResumption.handle`` (up to ``resume_attempts`` times) and goes on; without
+one, or when the server refuses the handle, the sample fails with the reason.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..base import SystemFailure
+from ..pcm import StreamResampler, decode_pcm16, encode_pcm16, mime_rate
+from ..wallclock import WallClockSession
+from ..websocket import Connection
+
+__all__ = ["FRAME", "IN_RATE", "RATE", "GeminiLiveSession", "GeminiLiveSettings"]
+
+RATE = 24000
+"""Hz: the session's native rate and the output rate."""
+IN_RATE = 16000
+"""Hz: the input wire rate (``audio/pcm;rate=16000``)."""
+FRAME = 480
+"""Samples per 20 ms frame at 24 kHz."""
+_CONTENT_FLAGS = ("interrupted", "generationComplete", "turnComplete", "waitingForInput")
+
+
+@dataclass(frozen=True)
+class GeminiLiveSettings:
+    """One session's settings (times in s); ``headers`` are never recorded."""
+
+    url: str
+    setup: dict[str, Any] = field(default_factory=dict)
+    headers: tuple[tuple[str, str], ...] = ()
+    stall_timeout: float = 10.0
+    connect_timeout: float = 10.0
+    setup_timeout: float = 30.0
+    resume_attempts: int = 2
+
+
+class GeminiLiveSession(WallClockSession):
+    """See the module docstring."""
+
+    def __init__(self, settings: GeminiLiveSettings) -> None:
+        super().__init__(RATE, FRAME, settings.stall_timeout,
+                         tuple(v for _, v in settings.headers))
+        self.settings = settings
+        self._up = StreamResampler(RATE, IN_RATE)
+        self._down: dict[int, StreamResampler] = {}
+        self._generating = False
+        self.handle: str | None = None
+        self.resumes = 0
+        self.interruptions = 0
+        self.received_samples = 0
+        self.ignored: dict[str, int] = {}
+        self._conn: Connection | None = None
+        try:
+            self._open(None)
+        except SystemFailure as exc:
+            raise self.failed(exc) from None
+
+    @property
+    def conn(self) -> Connection:
+        if self._conn is None:
+            raise SystemFailure("the connection is closed")
+        return self._conn
+
+    def _open(self, handle: str | None) -> Connection:
+        conn = Connection(self.settings.url, dict(self.settings.headers),
+                          self.settings.connect_timeout)
+        self._conn = conn
+        setup = copy.deepcopy(self.settings.setup)
+        if "sessionResumption" in setup and handle:
+            setup["sessionResumption"]["handle"] = handle
+        conn.send(json.dumps({"setup": setup}))
+        deadline = time.monotonic() + self.settings.setup_timeout
+        while True:
+            got = conn.recv(deadline - time.monotonic())
+            if got is None:
+                raise SystemFailure(f"no setupComplete from the server within "
+                                    f"{self.settings.setup_timeout:g} s")
+            message = decode_message(got[0])
+            if "setupComplete" in message:
+                return conn
+            self._dispatch(message, got[1])
+
+    def _resume(self, why: SystemFailure) -> None:
+        if not self.handle:
+            raise why
+        self._close_transport()
+        refused = ""
+        for attempt in range(self.settings.resume_attempts):
+            time.sleep(0.05 * 2 ** attempt)
+            try:
+                self._open(self.handle)
+            except SystemFailure as exc:
+                refused = str(exc)
+                continue
+            self.resumes += 1
+            self._generating = False
+            self._last_message = time.monotonic()
+            self.log("resumed", attempt=attempt)
+            return
+        raise SystemFailure(f"{why}; session resumption failed: {refused or 'no attempt left'}")
+
+    def _close_transport(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+
+    # -- the wire ----------------------------------------------------------------------------
+
+    def _send_audio(self, user: np.ndarray) -> float:
+        message = json.dumps({"realtimeInput": {"audio": {
+            "data": encode_pcm16(self._up(user)), "mimeType": f"audio/pcm;rate={IN_RATE}"}}})
+        try:
+            return self.conn.send(message)
+        except SystemFailure as exc:
+            self._resume(exc)
+            return self.conn.send(message)
+
+    def _receive(self, timeout: float) -> tuple[Any, float] | None:
+        try:
+            return self.conn.recv(timeout)
+        except SystemFailure as exc:
+            self._resume(exc)
+            return None
+
+    def _expecting(self) -> bool:
+        """A reply is being generated: its next message is due."""
+        return self._generating
+
+    def _handle(self, message: Any, arrival: float) -> None:
+        self._dispatch(decode_message(message), arrival)
+
+    def _dispatch(self, message: dict[str, Any], arrival: float) -> None:
+        if "serverContent" in message:
+            self._content(message["serverContent"], arrival)
+        elif "goAway" in message:
+            self.log("goAway", time_left=str(_dict(message["goAway"]).get("timeLeft", "")))
+        elif "sessionResumptionUpdate" in message:
+            update = _dict(message["sessionResumptionUpdate"])
+            if update.get("resumable") and isinstance(update.get("newHandle"), str):
+                self.handle = update["newHandle"]
+        elif "error" in message:
+            error = _dict(message["error"])
+            raise SystemFailure(f"the server reported an error: {error.get('code', '')} "
+                                f"{error.get('message', error)}")
+        else:
+            for key in message:
+                self.ignored[key] = self.ignored.get(key, 0) + 1
+
+    def _content(self, content: Any, arrival: float) -> None:
+        content = _dict(content)
+        turn = _dict(content.get("modelTurn"))
+        for part in turn.get("parts") or []:
+            data = _dict(_dict(part).get("inlineData"))
+            if data:
+                self._audio(data, arrival)
+        for key in ("outputTranscription", "inputTranscription"):
+            text = _dict(content.get(key)).get("text")
+            if isinstance(text, str) and text:
+                if key == "outputTranscription":
+                    self.text.append({"sample": self.playout.position(arrival), "text": text})
+                else:
+                    self.log("inputTranscription", text=text)
+        if content.get("interrupted"):
+            self.interruptions += 1
+            self._generating = False
+            self.log("interrupted", dropped=self.playout.flush_from(self.now()))
+        for flag in _CONTENT_FLAGS[1:]:
+            if content.get(flag):
+                self.log(flag)
+                if flag != "waitingForInput":
+                    self._generating = False
+
+    def _audio(self, data: dict[str, Any], arrival: float) -> None:
+        rate = mime_rate(data.get("mimeType"), RATE)
+        pcm = decode_pcm16(data.get("data"))
+        if rate != RATE:
+            pcm = self._down.setdefault(rate, StreamResampler(rate, RATE))(pcm)
+        if len(pcm):
+            self._generating = True
+            self.received_samples += len(pcm)
+            self.place(pcm, arrival)
+
+    def trace(self) -> dict[str, Any]:
+        out = self.timeline_trace()
+        out["gemini_live"] = {"interruptions": self.interruptions, "resumes": self.resumes,
+                              "received_samples": self.received_samples,
+                              "ignored_messages": self.ignored}
+        return out
+
+    def close(self) -> None:
+        self._close_transport()
+
+
+def decode_message(message: Any) -> dict[str, Any]:
+    """A server message (the server sends JSON in text or binary frames); anything but a JSON
+    object is garbage."""
+    try:
+        decoded = json.loads(message)
+    except (TypeError, ValueError):
+        raise SystemFailure("garbage from the server: a message that is not JSON") from None
+    if not isinstance(decoded, dict) or not decoded:
+        raise SystemFailure("garbage from the server: a JSON message that is not an object "
+                            "with a field")
+    return decoded
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
