@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: demo test lint clean venv
+.PHONY: demo test lint clean venv venv-moshi test-moshi
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,3 +34,25 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist
+
+# The in-process Moshi adapter (`--system moshi`) in its own environment: moshi 0.2.13 pins
+# torch<2.10, numpy<2.3 and aiohttp<3.12, which stay out of .venv. PyPI's torch wheels are the
+# CUDA build (about 7 GB); MOSHI_TORCH_INDEX=https://download.pytorch.org/whl/cpu gets a CPU build.
+MOSHI_VENV ?= .venv-moshi
+MOSHI_BIN := $(MOSHI_VENV)/bin
+MOSHI_STAMP := $(MOSHI_VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+MOSHI_TORCH_INDEX ?=
+
+$(MOSHI_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(MOSHI_VENV)
+	$(MOSHI_BIN)/python -m pip install --quiet --upgrade pip
+	$(if $(MOSHI_TORCH_INDEX),$(MOSHI_BIN)/python -m pip install --quiet --index-url $(MOSHI_TORCH_INDEX) "torch<2.10")
+	$(MOSHI_BIN)/python -m pip install --quiet -e ".[moshi,test]"
+	rm -f $(MOSHI_VENV)/.installed-*
+	touch $(MOSHI_STAMP)
+
+venv-moshi: $(MOSHI_STAMP)
+
+# the moshi tests (tiny random-weight models on CPU); `make test` does not collect tests_moshi/
+test-moshi: $(MOSHI_STAMP)
+	$(MOSHI_BIN)/python -m pytest -q tests_moshi $(PYTEST_ARGS)

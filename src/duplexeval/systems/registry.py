@@ -30,6 +30,7 @@ BUILTIN: dict[str, str] = {
     "scripted": "duplexeval.systems.scripted:ScriptedSystem",
     "cascade": "duplexeval.systems.cascade:CascadeSystem",
     "moshi-ws": "duplexeval.systems.moshi_ws:MoshiWsSystem",
+    "moshi": "duplexeval.systems.moshi_inproc:MoshiSystem",
     "command": "duplexeval.systems.command:CommandSystem",
     "openai-realtime": "duplexeval.systems.openai_realtime:OpenAIRealtimeSystem",
     "duplexcascade": "duplexeval.systems.duplexcascade:DuplexCascadeSystem",

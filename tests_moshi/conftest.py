@@ -1,0 +1,35 @@
+"""Fixtures of the moshi-environment tests (``make test-moshi``): a tiny random-weight
+checkpoint and the ``moshi`` system loaded from it, on CPU with one thread (several threads
+on a shared 2-core machine make each 80 ms step 30 times slower)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the moshi tests run in .venv-moshi (make test-moshi)")
+pytest.importorskip("moshi", reason="the moshi tests run in .venv-moshi (make test-moshi)")
+
+from tiny import write_checkpoint  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def tiny_args(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """``--system-arg`` values of a tiny random-weight checkpoint (configs + tokenizer)."""
+    return write_checkpoint(tmp_path_factory.mktemp("tiny-moshi"))
+
+
+@pytest.fixture(scope="session")
+def tiny_system(tiny_args: dict[str, str]) -> Any:
+    from duplexeval.systems.registry import load_system
+
+    return load_system("moshi", tiny_args)
+
+
+@pytest.fixture(scope="session")
+def tiny_folder(tiny_args: dict[str, str]) -> Path:
+    return Path(tiny_args["config"]).parent
