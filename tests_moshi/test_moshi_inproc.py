@@ -180,3 +180,15 @@ def test_batched_forks_equal_single_forks(tiny_system: Any) -> None:
     batch.close()
     assert all(same(a, b) for a, b in zip(run_free(session, user[9:12]), expected_next,
                                           strict=True))
+
+
+def test_a_batch_of_one_row_equals_a_single_fork(tiny_system: Any) -> None:
+    session = open_session(tiny_system)
+    user = frames(16, 8)
+    run_free(session, user[:6])
+    state = session.snapshot()
+    session.reseed(77)
+    single = run_free(session, user[6:16])
+    batch = session.fork_batch([state], [77])
+    rows = [batch.step([x])[0] for x in user[6:16]]
+    assert all(same(a, b) for a, b in zip(rows, single, strict=True))

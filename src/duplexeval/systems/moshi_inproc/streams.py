@@ -91,14 +91,14 @@ def restore(states: dict[str, Any], saved: dict[str, Any]) -> None:
 
 
 def _batch_dim(single: torch.Tensor, batched: torch.Tensor, rows: int, path: str) -> int | None:
-    if single.shape == batched.shape and rows > 1:
+    """The dimension holding the rows, or ``None`` for a tensor without one (equal shapes:
+    shared by the rows, or a batch of one row, where the whole tensor is the row)."""
+    if single.shape == batched.shape:
         return None
     dims = [d for d, (a, b) in enumerate(zip(single.shape, batched.shape, strict=True))
             if a != b]
     if len(dims) == 1 and single.shape[dims[0]] == 1 and batched.shape[dims[0]] == rows:
         return dims[0]
-    if rows == 1 and single.shape == batched.shape:
-        return 0 if single.dim() else None
     raise ValueError(f"streaming state {path}: cannot find the batch dimension of "
                      f"{tuple(single.shape)} in {tuple(batched.shape)}")
 
