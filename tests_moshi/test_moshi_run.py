@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 import pytest
 import soundfile as sf
+from tiny import write_dataset
 
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.execute import DialogueAudio, run_group
 from duplexeval.protocols import PlanOptions, Protocol, build_plan
-from tiny import write_dataset
 
 
 @pytest.mark.parametrize("protocol", ["single", "multi-gen", "multi-ref"])
