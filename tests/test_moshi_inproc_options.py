@@ -1,0 +1,64 @@
+"""The ``moshi`` system from the core environment (no torch, no moshi): it is listed with its
+extra, its options are checked with one-line errors, and opening a session without moshi
+installed fails the sample with how to install it.  Its model tests run in ``.venv-moshi``
+(``make test-moshi``, ``tests_moshi/``)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from duplexeval.cli import main
+from duplexeval.systems.base import SessionSpec, SystemFailure
+from duplexeval.systems.moshi_inproc.settings import parse_settings
+from duplexeval.systems.registry import available_systems, load_system
+
+
+def test_listed_with_its_extra_and_capabilities() -> None:
+    info = available_systems()["moshi"]
+    system = load_system(info.name)
+    caps = system.capabilities
+    assert system.extra == "moshi"
+    assert (caps.sample_rate, caps.frame_size) == (24000, 1920)
+    assert caps.teacher_forcing_audio and caps.teacher_forcing_text
+    assert caps.snapshot and caps.batch
+
+
+def test_options_parse_with_moshi_defaults() -> None:
+    s = parse_settings({"temp": "0.5", "top_k": "10", "use_sampling": "0", "dtype": "float32"})
+    assert (s.temp, s.temp_text, s.top_k, s.top_k_text) == (0.5, 0.7, 10, 25)
+    assert not s.use_sampling and s.dtype == "float32"
+    assert s.hf_repo == "kyutai/moshiko-pytorch-bf16" and not s.random_weights
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"dtype": "int8"}, "dtype must be one of"),
+    ({"temp": "hot"}, "temp must be a number"),
+    ({"top_k": "-1"}, "top_k must be >= 0"),
+    ({"use_sampling": "maybe"}, "use_sampling must be 0 or 1"),
+    ({"random_weights": "1"}, "random_weights=1 needs tokenizer"),
+    ({"random_weights": "1", "tokenizer": "/no/such.model"}, "tokenizer: no such file"),
+    ({"cfg_coef": "2"}, "takes no argument"),
+])
+def test_bad_options_are_refused_in_one_line(args: dict[str, str], message: str,
+                                             tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(Exception, match=message):
+        load_system("moshi", args)
+    cli = ["run", "--system", "moshi", "--dataset", str(tmp_path), "--protocol", "single",
+           "--out", str(tmp_path / "run")]
+    for key, value in args.items():
+        cli += ["--system-arg", f"{key}={value}"]
+    assert main(cli) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.skipif(importlib.util.find_spec("moshi") is not None,
+                    reason="moshi is installed here (its tests are in tests_moshi/)")
+def test_without_moshi_a_session_fails_with_how_to_install() -> None:
+    system = load_system("moshi")
+    with pytest.raises(SystemFailure, match=r"make venv-moshi.*duplexeval\[moshi\]"):
+        system.open(SessionSpec(sample_rate=24000, seed=1))
