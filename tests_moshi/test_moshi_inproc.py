@@ -126,22 +126,26 @@ def run_free(session: MoshiSession, user: np.ndarray) -> list[StepOutput]:
 
 
 def test_a_restored_snapshot_continues_bit_for_bit(tiny_system: Any) -> None:
+    """Restored twice (with another session stepping the same modules in between), the
+    continuation repeats bit for bit, past the LM's 50-step KV ring (the snapshot keeps only
+    the 10 entries written, the continuation leaves stale ones behind); reseeded, it differs."""
     session = open_session(tiny_system)
-    user, reference = frames(30, 4), frames(30, 5)
+    user, reference = frames(60, 4), frames(60, 5)
     for t in range(10):
         session.step(user[t], Forced(reference[t], "hello" if t == 2 else ""))
     state = session.snapshot()
-    first = run_free(session, user[10:30])
+    assert state["lm"]["transformer.layers.0.self_attn"]["kv_cache"]["cache"].shape[3] == 10
+    first = run_free(session, user[10:60])
     assert any(o.audio.any() for o in first)
     other = open_session(tiny_system, seed=99)  # another stream on the same modules
     run_free(other, user[:5])
     for _ in range(2):
         session.restore(state)
-        again = run_free(session, user[10:30])
+        again = run_free(session, user[10:60])
         assert all(same(a, b) for a, b in zip(first, again, strict=True))
     session.restore(state)
     session.reseed(12345)
-    reseeded = run_free(session, user[10:30])
+    reseeded = run_free(session, user[10:60])
     assert not all(same(a, b) for a, b in zip(first, reseeded, strict=True))
 
 

@@ -10,7 +10,10 @@ A state's contents, as captured (:func:`capture`) and restored (:func:`restore`)
 
 * tensors (KV caches, their end offsets, RoPE offsets, conv ``previous``/``first``, transposed
   conv ``partial``, ``exec_mask``) are cloned, and restored with in-place ``copy_`` so live
-  tensor addresses stay valid;
+  tensor addresses stay valid; of a ring KV cache ``[2, B, H, capacity, D]`` only the entries
+  written so far (``min(end_offset, capacity)``) are kept: the others are masked out of
+  attention until a step writes them, so what they hold never counts (a fork at 20 s of
+  Moshi's 240 s context keeps a twelfth of the cache);
 * Python numbers (``offset_cpu`` counters) are copied;
 * nested plain objects (``RingKVCache``) are walked the same way;
 * CUDA graphs, exit stacks, callbacks and devices are skipped: they are not state.
@@ -51,10 +54,22 @@ def _is_nested(value: Any) -> bool:
             and type(value).__name__ != "CUDAGraphed")
 
 
+def _is_ring(obj: Any) -> bool:
+    return type(obj).__name__ == "RingKVCache"
+
+
+def _ring_length(obj: Any) -> int:
+    """Entries of a ``RingKVCache`` that hold keys and values: ``min(end_offset, capacity)``
+    (the rest were never written and are masked until written)."""
+    return min(int(obj.end_offset.max()), int(obj.capacity))
+
+
 def _capture_obj(obj: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in _fields(obj).items():
-        if isinstance(value, torch.Tensor):
+        if _is_ring(obj) and name == "cache":
+            out[name] = value[:, :, :, :_ring_length(obj)].detach().clone()
+        elif isinstance(value, torch.Tensor):
             out[name] = value.detach().clone()
         elif isinstance(value, _PLAIN):
             out[name] = value
@@ -74,7 +89,9 @@ def _restore_obj(obj: Any, saved: dict[str, Any], path: str) -> None:
         raise ValueError(f"streaming state {path}: fields {sorted(live)} != {sorted(saved)}")
     for name, value in saved.items():
         target = live[name]
-        if isinstance(target, torch.Tensor):
+        if _is_ring(obj) and name == "cache":
+            target[:, :, :, :value.shape[3]].copy_(value)
+        elif isinstance(target, torch.Tensor):
             target.copy_(value)
         elif isinstance(target, _PLAIN):
             setattr(obj, name, value)
@@ -108,7 +125,9 @@ def _copy_row_obj(obj: Any, saved: dict[str, Any], row: int, rows: int, path: st
     for name, value in saved.items():
         target = live[name]
         where = f"{path}.{name}"
-        if isinstance(target, torch.Tensor):
+        if _is_ring(obj) and name == "cache":
+            target[:, row:row + 1, :, :value.shape[3]].copy_(value)
+        elif isinstance(target, torch.Tensor):
             dim = _batch_dim(value, target, rows, where)
             if dim is None:
                 if not torch.equal(target, value) and row > 0:
