@@ -196,3 +196,29 @@ def test_a_batch_of_one_row_equals_a_single_fork(tiny_system: Any) -> None:
     batch = session.fork_batch([state], [77])
     rows = [batch.step([x])[0] for x in user[6:16]]
     assert all(same(a, b) for a, b in zip(rows, single, strict=True))
+
+
+def test_a_shared_batch_codec_gives_the_same_tokens(tiny_args: dict[str, str]) -> None:
+    """``batch_codec=1``: the rows' Mimi as one batch; the same text, audio within rounding."""
+    from duplexeval.systems.registry import load_system
+
+    system = load_system("moshi", {**tiny_args, "batch_codec": "1"})
+    session = open_session(system)
+    user = frames(24, 9)
+    states = []
+    for t in range(8):
+        session.step(user[t])
+        if t + 1 in (5, 8):
+            states.append((t + 1, session.snapshot()))
+    singles = []
+    for fork, state in states:
+        session.restore(state)
+        session.reseed(fork)
+        singles.append(run_free(session, user[fork:fork + 12]))
+    batch = session.fork_batch([s for _, s in states], [f for f, _ in states])
+    for i in range(12):
+        outs = batch.step([user[f + i] for f, _ in states])
+        for row in range(2):
+            out, single = outs[row], singles[row][i]
+            assert out is not None and out.text == single.text
+            assert np.allclose(out.audio, single.audio, atol=1e-5)

@@ -22,16 +22,19 @@ RNG is never drawn from.
 Batched forks: row ``i`` has its own LM batch row, its own generator and its own Mimi states
 (single-row: the Mimi decoder's batched convolutions do not round exactly as a single row's,
 while the LM's do on CPU); its output equals, bit for bit on CPU, that of a single session
-restored to ``states[i]`` and reseeded with ``seeds[i]``.  On CUDA, kernels may choose
-different reduction orders for different batch sizes, so rows may drift from single
-sessions by rounding; sampling stays per row.  A row whose user frame is ``None`` has ended:
-the LM still computes it (on silence) but its output is dropped and its codec is not stepped.
+restored to ``states[i]`` and reseeded with ``seeds[i]``.  ``batch_codec=1`` runs the rows'
+Mimi as one batch instead: the same tokens, audio within rounding (for GPU throughput).  On
+CUDA, kernels may choose different reduction orders for different batch sizes, so rows may
+drift from single sessions by rounding; sampling stays per row.  A row whose user frame is
+``None`` has ended: the LM still computes it (on silence) but its output is dropped and its
+codec is not stepped (with ``batch_codec=1`` it is, on silence).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -44,7 +47,16 @@ from .stepper import LMStepper, Sampling, StepTokens
 from .streams import StreamSet
 from .text import TextForcing, piece_text
 
-__all__ = ["MoshiBatch", "MoshiSession"]
+__all__ = ["MoshiBatch", "MoshiSession", "Running"]
+
+
+@dataclass(frozen=True)
+class Running:
+    """How sessions run: ``compiled`` lets moshi ``torch.compile`` its kernels; ``batch_codec``
+    runs the Mimi of batch rows as one batch (faster on a GPU, not bit-identical)."""
+
+    compiled: bool = False
+    batch_codec: bool = False
 
 
 def _plain_kernels(compiled: bool) -> ExitStack:
@@ -84,10 +96,10 @@ class MoshiSession(Session):
     """One stream through a loaded Moshi checkpoint (see the module doc)."""
 
     def __init__(self, models: MoshiModels, sampling: Sampling, seed: int,
-                 compiled: bool = False) -> None:
+                 running: Running = Running()) -> None:
         self.models = models
         self.sampling = sampling
-        self.compiled = compiled
+        self.running = running
         self.lm_streams = StreamSet(models.lm, 1)
         self.codec = _Codec(models)
         self.ref_streams = StreamSet(models.mimi_ref, 1)
@@ -107,7 +119,7 @@ class MoshiSession(Session):
 
     @torch.no_grad()
     def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
-        with _plain_kernels(self.compiled):
+        with _plain_kernels(self.running.compiled):
             user_codes = self.codec.encode(user)
             if force is not None:
                 self._force(force)
@@ -137,36 +149,95 @@ class MoshiSession(Session):
         self.stepper.reseed(0, seed)
 
     def fork_batch(self, states: Sequence[Any], seeds: Sequence[int]) -> BatchSession:
-        return MoshiBatch(self.models, self.sampling, states, seeds, self.compiled)
+        return MoshiBatch(self.models, self.sampling, states, seeds, self.running)
 
     def trace(self) -> dict[str, Any]:
         return {"frames": self.frames, "forced_frames": self.forced_frames}
+
+
+class _RowCodecs:
+    """Batch rows' Mimi states, one single-row set per row (bit-identical to single sessions)."""
+
+    def __init__(self, models: MoshiModels, states: Sequence[Any]) -> None:
+        self.codecs = [_Codec(models) for _ in states]
+        for codec, state in zip(self.codecs, states, strict=True):
+            codec.streams.restore(state["codec"])
+
+    def encode(self, users: Sequence[np.ndarray | None]) -> torch.Tensor:
+        codes = {row: self.codecs[row].encode(user)
+                 for row, user in enumerate(users) if user is not None}
+        template = next(iter(codes.values()))
+        return torch.cat([codes.get(row, torch.zeros_like(template))
+                          for row in range(len(users))])
+
+    def decode(self, out: StepTokens, users: Sequence[np.ndarray | None],
+               size: int) -> list[StepOutput | None]:
+        return [None if user is None else
+                self.codecs[row].decode(out.tokens[row], bool(out.valid[row]), size)
+                for row, user in enumerate(users)]
+
+
+class _SharedCodec:
+    """Batch rows' Mimi states as rows of one batch (``batch_codec=1``): one encoder and one
+    decoder call per step; the decoder's batched convolutions round differently from a single
+    row's (about 1e-7), the codes, hence the tokens, are the same.  Ended rows are fed silence
+    and their outputs dropped; rows not yet past the LM's first step decode code 0."""
+
+    def __init__(self, models: MoshiModels, states: Sequence[Any]) -> None:
+        self.models = models
+        self.streams = StreamSet(models.mimi, len(states))
+        for row, state in enumerate(states):
+            self.streams.copy_into_row(state["codec"], row)
+
+    def encode(self, users: Sequence[np.ndarray | None]) -> torch.Tensor:
+        size = next(len(u) for u in users if u is not None)
+        x = np.stack([np.zeros(size, np.float32) if u is None else u for u in users])
+        self.streams.bind()
+        batch = torch.as_tensor(np.ascontiguousarray(x, dtype=np.float32))
+        return self.models.mimi.encode(batch.to(self.models.device)[:, None])
+
+    def decode(self, out: StepTokens, users: Sequence[np.ndarray | None],
+               size: int) -> list[StepOutput | None]:
+        codes = torch.where(out.valid[:, None], out.tokens[:, 1:], 0)
+        self.streams.bind()
+        pcm = self.models.mimi.decode(codes[:, :, None]).float().clamp(-1.0, 1.0).cpu().numpy()
+        outputs: list[StepOutput | None] = []
+        for row, user in enumerate(users):
+            if user is None:
+                outputs.append(None)
+            elif not bool(out.valid[row]):
+                outputs.append(StepOutput(np.zeros(size, dtype=np.float32)))
+            else:
+                text = piece_text(self.models.tokenizer, int(out.tokens[row, 0]),
+                                  self.models.silent_tokens)
+                outputs.append(StepOutput(pcm[row].reshape(-1).astype(np.float32), text))
+        return outputs
 
 
 class MoshiBatch(BatchSession):
     """Forks of a :class:`MoshiSession` stepping together, one LM batch row each."""
 
     def __init__(self, models: MoshiModels, sampling: Sampling, states: Sequence[Any],
-                 seeds: Sequence[int], compiled: bool = False) -> None:
+                 seeds: Sequence[int], running: Running = Running()) -> None:
         if len(states) != len(seeds) or not states:
             raise ValueError("fork_batch needs one seed per state, and at least one state")
         self.models = models
-        self.compiled = compiled
+        self.running = running
         rows = len(states)
         self.lm_streams = StreamSet(models.lm, rows)
         self.stepper = LMStepper(models.lm, sampling, rows)
-        self.codecs = [_Codec(models) for _ in range(rows)]
+        codec = _SharedCodec if running.batch_codec else _RowCodecs
+        self.codec: _RowCodecs | _SharedCodec = codec(models, states)
         self.frames = [int(s["frames"]) for s in states]
         self.forced_frames = [int(s["forced_frames"]) for s in states]
         for row, (state, seed) in enumerate(zip(states, seeds, strict=True)):
             self.lm_streams.copy_into_row(state["lm"], row)
             self.stepper.set_row_state(row, state["tokens"])
             self.stepper.reseed(row, seed)
-            self.codecs[row].streams.restore(state["codec"])
 
     @property
     def size(self) -> int:
-        return len(self.codecs)
+        return len(self.frames)
 
     @torch.no_grad()
     def step(self, users: Sequence[np.ndarray | None]) -> list[StepOutput | None]:
@@ -175,23 +246,13 @@ class MoshiBatch(BatchSession):
         size = next((len(u) for u in users if u is not None), 0)
         if not size:
             return [None] * self.size
-        with _plain_kernels(self.compiled):
-            codes = {row: self.codecs[row].encode(user)
-                     for row, user in enumerate(users) if user is not None}
-            template = next(iter(codes.values()))
-            batch = torch.cat([codes.get(row, torch.zeros_like(template))
-                               for row in range(self.size)])
+        with _plain_kernels(self.running.compiled):
+            batch = self.codec.encode(users)
             self.lm_streams.bind()
             out = self.stepper.step(batch)
-            outputs: list[StepOutput | None] = []
             for row, user in enumerate(users):
-                if user is None:
-                    outputs.append(None)
-                    continue
-                self.frames[row] += 1
-                outputs.append(self.codecs[row].decode(out.tokens[row], bool(out.valid[row]),
-                                                       size))
-            return outputs
+                self.frames[row] += user is not None
+            return self.codec.decode(out, users, size)
 
     def trace(self, row: int) -> dict[str, Any]:
         return {"frames": self.frames[row], "forced_frames": self.forced_frames[row]}

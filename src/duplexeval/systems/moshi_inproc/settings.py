@@ -16,7 +16,9 @@ Checkpoint (each a local path, ``hf://OWNER/REPO/FILE``, or, for the three files
 
 Running: ``device`` (default ``cuda`` when available, else ``cpu``), ``dtype`` (``bfloat16``,
 ``float16`` or ``float32``; default ``bfloat16`` on CUDA, ``float32`` on CPU), ``compile``
-(0; 1 lets moshi ``torch.compile`` its kernels, worth it only on a GPU).
+(0; 1 lets moshi ``torch.compile`` its kernels, worth it only on a GPU), ``batch_codec``
+(0; 1 runs the Mimi of batched forks as one batch: the same tokens, the audio within
+rounding of single forks, fewer kernel launches on a GPU).
 
 Sampling (moshi's defaults): ``use_sampling`` (1; 0 = greedy), ``temp`` (0.8, audio),
 ``temp_text`` (0.7), ``top_k`` (250, audio), ``top_k_text`` (25).  Classifier-free guidance
@@ -35,7 +37,7 @@ DEFAULT_REPO = "kyutai/moshiko-pytorch-bf16"
 DTYPES = ("bfloat16", "float16", "float32")
 ARG_NAMES = ("hf_repo", "moshi_weight", "mimi_weight", "tokenizer", "config", "mimi_config",
              "random_weights", "weights_seed", "device", "dtype", "use_sampling", "temp",
-             "temp_text", "top_k", "top_k_text", "compile")
+             "temp_text", "top_k", "top_k_text", "compile", "batch_codec")
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ class MoshiSettings:
     top_k_text: int = 25
     compile: bool = False
     """Let moshi ``torch.compile`` its kernels (GPU; compiling takes a while per shape)."""
+    batch_codec: bool = False
+    """Run the Mimi of batched forks as one batch (GPU throughput; audio within rounding)."""
 
     def to_json(self) -> dict[str, object]:
         """Plain data, as recorded in the run config (paths and names only)."""
@@ -117,4 +121,5 @@ def parse_settings(args: Mapping[str, str]) -> MoshiSettings:
         top_k=int(_number(args, "top_k", 250, int)),
         top_k_text=int(_number(args, "top_k_text", 25, int)),
         compile=_flag(args, "compile", False),
+        batch_codec=_flag(args, "batch_codec", False),
     )

@@ -70,10 +70,11 @@ class MoshiSystem(System):
             raise ValueError(f"the moshi system runs at {SAMPLE_RATE} Hz, "
                              f"not {spec.sample_rate}")
         models = self.models()
-        from .session import MoshiSession
+        from .session import MoshiSession, Running
         from .stepper import Sampling
 
         s = self.settings
         sampling = Sampling(use_sampling=s.use_sampling, temp=s.temp, temp_text=s.temp_text,
                             top_k=s.top_k, top_k_text=s.top_k_text)
-        return MoshiSession(models, sampling, spec.seed, compiled=s.compile)
+        return MoshiSession(models, sampling, spec.seed,
+                            Running(compiled=s.compile, batch_codec=s.batch_codec))
