@@ -26,7 +26,7 @@ channel) and ``--context`` (longest context, s) keep a CPU run short.
 Usage (in the moshi environment, ``make venv-moshi``)::
 
     .venv-moshi/bin/python benchmarks/moshi_forks.py --size tiny --dialogues 1 --max-samples 4
-    .venv-moshi/bin/python benchmarks/moshi_forks.py --size full --device cuda
+    .venv-moshi/bin/python benchmarks/moshi_forks.py --size full --device cuda [--batch-codec]
 """
 
 from __future__ import annotations
@@ -56,12 +56,13 @@ TOY_CHAT = REPO.parent / "shared" / "m3_toy" / "ja" / "chat" / "magicdata_toy"
 BATCHED = "batch_size" in inspect.signature(run_group).parameters
 
 
-def _system_args(size: str, work: Path, device: str) -> dict[str, str]:
+def _system_args(size: str, work: Path, device: str, batch_codec: bool) -> dict[str, str]:
     sys.path.insert(0, str(REPO / "tests_moshi"))
     from tiny import write_checkpoint
 
     args = write_checkpoint(work / "checkpoint")
     args["device"] = device
+    args["batch_codec"] = str(int(batch_codec))
     if size == "full":  # moshi's built-in 7B and Mimi configurations; the tiny tokenizer
         args = {k: v for k, v in args.items() if k not in ("config", "mimi_config")}
     return args
@@ -133,12 +134,15 @@ def main() -> None:
     parser.add_argument("--context", type=float, default=None)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--batch-codec", action="store_true",
+                        help="run the Mimi of batch rows as one batch (batch_codec=1)")
     parser.add_argument("--protocols", default="single,multi-gen,multi-ref")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        system = load_system("moshi", _system_args(args.size, work, args.device))
+        system = load_system("moshi", _system_args(args.size, work, args.device,
+                                                    args.batch_codec))
         start = time.perf_counter()
         system.models()
         print(json.dumps({"size": args.size, "device": args.device,
