@@ -13,6 +13,7 @@ import pytest
 from duplexeval.cli import main
 from duplexeval.systems.base import SessionSpec, SystemFailure
 from duplexeval.systems.moshi_inproc.settings import parse_settings
+from duplexeval.systems.moshi_inproc.text import TextForcing, piece_text
 from duplexeval.systems.registry import available_systems, load_system
 
 
@@ -62,3 +63,49 @@ def test_without_moshi_a_session_fails_with_how_to_install() -> None:
     system = load_system("moshi")
     with pytest.raises(SystemFailure, match=r"make venv-moshi.*duplexeval\[moshi\]"):
         system.open(SessionSpec(sample_rate=24000, seed=1))
+
+
+class _Letters:
+    """A stand-in SentencePiece model: one piece per letter ("▁" before each word), ids from
+    10 up; 0 and 3 are the end-of-padding and padding pieces."""
+
+    PIECES = ["<epad>", "<unk>", "<s>", "<pad>", *"-----", "▁", *"abcdefghijklmnopqrstuvwxyz"]
+
+    def encode(self, text: str) -> list[int]:
+        ids = []
+        for word in text.split(" "):
+            ids += [9] + [self.PIECES.index(c) for c in word]
+        return ids
+
+    def id_to_piece(self, token: int) -> str:
+        return self.PIECES[token]
+
+    def vocab_size(self) -> int:
+        return len(self.PIECES)
+
+
+def test_reference_words_fill_the_text_stream_from_their_onset() -> None:
+    """frame:  0    1    2    3    4    5    6
+    words:        "hi"           "ok no"
+    tokens: PAD  ▁    h    i    ▁    o    k   (then ▁ n o; "no" waits for "ok")"""
+    forcing = TextForcing(_Letters(), pad_id=3)
+    words = {1: "hi", 4: "ok  no"}
+    got = [forcing.next(words.get(t, "")) for t in range(10)]
+    h, i, o, k, n = (_Letters.PIECES.index(c) for c in "hiokn")
+    assert got == [3, 9, h, i, 9, o, k, 9, n, o]
+    forcing.next("late")
+    forcing.clear()  # forcing stopped: queued pieces are dropped
+    assert forcing.next("") == 3
+
+
+def test_unspaced_languages_join_their_words() -> None:
+    spaced, unspaced = TextForcing(_Letters(), 3, "en"), TextForcing(_Letters(), 3, "ja")
+    assert [spaced.next("ab c")] + [spaced.next("") for _ in range(4)] == [9, 10, 11, 9, 12]
+    assert [unspaced.next("ab c")] + [unspaced.next("") for _ in range(3)] == [9, 10, 11, 12]
+
+
+def test_sampled_text_shows_pieces_with_spaces_and_hides_padding() -> None:
+    letters = _Letters()
+    assert piece_text(letters, 9, (0, 3)) + piece_text(letters, 10, (0, 3)) == " a"
+    assert piece_text(letters, 3, (0, 3)) == piece_text(letters, 0, (0, 3)) == ""
+    assert piece_text(letters, 400, (0, 3)) == ""

@@ -96,7 +96,7 @@ class MoshiSession(Session):
     """One stream through a loaded Moshi checkpoint (see the module doc)."""
 
     def __init__(self, models: MoshiModels, sampling: Sampling, seed: int,
-                 running: Running = Running()) -> None:
+                 running: Running = Running(), language: str | None = None) -> None:
         self.models = models
         self.sampling = sampling
         self.running = running
@@ -105,7 +105,8 @@ class MoshiSession(Session):
         self.ref_streams = StreamSet(models.mimi_ref, 1)
         self.stepper = LMStepper(models.lm, sampling, 1)
         self.stepper.reseed(0, seed)
-        self.text = TextForcing(models.tokenizer, int(models.lm.text_padding_token_id))
+        self.text = TextForcing(models.tokenizer, int(models.lm.text_padding_token_id),
+                                language)
         self.frames = 0
         self.forced_frames = 0
 

@@ -77,4 +77,5 @@ class MoshiSystem(System):
         sampling = Sampling(use_sampling=s.use_sampling, temp=s.temp, temp_text=s.temp_text,
                             top_k=s.top_k, top_k_text=s.top_k_text)
         return MoshiSession(models, sampling, spec.seed,
-                            Running(compiled=s.compile, batch_codec=s.batch_codec))
+                            Running(compiled=s.compile, batch_codec=s.batch_codec),
+                            spec.dialogue.language)

@@ -8,7 +8,8 @@ frame, space-joined)::
     tokens       ▁hello    ▁there    PAD       ▁ok       PAD
 
 A word's pieces (the checkpoint's own SentencePiece model, so J-Moshi and LLM-jp-Moshi get
-theirs) start at its onset frame and take one frame each; pieces that collide with a later word
+theirs; the words of a frame are encoded together, joined by spaces, or by nothing for
+languages written without spaces: Japanese and Chinese) start at its onset frame and take one frame each; pieces that collide with a later word
 push it back; frames with nothing to say get the padding token.  Moshi's training streams also
 carry an end-of-padding token in the frame before each word (M3's interleaver writes it);
 a frame-synchronous session learns of a word only in its onset frame, so that token is not
@@ -22,20 +23,23 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TextForcing", "piece_text"]
+__all__ = ["UNSPACED_LANGUAGES", "TextForcing", "piece_text"]
+
+UNSPACED_LANGUAGES = frozenset({"ja", "zh"})
 
 
 class TextForcing:
     """The queue of reference pieces not yet forced (plain data: ``queue``)."""
 
-    def __init__(self, tokenizer: Any, pad_id: int) -> None:
+    def __init__(self, tokenizer: Any, pad_id: int, language: str | None = None) -> None:
         self.tokenizer = tokenizer
         self.pad_id = pad_id
+        self.joiner = "" if language in UNSPACED_LANGUAGES else " "
         self.queue: list[int] = []
 
     def next(self, words: str) -> int:
         """The text token of a forced frame whose starting words are ``words``."""
-        words = " ".join(words.split())
+        words = self.joiner.join(words.split())
         if words:
             self.queue.extend(int(i) for i in self.tokenizer.encode(words))
         return self.queue.pop(0) if self.queue else self.pad_id
