@@ -69,7 +69,7 @@ class _Letters:
     """A stand-in SentencePiece model: one piece per letter ("▁" before each word), ids from
     10 up; 0 and 3 are the end-of-padding and padding pieces."""
 
-    PIECES = ["<epad>", "<unk>", "<s>", "<pad>", *"-----", "▁", *"abcdefghijklmnopqrstuvwxyz"]
+    PIECES = ("<epad>", "<unk>", "<s>", "<pad>", *"-----", "▁", *"abcdefghijklmnopqrstuvwxyz")
 
     def encode(self, text: str) -> list[int]:
         ids = []

@@ -9,11 +9,11 @@ frame, space-joined)::
 
 A word's pieces (the checkpoint's own SentencePiece model, so J-Moshi and LLM-jp-Moshi get
 theirs; the words of a frame are encoded together, joined by spaces, or by nothing for
-languages written without spaces: Japanese and Chinese) start at its onset frame and take one frame each; pieces that collide with a later word
-push it back; frames with nothing to say get the padding token.  Moshi's training streams also
-carry an end-of-padding token in the frame before each word (M3's interleaver writes it);
-a frame-synchronous session learns of a word only in its onset frame, so that token is not
-written.  When forcing stops, pieces still queued are dropped: the model continues freely.
+languages written without spaces: Japanese and Chinese) start at its onset frame and take one
+frame each; pieces that collide with a later word push it back; frames with nothing to say get
+the padding token.  Moshi's training streams also carry an end-of-padding token in the frame
+before each word (M3's interleaver writes it); a frame-synchronous session learns of a word
+only in its onset frame, so that token is not written.  When forcing stops, pieces still queued are dropped: the model continues freely.
 
 Output: a sampled token is shown as its piece with "▁" as a space; the padding and
 end-of-padding tokens (and ids outside the tokenizer) show nothing, as moshi's server does.
