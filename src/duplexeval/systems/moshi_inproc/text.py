@@ -13,7 +13,8 @@ languages written without spaces: Japanese and Chinese) start at its onset frame
 frame each; pieces that collide with a later word push it back; frames with nothing to say get
 the padding token.  Moshi's training streams also carry an end-of-padding token in the frame
 before each word (M3's interleaver writes it); a frame-synchronous session learns of a word
-only in its onset frame, so that token is not written.  When forcing stops, pieces still queued are dropped: the model continues freely.
+only in its onset frame, so that token is not written.  When forcing stops, pieces still
+queued are dropped: the model continues freely.
 
 Output: a sampled token is shown as its piece with "▁" as a space; the padding and
 end-of-padding tokens (and ids outside the tokenizer) show nothing, as moshi's server does.
