@@ -21,7 +21,7 @@ RNG is never drawn from.
 
 Batched forks: row ``i`` has its own LM batch row, its own generator and its own Mimi states
 (single-row: the Mimi decoder's batched convolutions do not round exactly as a single row's,
-while the LM's do on CPU); its output equals, bit for bit on CPU, that of a single session
+while the LM's did on CPU in every check, up to a 512-wide 4-layer LM); its output equals, bit for bit on CPU, that of a single session
 restored to ``states[i]`` and reseeded with ``seeds[i]``.  ``batch_codec=1`` runs the rows'
 Mimi as one batch instead: the same tokens, audio within rounding (for GPU throughput).  On
 CUDA, kernels may choose different reduction orders for different batch sizes, so rows may
