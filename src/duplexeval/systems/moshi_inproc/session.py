@@ -21,13 +21,14 @@ RNG is never drawn from.
 
 Batched forks: row ``i`` has its own LM batch row, its own generator and its own Mimi states
 (single-row: the Mimi decoder's batched convolutions do not round exactly as a single row's,
-while the LM's did on CPU in every check, up to a 512-wide 4-layer LM); its output equals, bit for bit on CPU, that of a single session
-restored to ``states[i]`` and reseeded with ``seeds[i]``.  ``batch_codec=1`` runs the rows'
-Mimi as one batch instead: the same tokens, audio within rounding (for GPU throughput).  On
-CUDA, kernels may choose different reduction orders for different batch sizes, so rows may
-drift from single sessions by rounding; sampling stays per row.  A row whose user frame is
-``None`` has ended: the LM still computes it (on silence) but its output is dropped and its
-codec is not stepped (with ``batch_codec=1`` it is, on silence).
+while the LM's did on CPU in every check, up to a 512-wide 4-layer LM); its output equals,
+bit for bit on CPU, that of a single session restored to ``states[i]`` and reseeded with
+``seeds[i]``.  ``batch_codec=1`` runs the rows' Mimi as one batch instead: the same tokens,
+audio within rounding (for GPU throughput).  On CUDA, kernels may choose different reduction
+orders for different batch sizes, so rows may drift from single sessions by rounding;
+sampling stays per row.  A row whose user frame is ``None`` has ended: the LM still computes
+it (on silence) but its output is dropped and its codec is not stepped (with
+``batch_codec=1`` it is, on silence).
 """
 
 from __future__ import annotations
