@@ -27,6 +27,11 @@ def test_listed_with_its_extra_and_capabilities() -> None:
     assert caps.snapshot and caps.batch
 
 
+def test_hub_files_are_left_to_the_loader() -> None:
+    system = load_system("moshi", {"moshi_weight": "hf://kyutai/moshika-pytorch-bf16/x.sft"})
+    assert system.settings.moshi_weight == "hf://kyutai/moshika-pytorch-bf16/x.sft"
+
+
 def test_options_parse_with_moshi_defaults() -> None:
     s = parse_settings({"temp": "0.5", "top_k": "10", "use_sampling": "0", "dtype": "float32"})
     assert (s.temp, s.temp_text, s.top_k, s.top_k_text) == (0.5, 0.7, 10, 25)
@@ -41,6 +46,10 @@ def test_options_parse_with_moshi_defaults() -> None:
     ({"use_sampling": "maybe"}, "use_sampling must be 0 or 1"),
     ({"random_weights": "1"}, "random_weights=1 needs tokenizer"),
     ({"random_weights": "1", "tokenizer": "/no/such.model"}, "tokenizer: no such file"),
+    ({"config": "/no/config.json"}, "config: no such file"),
+    ({"moshi_weight": "model.safetensors"}, "moshi_weight: no such file"),
+    ({"random_weights": "1", "tokenizer": "t.model", "mimi_weight": "m.safetensors"},
+     "mimi_weight is not used with random_weights=1"),
     ({"cfg_coef": "2"}, "takes no argument"),
 ])
 def test_bad_options_are_refused_in_one_line(args: dict[str, str], message: str,

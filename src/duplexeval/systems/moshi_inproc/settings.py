@@ -1,7 +1,8 @@
 """The ``moshi`` system's options (``--system-arg KEY=VALUE``), parsed without torch or moshi.
 
-Checkpoint (each a local path, ``hf://OWNER/REPO/FILE``, or, for the three files, a file name in
-``hf_repo``; hub downloads happen only when a user names something that is not local):
+Checkpoint (each file a local path or ``hf://OWNER/REPO/FILE``, as moshi's loader reads them;
+an omitted file is the one ``hf_repo``'s config names; hub downloads happen only on the machine
+of a user who names a repository or an ``hf://`` file):
 
 * ``hf_repo`` (default ``kyutai/moshiko-pytorch-bf16``): the checkpoint repository (Moshi,
   Moshika, J-Moshi ``nu-dialogue/j-moshi``, LLM-jp-Moshi, ...).
@@ -12,7 +13,8 @@ Checkpoint (each a local path, ``hf://OWNER/REPO/FILE``, or, for the three files
 * ``mimi_config``: a Mimi configuration JSON (``seanet``, ``quantizer``, ``transformer``,
   ``sample_rate``, ``channels``, ``frame_rate``); default: moshi's Mimi.
 * ``random_weights=1``: do not load weights; the LM and Mimi are initialised from
-  ``weights_seed`` (tests and speed measurements; needs a local ``tokenizer``).
+  ``weights_seed`` (tests and speed measurements; needs a local ``tokenizer``, and takes no
+  ``moshi_weight`` or ``mimi_weight``).
 
 Running: ``device`` (default ``cuda`` when available, else ``cpu``), ``dtype`` (``bfloat16``,
 ``float16`` or ``float32``; default ``bfloat16`` on CUDA, ``float32`` on CPU), ``compile``
@@ -104,6 +106,9 @@ def parse_settings(args: Mapping[str, str]) -> MoshiSettings:
     random_weights = _flag(args, "random_weights", False)
     if random_weights and not args.get("tokenizer"):
         raise ValueError("random_weights=1 needs tokenizer=PATH (a SentencePiece model)")
+    for name in ("moshi_weight", "mimi_weight"):
+        if random_weights and args.get(name):
+            raise ValueError(f"system argument {name} is not used with random_weights=1")
     return MoshiSettings(
         hf_repo=args.get("hf_repo") or DEFAULT_REPO,
         moshi_weight=args.get("moshi_weight") or None,

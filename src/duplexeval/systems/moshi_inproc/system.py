@@ -39,11 +39,12 @@ class MoshiSystem(System):
     def __init__(self, **args: str) -> None:
         super().__init__(**args)
         self.settings: MoshiSettings = parse_settings(self.args)
-        if self.settings.random_weights:
-            for name in ("tokenizer", "config", "mimi_config"):
-                value = getattr(self.settings, name)
-                if value is not None and not Path(value).is_file():
-                    raise ValueError(f"system argument {name}: no such file {value!r}")
+        for name in ("moshi_weight", "mimi_weight", "tokenizer", "config", "mimi_config"):
+            value = getattr(self.settings, name)
+            if value is None or value.startswith("hf://"):
+                continue
+            if not Path(value.removeprefix("file://")).is_file():
+                raise ValueError(f"system argument {name}: no such file {value!r}")
         self._models: Any = None
 
     @classmethod
