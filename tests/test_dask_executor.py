@@ -76,6 +76,7 @@ def scheduler() -> Iterator[str]:
 
 
 @pytest.mark.parametrize(("protocol", "extra"), [("multi-gen", []),
+                                                 ("multi-gen", ["--batch-size", "2"]),
                                                  ("multi-ref", ["--context-max-len", "8"]),
                                                  ("single", [])])
 def test_dask_run_is_byte_identical_to_a_local_run(sample_voiced: Path, tmp_path: Path,

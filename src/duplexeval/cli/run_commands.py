@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DuplexevalError
-from .options import add_plan_options, dataset_folder, plan_options, system_args, warn
+from .options import (
+    add_plan_options,
+    dataset_folder,
+    plan_options,
+    positive_int,
+    system_args,
+    warn,
+)
 
 __all__ = ["add_plan", "add_run", "add_systems"]
 
@@ -70,6 +77,7 @@ def _systems(args: argparse.Namespace) -> int:
         rows.append([info.name, info.origin, system.version, system.extra or "-",
                      f"{caps.sample_rate} Hz, {caps.frame_size}-sample frames, clock "
                      f"{caps.clock.value}, snapshot {'yes' if caps.snapshot else 'no'}, "
+                     f"batch {'yes' if caps.batch else 'no'}, "
                      f"teacher forcing {tf}, oracle data {oracle}"])
     print("\n".join(format_table(["system", "from", "version", "extra", "capabilities"],
                                         rows)))
@@ -88,6 +96,11 @@ def add_run(sub: Subparsers) -> None:
     p.add_argument("--out", default=None, help="run directory (default runs/SYSTEM-PROTOCOL)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed sample")
+    p.add_argument("--batch-size", type=positive_int, default=None, metavar="N",
+                   help="continuations of a shared prefix stepped together as batch rows by "
+                   "systems with the batch capability (default 8, "
+                   "duplexeval.execute.DEFAULT_BATCH_SIZE; 1: one at a time); the outputs are "
+                   "the same")
     _add_executor_options(p)
     p.set_defaults(func=_run)
 
@@ -124,6 +137,7 @@ def _executor(args: argparse.Namespace) -> Any:
 
 def _run(args: argparse.Namespace) -> int:
     from ..data.validate import Need, load_dataset
+    from ..execute import DEFAULT_BATCH_SIZE
     from ..protocols import build_plan
     from ..runs import execute_run, summary_lines
     from ..systems.registry import load_system
@@ -137,6 +151,7 @@ def _run(args: argparse.Namespace) -> int:
         plan = build_plan(dataset.dialogues, options)
         out = Path(args.out) if args.out else Path("runs") / f"{system.name}-{options.protocol}"
         result = execute_run(system, dataset, plan, out, seed=args.seed,
-                             fail_fast=args.fail_fast, executor=executor)
+                             fail_fast=args.fail_fast, executor=executor,
+                             batch_size=args.batch_size or DEFAULT_BATCH_SIZE)
     print("\n".join(summary_lines(result, system, plan)))
     return 1 if result.failed else 0

@@ -26,6 +26,7 @@ from .. import __version__
 from ..data.dialogue import Dataset
 from ..data.m3 import ALIGN_DIR, AUDIO_DIR
 from ..errors import DuplexevalError
+from ..execute import DEFAULT_BATCH_SIZE
 from ..fileio import safe_name
 from ..protocols import Plan
 from ..systems.base import System
@@ -113,7 +114,8 @@ class RunResult:
     skipped: int
 
 
-def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Dataset) -> None:
+def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Dataset,
+                  batch_size: int) -> None:
     new_hash = config.config_hash()
     if run.config_path.exists():
         old = run.read_config()
@@ -133,7 +135,8 @@ def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Datas
         dataset=DatasetInfo(path=str(dataset.root.resolve()), name=dataset.name,
                             split=dataset.split, language=dataset.language,
                             domain=dataset.domain, content_hash=config.dataset_hash),
-        protocol=config.plan["protocol"], seed=config.seed, duplexeval_version=__version__,
+        protocol=config.plan["protocol"], seed=config.seed, batch_size=batch_size,
+        duplexeval_version=__version__,
         git_revision=_git_revision(), python=platform.python_version(),
         packages=_package_versions()))
 
@@ -174,10 +177,16 @@ def execute_run(
     use_snapshot: bool | None = None,
     progress: bool = True,
     executor: Executor | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> RunResult:
     """Run (or resume) ``plan`` into ``out`` on ``executor`` (default: :class:`LocalExecutor`).
     Sample and system names that are not safe file names (:func:`~duplexeval.fileio.safe_name`)
-    are refused before anything is written."""
+    are refused before anything is written.  ``batch_size``: continuations stepped together
+    by a system with the ``batch`` capability (1: one at a time); it changes no output, so it
+    is recorded in ``config.json`` (``batch_size``, as the run was started) outside the
+    configuration hash, and a resumed run may use another."""
+    if batch_size < 1:
+        raise DuplexevalError(f"--batch-size must be at least 1, got {batch_size}")
     safe_name(system.name, "system name")
     for s in plan.samples:
         safe_name(s.sample_id, "dialogue id")
@@ -193,7 +202,7 @@ def execute_run(
     with run.locked():
         return _execute_locked(system, dataset, plan, run, config,
                                _Settings(executor or LocalExecutor(), fail_fast, use_snapshot,
-                                         progress), started)
+                                         progress, batch_size), started)
 
 
 @dataclass(frozen=True)
@@ -202,6 +211,7 @@ class _Settings:
     fail_fast: bool
     use_snapshot: bool | None
     progress: bool
+    batch_size: int = DEFAULT_BATCH_SIZE
 
 
 class LocalExecutor:
@@ -226,12 +236,12 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
                     config: RunConfig, settings: _Settings, started: float) -> RunResult:
     for stale in list(run.temporary_files()):  # left by a killed run; never a finished file
         stale.unlink(missing_ok=True)
-    _write_config(run, config, system, dataset)
+    _write_config(run, config, system, dataset, settings.batch_size)
     protocol = plan.options.protocol
     finished = {s.event_id for s in plan.samples if run.finished(s.sample_id, s.event_id)}
     done = len(finished)
     tasks = [UnitTask(run.root, unit, protocol, config.seed, settings.use_snapshot,
-                      settings.fail_fast)
+                      settings.fail_fast, settings.batch_size)
              for unit in plan_units(plan, dataset)
              if any(s.event_id not in finished for s in unit.samples)]
     frames = 0
