@@ -14,11 +14,11 @@ import platform
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from tqdm import tqdm
 
@@ -40,8 +40,11 @@ from .directory import (
 )
 from .units import OnDone, UnitReport, UnitTask, plan_units, run_unit
 
-__all__ = ["Executor", "LocalExecutor", "RunConfig", "RunResult", "dataset_hash", "execute_run",
-           "summary_lines"]
+__all__ = ["Executor", "LocalExecutor", "RunConfig", "RunResult", "TaskMap", "dataset_hash",
+           "execute_run", "summary_lines"]
+
+A = TypeVar("A")
+R = TypeVar("R")
 
 PACKAGES = ("numpy", "soundfile", "soxr", "scipy", "faster-whisper", "pydantic")
 
@@ -221,6 +224,24 @@ class LocalExecutor:
         """Run every task; ``done`` is called after each."""
         for task in tasks:
             done(task, run_unit(task, system))
+
+    def map(self, fn: Callable[[A], R], items: Sequence[A],
+            done: Callable[[int, R], None]) -> None:
+        """``done(i, fn(items[i]))`` for every item, in order, in this process."""
+        for i, item in enumerate(items):
+            done(i, fn(item))
+
+
+class TaskMap(Protocol):
+    """Where the work after a run is spread (analysis, judge calls): ``map`` calls
+    ``done(i, fn(items[i]))`` in the calling process once per item, in any order, and returns
+    when every item is done; ``fn`` runs where the executor puts it (this process for
+    :class:`LocalExecutor`, a Dask worker for
+    :class:`~duplexeval.runs.dask_executor.DaskExecutor`), so it must be a module-level
+    function and the items picklable.  An exception of ``fn`` is raised by ``map``."""
+
+    def map(self, fn: Callable[[A], R], items: Sequence[A],
+            done: Callable[[int, R], None]) -> None: ...
 
 
 class Executor(Protocol):
