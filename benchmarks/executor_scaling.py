@@ -159,7 +159,9 @@ def main() -> None:
 
 
 def _batch_rows(work: Path, sizes: list[int], run: dict[str, Any]) -> list[dict[str, float]]:
-    """The local run at each batch size: frames, batch steps, wall seconds (outputs equal)."""
+    """The local run at each batch size: frames, batch steps, wall seconds (outputs equal),
+    after one untimed warm-up run (clip bank, resampling, imports)."""
+    execute_run(out=work / "warm-up", progress=False, batch_size=sizes[0], **run)
     out, reference = [], None
     for size in sizes:
         target = work / f"batch-{size}"
