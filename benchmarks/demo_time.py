@@ -7,8 +7,10 @@ quick subsets are built and the Whisper model is joined as on a fresh machine). 
 writes the seconds of each of its stages to ``runs/demo/demo_timing.json``; ``other`` is the rest
 of ``make demo``'s wall time (interpreter start, imports, model loading outside the stages).
 
-Prints one row per stage, the total, the CPU count and the load average before and after (other
-processes on the machine inflate every figure: quote them together).
+Prints one row per stage (``runs`` is the inference: the systems stepped over the plans), the
+total, the slowest stage of the demo itself (installation and ``other`` aside), the CPU count and
+the load average before and after (other processes on the machine inflate every figure: quote
+them together).
 
 Usage: .venv/bin/python benchmarks/demo_time.py [--keep DIR] [--demo-args "--quick"]
 """
@@ -68,9 +70,13 @@ def main() -> None:
     total = install + demo
     print(f"make demo from a fresh clone ({head[:10]}), {dt.date.today().isoformat()}, "
           f"{os.cpu_count()} CPU cores, DEMO_ARGS={shlex.quote(args.demo_args)}")
+    names = {"runs": "runs (inference)"}
     for stage, seconds in stages.items():
-        print(f"  {stage:18s} {seconds:7.1f} s  {100 * seconds / total:5.1f} %")
+        print(f"  {names.get(stage, stage):18s} {seconds:7.1f} s  {100 * seconds / total:5.1f} %")
     print(f"  {'total':18s} {total:7.1f} s  ({total / 60:.1f} min)")
+    slowest = max(timing["seconds"], key=timing["seconds"].get)
+    print(f"slowest stage: {names.get(slowest, slowest)}, {timing['seconds'][slowest]:.1f} s "
+          f"({100 * timing['seconds'][slowest] / total:.0f} % of the total)")
     print("load average (1, 5, 15 min): before " + ", ".join(f"{x:.2f}" for x in load_before)
           + "; after " + ", ".join(f"{x:.2f}" for x in load_after))
 

@@ -76,6 +76,7 @@ def scheduler() -> Iterator[str]:
 
 
 @pytest.mark.parametrize(("protocol", "extra"), [("multi-gen", []),
+                                                 ("multi-gen", ["--batch-size", "2"]),
                                                  ("multi-ref", ["--context-max-len", "8"]),
                                                  ("single", [])])
 def test_dask_run_is_byte_identical_to_a_local_run(sample_voiced: Path, tmp_path: Path,
@@ -87,6 +88,18 @@ def test_dask_run_is_byte_identical_to_a_local_run(sample_voiced: Path, tmp_path
                  "--scheduler", scheduler]) == 0
     local, dask = run_files(tmp_path / "local"), run_files(tmp_path / "dask")
     assert any(name.endswith(".wav") for name in local)
+    assert local == dask
+
+
+def test_batched_dask_run_equals_an_unbatched_local_run(sample_voiced: Path, tmp_path: Path,
+                                                         scheduler: str) -> None:
+    args = [*RUN, "--dataset", str(sample_voiced), "--protocol", "multi-gen"]
+    assert main([*args, "--out", str(tmp_path / "local"), "--batch-size", "1"]) == 0
+    assert main([*args, "--out", str(tmp_path / "dask"), "--batch-size", "3", "--executor",
+                 "dask", "--scheduler", scheduler]) == 0
+    local, dask = run_files(tmp_path / "local"), run_files(tmp_path / "dask")
+    configs = [json.loads(files.pop("config.json")) for files in (local, dask)]
+    assert [c.pop("batch_size") for c in configs] == [1, 3] and configs[0] == configs[1]
     assert local == dask
 
 

@@ -18,6 +18,20 @@ Protocols
   up to each fork frame (the frame boundary at or before event_start), then as multi-gen.
 * Systems without ``snapshot`` replay the prefix from T0 for every sample (the official cost);
   for deterministic systems the outputs are bit-identical either way.
+* Systems with ``batch`` (and ``snapshot``) step the continuations after the shared prefix
+  together: the samples of a pass, in plan order, are cut into batches of at most
+  ``batch_size`` rows (:meth:`~duplexeval.systems.base.Session.fork_batch`); row ``i`` starts
+  at its own fork frame and steps ``end_i - fork_i`` frames, the batch steps until its longest
+  row ends, an ended row gets ``None``::
+
+      t (batch step)  0    1    2    3    4
+      row 0 (fork 3)  f3   f4   f5   -    -      ends at frame 6
+      row 1 (fork 7)  f7   f8   f9   f10  f11    ends at frame 12
+
+  Each sample's output is composed exactly as on the single path (the same prefix frames, the
+  same continuation frames), so the outputs are byte-identical, and frames are counted as
+  there: one per row per step it took (a sample's ``frames`` is its continuation's length).
+  ``batch_size=1`` is the single path.  A row that fails is recorded for its sample alone.
 * Whole-file systems (clock ``file``) replay too: each sample's session is handed the sample's
   whole input (:meth:`~duplexeval.systems.base.Session.load_input`) before its first step.
 
@@ -46,9 +60,22 @@ import soxr
 from .data.dialogue import Dialogue, Word
 from .protocols import Protocol, Sample, split_passes
 from .session_view import session_spec
-from .systems.base import Capabilities, ClockKind, Forced, Session, System
+from .systems.base import (
+    BatchRowFailure,
+    BatchSession,
+    Capabilities,
+    ClockKind,
+    Forced,
+    Session,
+    StepOutput,
+    System,
+    SystemFailure,
+)
 
-__all__ = ["DialogueAudio", "SampleOutput", "derive_seed", "run_group"]
+__all__ = ["DEFAULT_BATCH_SIZE", "DialogueAudio", "SampleOutput", "derive_seed", "run_group"]
+
+DEFAULT_BATCH_SIZE = 8
+"""Rows per batch of continuations (systems with the ``batch`` capability); 1: no batching."""
 
 
 def derive_seed(run_seed: int, key: str) -> int:
@@ -205,15 +232,19 @@ def run_group(
     run_seed: int,
     use_snapshot: bool | None = None,
     on_error: Callable[[Sample, BaseException], None] | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> tuple[list[SampleOutput], int]:
     """Run the samples of one (dialogue, user channel); returns their outputs (in the order of
     ``samples``) and the total number of frames stepped; samples with different context starts
-    run in separate passes.  ``use_snapshot=None`` uses snapshots when the system has them."""
+    run in separate passes.  ``use_snapshot=None`` uses snapshots when the system has them;
+    ``batch_size`` rows at most step together when the system has ``batch``."""
     caps = system.capabilities
     if use_snapshot is None:
         use_snapshot = caps.snapshot
     if caps.clock is ClockKind.FILE:
         use_snapshot = False  # a whole-file session replays each sample's own input
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     if protocol is Protocol.MULTI_REF and not caps.teacher_forcing_audio:
         raise ValueError(f"system {system.name!r} does not support teacher forcing "
                          "(needed by multi-ref)")
@@ -227,8 +258,9 @@ def run_group(
                 outputs.append(out)
         return outputs, frames
     for members in split_passes(samples):
-        outs, n = _run_shared(system, dialogue, audio, members, protocol, run_seed,
-                              use_snapshot, on_error)
+        run = _Pass(system, dialogue, audio, members, protocol, run_seed)
+        batch = batch_size if use_snapshot and caps.batch else 1
+        outs, n = _run_shared(run, members, use_snapshot, on_error, batch)
         outputs += outs
         frames += n
     order = {s.event_id: i for i, s in enumerate(samples)}
@@ -298,6 +330,10 @@ class _Pass:
         self.seed = derive_seed(run_seed, key)
         self.forks = {s.event_id: self.grid.floor_frame(s.fork_time) for s in samples}
 
+    def sample_seed(self, s: Sample) -> int:
+        """The seed sample ``s`` reseeds with at its fork."""
+        return derive_seed(self.run_seed, f"{s.event_id}/{self.protocol.value}")
+
     def open(self) -> Session:
         return _open(self.system, self.dialogue, self.audio, self.system_channel, self.t0,
                      self.seed)
@@ -348,23 +384,27 @@ class _Pass:
         frames stepped are added to ``counter[0]`` as they happen."""
         fork, end = self.forks[s.event_id], self.grid.ceil_frame(s.input_end)
         mute = self.grid.sample(s.mute_start)
-        seed = derive_seed(self.run_seed, f"{s.event_id}/{self.protocol.value}")
+        seed = self.sample_seed(s)
         session.reseed(seed)
         cont = []
         for k in range(fork, end):
             cont.append(session.step(self.inputs.user_frame(k, mute)).audio)
             counter[0] += 1
-        trace = session.trace()
-        native = np.concatenate(prefix + cont) if prefix or cont else np.zeros(0, np.float32)
-        return _compose(s, native, self.grid, self.audio, self.forced, trace, counter[0], seed,
-                        self.inputs)
+        return self.compose(s, prefix + cont, session.trace(), counter[0])
+
+    def compose(self, s: Sample, native: list[np.ndarray], trace: dict[str, Any],
+                frames: int) -> SampleOutput:
+        """Sample ``s``'s output from its native frames (the prefix, then its own)."""
+        stream = np.concatenate(native) if native else np.zeros(0, np.float32)
+        return _compose(s, stream, self.grid, self.audio, self.forced, trace, frames,
+                        self.sample_seed(s), self.inputs)
 
 
-def _run_shared(system: System, dialogue: Dialogue, audio: DialogueAudio, samples: list[Sample],
-                protocol: Protocol, run_seed: int, use_snapshot: bool,
-                on_error: Callable[[Sample, BaseException], None] | None,
-                ) -> tuple[list[SampleOutput], int]:
-    run = _Pass(system, dialogue, audio, samples, protocol, run_seed)
+OnError = Callable[[Sample, BaseException], None] | None
+
+
+def _run_shared(run: _Pass, samples: list[Sample], use_snapshot: bool, on_error: OnError,
+                batch_size: int = 1) -> tuple[list[SampleOutput], int]:
     total_frames = 0
     shared: Session | None = None
     pass_out: list[np.ndarray] = []
@@ -379,6 +419,11 @@ def _run_shared(system: System, dialogue: Dialogue, audio: DialogueAudio, sample
                 on_error(s, exc)
             return [], 0
         total_frames = max(run.forks.values())
+    if shared is not None and batch_size > 1:
+        outputs, frames = _run_batched(run, samples, shared, pass_out, snapshots, batch_size,
+                                       on_error)
+        shared.close()
+        return outputs, total_frames + frames
     outputs: list[SampleOutput] = []
     for s in samples:
         fork = run.forks[s.event_id]
@@ -404,6 +449,97 @@ def _run_shared(system: System, dialogue: Dialogue, audio: DialogueAudio, sample
     if shared is not None:
         shared.close()
     return outputs, total_frames
+
+
+def _run_batched(run: _Pass, samples: list[Sample], shared: Session, prefix: list[np.ndarray],
+                 snapshots: dict[int, Any], batch_size: int, on_error: OnError,
+                 ) -> tuple[list[SampleOutput], int]:
+    """The continuations of a pass in batches of at most ``batch_size`` rows (module
+    docstring); returns the outputs of the samples that did not fail and the frames stepped."""
+    outputs: list[SampleOutput] = []
+    frames = 0
+    for first in range(0, len(samples), batch_size):
+        rows = _Rows(run, samples[first:first + batch_size], on_error)
+        try:
+            batch = shared.fork_batch([snapshots[f] for f in rows.forks],
+                                      [run.sample_seed(s) for s in rows.samples])
+        except Exception as exc:
+            rows.fail(range(len(rows.samples)), exc)
+            continue
+        try:
+            rows.step_all(batch)
+            outputs += rows.finish(batch, prefix)
+        finally:
+            batch.close()
+        frames += rows.frames
+    return outputs, frames
+
+
+class _Rows:
+    """The samples of one batch: their frame ranges, continuation frames and failures."""
+
+    def __init__(self, run: _Pass, samples: list[Sample], on_error: OnError) -> None:
+        self.run, self.samples, self.on_error = run, samples, on_error
+        self.forks = [run.forks[s.event_id] for s in samples]
+        self.ends = [run.grid.ceil_frame(s.input_end) for s in samples]
+        self.mutes = [run.grid.sample(s.mute_start) for s in samples]
+        self.alive = [True] * len(samples)
+        self.cont: list[list[np.ndarray]] = [[] for _ in samples]
+        self.frames = 0
+
+    def fail(self, rows: Iterable[int], exc: BaseException) -> None:
+        """Record rows as failed (raise without ``on_error``); they are stepped no more."""
+        for i in rows:
+            if self.alive[i]:
+                self.alive[i] = False
+                if self.on_error is None:
+                    raise exc
+                self.on_error(self.samples[i], exc)
+
+    def users(self, t: int) -> list[np.ndarray | None]:
+        """Batch step ``t``'s input: row ``i``'s frame ``fork_i + t``, None once it ended."""
+        return [self.run.inputs.user_frame(f + t, m) if alive and f + t < e else None
+                for f, e, m, alive in zip(self.forks, self.ends, self.mutes, self.alive,
+                                          strict=True)]
+
+    def step_all(self, batch: BatchSession) -> None:
+        """Step the rows together until the longest has ended."""
+        for t in range(max(e - f for f, e in zip(self.forks, self.ends, strict=True))):
+            users = self.users(t)
+            if all(u is None for u in users):
+                break
+            try:
+                outs: list[StepOutput | None] = list(batch.step(users))
+            except BatchRowFailure as exc:
+                outs = exc.outputs
+                for i, why in exc.failed.items():
+                    self.fail([i], SystemFailure(why))
+            except Exception as exc:
+                self.fail([i for i, u in enumerate(users) if u is not None], exc)
+                return
+            if len(outs) != len(users):
+                self.fail(range(len(users)), SystemFailure(
+                    f"the batch returned {len(outs)} outputs for {len(users)} rows"))
+                return
+            for i, (u, out) in enumerate(zip(users, outs, strict=True)):
+                if u is not None and self.alive[i] and out is not None:
+                    self.cont[i].append(out.audio)
+                    self.frames += 1
+
+    def finish(self, batch: BatchSession, prefix: list[np.ndarray]) -> list[SampleOutput]:
+        """The outputs of the rows that did not fail, composed as on the single path."""
+        outputs = []
+        for i, s in enumerate(self.samples):
+            if not self.alive[i]:
+                continue
+            try:
+                trace = batch.trace(i)
+            except Exception as exc:
+                self.fail([i], exc)
+                continue
+            outputs.append(self.run.compose(s, prefix[:self.forks[i]] + self.cont[i], trace,
+                                            len(self.cont[i])))
+        return outputs
 
 
 def _compose(s: Sample, native: np.ndarray, grid: _Grid, audio: DialogueAudio, forced: bool,

@@ -33,6 +33,16 @@ An analysis is *current* for a request (:func:`stale_reason`) only when its ``se
 equals the settings the request would record and ``inputs.json`` matches the run's files now;
 :func:`ensure_analysis` reuses a current analysis and otherwise analyses again, saying why.
 
+Spreading (``executor``, ``duplexeval analyze|score --executor dask``): the samples are cut, in
+metadata order, into batches of ``asr_shared_samples`` (the Whisper window groups, so the words
+do not depend on where a batch runs; 8 samples without ASR), each batch one task
+(:func:`analyze_batch`) that reads its wavs, looks up and fills the same per-channel cache
+(``cache`` is resolved by the caller and handed to the workers: one shared folder, written
+atomically per entry, so workers never collide) and returns the segments; the caller writes
+every file, in metadata order.  The analysis folder is byte-identical to a local one's.  The
+ASR model loads once per worker process.  A run smaller than one batch is one task: lower
+``asr_shared_samples`` to spread it (a recorded setting).
+
 ``truth=True`` writes ``RUN_DIR/analysis-truth/`` instead, with channel-1 segments from the
 speech intervals the system logged (``trace.system_speech``, e.g. ``scripted``): the reference
 the analysis is checked against.
@@ -57,11 +67,16 @@ from ..cache import cache_root
 from ..errors import DuplexevalError
 from ..fileio import atomic_write_json
 from ..runs.directory import AnalysisInputs, AnalysisRow, MetadataRow, RunDir
+from ..runs.execution import LocalExecutor, TaskMap
 from ..speech.activity import ActivityOptions, VadEngine, detect_activity
 from ..timeline import Span
 from .segments import Chunk, SpeechSegment, segments_from_spans, transcript_json
 
-__all__ = ["AnalysisOptions", "analyze_channel", "analyze_run", "ensure_analysis", "stale_reason"]
+__all__ = ["AnalysisOptions", "BatchTask", "analyze_batch", "analyze_channel", "analyze_run",
+           "ensure_analysis", "stale_reason"]
+
+VAD_TASK_SAMPLES = 8
+"""Samples per task without ASR (the segments of a sample do not depend on its batch)."""
 
 TRUTH_SETTINGS: dict[str, Any] = {"truth": "trace.system_speech"}
 """The settings of a truth analysis (segments from the speech the system logged)."""
@@ -276,45 +291,73 @@ def _read_outputs(run: RunDir, batch: list[MetadataRow], audio_sha: dict[str, st
     return audio
 
 
+@dataclass(frozen=True)
+class BatchTask:
+    """One batch of a run's samples to analyse (picklable: a task on a Dask worker)."""
+
+    run_root: Path
+    rows: tuple[MetadataRow, ...]
+    options: AnalysisOptions
+    language: str | None
+    """The run's dataset language (``options.language`` overrides it)."""
+    cache: Path | None
+    truth: bool = False
+
+
+def analyze_batch(task: BatchTask) -> tuple[list[list[SpeechSegment]], dict[str, str]]:
+    """The segments of each sample of ``task`` (in its order) and the SHA-256 of each output
+    wav by relative path; runs wherever the executor puts it (see the module docstring)."""
+    run = RunDir(task.run_root)
+    audio_sha: dict[str, str] = {}
+    batch = list(task.rows)
+    audio = _read_outputs(run, batch, audio_sha)
+    if task.truth:
+        return [_truth_segments(run, row) for row in batch], audio_sha
+    content = set(task.options.content_event_types)
+    items = [(np.ascontiguousarray(x[:, ch]), rate, ch, row.event_type in content)
+             for row, (x, rate) in zip(batch, audio, strict=True) for ch in range(x.shape[1])]
+    found = iter(_Analyzer(task.options, task.language).channels(items, task.cache))
+    return [[s for _ in range(x.shape[1]) for s in next(found)] for x, _rate in audio], audio_sha
+
+
 def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
                 truth: bool = False, progress: bool = True,
-                cache: Path | None = None) -> Path:
-    """Analyse every finished sample of a run; returns the analysis folder."""
+                cache: Path | None = None, executor: TaskMap | None = None) -> Path:
+    """Analyse every finished sample of a run, its batches spread over ``executor`` (default:
+    this process); returns the analysis folder."""
     run = RunDir(run_dir)
     rows = run.read_metadata()
     language, _domain = run.dataset_language()
-    analyzer = _Analyzer(options, language)
     if cache is None:
         cache = cache_root() / "analysis"
     files = run.analysis(truth)
     metadata_sha = _file_sha256(run.metadata_path)
+    step = options.asr_shared_samples
+    if truth or options.asr == "none":
+        step = min(step, VAD_TASK_SAMPLES)
+    tasks = [BatchTask(run.root, tuple(rows[i:i + step]), options, language, cache, truth)
+             for i in range(0, len(rows), step)]
+    found: list[tuple[list[list[SpeechSegment]], dict[str, str]] | None] = [None] * len(tasks)
+    with tqdm(total=len(rows), desc="analyze", unit="sample", file=sys.stderr,
+              disable=not progress) as bar:
+
+        def done(i: int, result: tuple[list[list[SpeechSegment]], dict[str, str]]) -> None:
+            found[i] = result
+            bar.update(len(tasks[i].rows))
+
+        (executor or LocalExecutor()).map(analyze_batch, tasks, done)
     audio_sha: dict[str, str] = {}
     out_rows = []
-    bar = tqdm(total=len(rows), desc="analyze", unit="sample", file=sys.stderr,
-               disable=not progress)
-    step = options.asr_shared_samples
-    for first in range(0, len(rows), step):
-        batch = rows[first:first + step]
-        audio = _read_outputs(run, batch, audio_sha)
-        if truth:
-            per_sample = [_truth_segments(run, row) for row in batch]
-        else:
-            content = set(options.content_event_types)
-            items = [(np.ascontiguousarray(x[:, ch]), rate, ch, row.event_type in content)
-                     for row, (x, rate) in zip(batch, audio, strict=True)
-                     for ch in range(x.shape[1])]
-            found = iter(analyzer.channels(items, cache))
-            per_sample = [[s for _ in range(x.shape[1]) for s in next(found)]
-                          for x, _rate in audio]
-        for row, segments in zip(batch, per_sample, strict=True):
+    for task, result in zip(tasks, found, strict=True):
+        assert result is not None  # map returns when every task is done
+        audio_sha.update(result[1])
+        for row, segments in zip(task.rows, result[0], strict=True):
             key = files.transcript_key(row.sample_id, row.event_id)
             atomic_write_json(files.root / key, transcript_json(segments))
             out_rows.append(AnalysisRow(**row.model_dump(), output_asr_path=key))
-        bar.update(len(batch))
-    bar.close()
     files.start()
     files.finish(out_rows, AnalysisInputs(metadata_sha256=metadata_sha, audio=audio_sha),
-                 TRUTH_SETTINGS if truth else analyzer.settings())
+                 TRUTH_SETTINGS if truth else _Analyzer(options, language).settings())
     return files.root
 
 
@@ -399,11 +442,13 @@ def stale_reason(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
 
 def ensure_analysis(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
                     truth: bool = False, progress: bool = True,
-                    log: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> Path:
+                    log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+                    executor: TaskMap | None = None) -> Path:
     """The run's analysis for ``options``: reused when current (:func:`stale_reason`),
-    otherwise made again after logging the one-line reason; returns the analysis folder."""
+    otherwise made again (on ``executor``) after logging the one-line reason; returns the
+    analysis folder."""
     reason = stale_reason(run_dir, options, truth)
     if reason is None:
         return RunDir(run_dir).analysis(truth).root
     log(reason)
-    return analyze_run(run_dir, options, truth=truth, progress=progress)
+    return analyze_run(run_dir, options, truth=truth, progress=progress, executor=executor)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,12 @@ from ..errors import DuplexevalError
 
 __all__ = [
     "add_analysis_options",
+    "add_executor_options",
     "add_plan_options",
     "analysis_options",
     "channels",
     "dataset_folder",
+    "executor_from",
     "non_negative",
     "plan_options",
     "positive",
@@ -136,6 +139,42 @@ def analysis_options(args: argparse.Namespace) -> Any:
     if args.language is not None:
         options = replace(options, language=args.language)
     return options
+
+
+def add_executor_options(p: argparse.ArgumentParser, units: bool) -> None:
+    """Where the work runs: ``--executor local|dask``, ``--scheduler``, ``--workers``, and with
+    ``units`` (``run``) ``--unit-resources``."""
+    what = ("the run's work units (one pass with its forks, or one sample under single)"
+            if units else "the analysis's sample batches and the judge calls")
+    g = p.add_argument_group("executor", f"where {what} run; the outputs are the same")
+    g.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="local: in this process (default); dask: on a Dask cluster")
+    g.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="the Dask scheduler to use (default: a local cluster on 127.0.0.1)")
+    g.add_argument("--workers", type=int, metavar="N",
+                   help="worker processes of the local Dask cluster (default: one per CPU)")
+    if units:
+        g.add_argument("--unit-resources", action="append", default=[], metavar="NAME=AMOUNT",
+                       help="Dask worker resources every unit needs, e.g. GPU=1 (repeatable)")
+
+
+def executor_from(args: argparse.Namespace) -> Any:
+    """The executor the options of :func:`add_executor_options` name, a context manager
+    (entered: connected; ``None`` for the local executor)."""
+    resources = getattr(args, "unit_resources", [])
+    dask_only = [name for name, given in (("--scheduler", args.scheduler),
+                                          ("--workers", args.workers is not None),
+                                          ("--unit-resources", resources)) if given]
+    if args.executor == "local":
+        if dask_only:
+            raise DuplexevalError(f"{', '.join(dask_only)} needs --executor dask")
+        return nullcontext()
+    if args.workers is not None and (args.workers < 1 or args.scheduler):
+        raise DuplexevalError("--workers needs a positive count and no --scheduler (the "
+                              "scheduler's own workers run the tasks)")
+    from ..runs.dask_executor import DaskExecutor, parse_resources
+
+    return DaskExecutor(args.scheduler, args.workers, parse_resources(resources))
 
 
 def system_args(pairs: Sequence[str]) -> dict[str, str]:

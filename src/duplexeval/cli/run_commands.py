@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from ..errors import DuplexevalError
-from .options import add_plan_options, dataset_folder, plan_options, system_args, warn
+from .options import (
+    add_executor_options,
+    add_plan_options,
+    dataset_folder,
+    executor_from,
+    plan_options,
+    positive_int,
+    system_args,
+    warn,
+)
 
 __all__ = ["add_plan", "add_run", "add_systems"]
 
@@ -70,6 +78,7 @@ def _systems(args: argparse.Namespace) -> int:
         rows.append([info.name, info.origin, system.version, system.extra or "-",
                      f"{caps.sample_rate} Hz, {caps.frame_size}-sample frames, clock "
                      f"{caps.clock.value}, snapshot {'yes' if caps.snapshot else 'no'}, "
+                     f"batch {'yes' if caps.batch else 'no'}, "
                      f"teacher forcing {tf}, oracle data {oracle}"])
     print("\n".join(format_table(["system", "from", "version", "extra", "capabilities"],
                                         rows)))
@@ -88,47 +97,23 @@ def add_run(sub: Subparsers) -> None:
     p.add_argument("--out", default=None, help="run directory (default runs/SYSTEM-PROTOCOL)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed sample")
-    _add_executor_options(p)
+    p.add_argument("--batch-size", type=positive_int, default=None, metavar="N",
+                   help="continuations of a shared prefix stepped together as batch rows by "
+                   "systems with the batch capability (default 8, "
+                   "duplexeval.execute.DEFAULT_BATCH_SIZE; 1: one at a time); the outputs are "
+                   "the same")
+    add_executor_options(p, units=True)
     p.set_defaults(func=_run)
-
-
-def _add_executor_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("executor", "where the run's work units (one pass with its forks, "
-                             "or one sample under single) run; the outputs are the same")
-    g.add_argument("--executor", choices=("local", "dask"), default="local",
-                   help="local: in this process (default); dask: on a Dask cluster")
-    g.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="the Dask scheduler to use (default: a local cluster on 127.0.0.1)")
-    g.add_argument("--workers", type=int, metavar="N",
-                   help="worker processes of the local Dask cluster (default: one per CPU)")
-    g.add_argument("--unit-resources", action="append", default=[], metavar="NAME=AMOUNT",
-                   help="Dask worker resources every unit needs, e.g. GPU=1 (repeatable)")
-
-
-def _executor(args: argparse.Namespace) -> Any:
-    """The executor the options name, a context manager (entered: connected)."""
-    dask_only = [name for name, given in (("--scheduler", args.scheduler),
-                                          ("--workers", args.workers is not None),
-                                          ("--unit-resources", args.unit_resources)) if given]
-    if args.executor == "local":
-        if dask_only:
-            raise DuplexevalError(f"{', '.join(dask_only)} needs --executor dask")
-        return nullcontext()
-    if args.workers is not None and (args.workers < 1 or args.scheduler):
-        raise DuplexevalError("--workers needs a positive count and no --scheduler (the "
-                              "scheduler's own workers run the units)")
-    from ..runs.dask_executor import DaskExecutor, parse_resources
-
-    return DaskExecutor(args.scheduler, args.workers, parse_resources(args.unit_resources))
 
 
 def _run(args: argparse.Namespace) -> int:
     from ..data.validate import Need, load_dataset
+    from ..execute import DEFAULT_BATCH_SIZE
     from ..protocols import build_plan
     from ..runs import execute_run, summary_lines
     from ..systems.registry import load_system
 
-    with _executor(args) as executor:  # connected first: an unreachable scheduler fails fast
+    with executor_from(args) as executor:  # connected first: an unreachable scheduler fails fast
         system = load_system(args.system, system_args(args.system_arg))
         folder, channels = dataset_folder(args.dataset)
         dataset, warnings = load_dataset(folder, args.split, audio=Need.REQUIRE)
@@ -137,6 +122,7 @@ def _run(args: argparse.Namespace) -> int:
         plan = build_plan(dataset.dialogues, options)
         out = Path(args.out) if args.out else Path("runs") / f"{system.name}-{options.protocol}"
         result = execute_run(system, dataset, plan, out, seed=args.seed,
-                             fail_fast=args.fail_fast, executor=executor)
+                             fail_fast=args.fail_fast, executor=executor,
+                             batch_size=args.batch_size or DEFAULT_BATCH_SIZE)
     print("\n".join(summary_lines(result, system, plan)))
     return 1 if result.failed else 0

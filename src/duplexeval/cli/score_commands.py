@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DuplexevalError
-from .options import add_analysis_options, add_judge_endpoint_options, analysis_options
+from .options import (
+    add_analysis_options,
+    add_executor_options,
+    add_judge_endpoint_options,
+    analysis_options,
+    executor_from,
+)
 
 __all__ = ["add_analyze", "add_demo", "add_score"]
 
@@ -21,6 +27,7 @@ def add_analyze(sub: Subparsers) -> None:
     add_analysis_options(p)
     p.add_argument("--truth", action="store_true", help="segments from the speech intervals "
                    "the system logged (scripted), into the run's truth analysis folder")
+    add_executor_options(p, units=False)
     p.set_defaults(func=_analyze)
 
 
@@ -28,7 +35,8 @@ def _analyze(args: argparse.Namespace) -> int:
     from ..analysis.pipeline import AnalysisOptions, analyze_run
 
     options = analysis_options(args) or AnalysisOptions()
-    folder = analyze_run(Path(args.run_dir), options, truth=args.truth)
+    with executor_from(args) as executor:
+        folder = analyze_run(Path(args.run_dir), options, truth=args.truth, executor=executor)
     print(f"analysis written to {folder}")
     return 0
 
@@ -52,6 +60,7 @@ def add_score(sub: Subparsers) -> None:
     _add_content_options(p)
     _add_peer_options(p)
     add_analysis_options(p)
+    add_executor_options(p, units=False)
     p.set_defaults(func=_score)
 
 
@@ -85,7 +94,8 @@ def _variant_settings(args: argparse.Namespace) -> dict[str, Any]:
     return {}
 
 
-def _judge_settings(args: argparse.Namespace) -> Any:
+def _judge_settings(args: argparse.Namespace, workers: Any = None) -> Any:
+    """The judge the options name; ``workers``: the executor its calls are spread over."""
     from ..metrics.content.score import JudgeSettings
 
     if (args.judge_url is None) != (args.judge_model is None):
@@ -105,7 +115,7 @@ def _judge_settings(args: argparse.Namespace) -> Any:
     return JudgeSettings(base_url=args.judge_url, model=args.judge_model,
                          concurrency=args.judge_concurrency, timeout=args.judge_timeout,
                          cache_path=Path(args.judge_cache) if args.judge_cache else None,
-                         prefetch=prefetch)
+                         prefetch=prefetch, workers=workers)
 
 
 def _add_peer_options(p: argparse.ArgumentParser) -> None:
@@ -164,11 +174,16 @@ def _score(args: argparse.Namespace) -> int:
         from ..metrics.content.inputs import ContentMode, ContentOptions, HistorySource
 
         content = ContentOptions(ContentMode(args.content_mode), HistorySource(args.history))
-        results, out = score_run_dir(path, Path(args.output) if args.output else None,
-                                     args.variant, analysis_options(args), truth=args.truth,
-                                     content=content, judge=_judge_settings(args),
-                                     rounds=Path(args.rounds) if args.rounds else None,
-                                     variant_settings=_variant_settings(args))
+        if args.judge_batch_api and args.executor == "dask":
+            raise DuplexevalError("--judge-batch-api sends the calls as one remote job; it "
+                                  "does not go with --executor dask")
+        with executor_from(args) as executor:
+            results, out = score_run_dir(
+                path, Path(args.output) if args.output else None, args.variant,
+                analysis_options(args), truth=args.truth, content=content,
+                judge=_judge_settings(args, executor),
+                rounds=Path(args.rounds) if args.rounds else None,
+                variant_settings=_variant_settings(args), executor=executor)
     label = path.name or str(path)
     if results.variant.name == "m3":
         print("\n".join(timing_table_lines([(label, results)])))

@@ -12,6 +12,7 @@ from ..data.dialogue import Dialogue
 from ..data.validate import load_dataset
 from ..errors import DuplexevalError
 from ..runs.directory import AnalysisFiles, RunDir
+from ..runs.execution import TaskMap
 from ..segment.pipeline import read_rounds
 from ..timeline import TOL
 from .base import EventView, get_variant
@@ -70,6 +71,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
                   progress: bool = True, content: ContentOptions | None = None,
                   judge: JudgeSettings | None = None, rounds: Path | None = None,
                   variant_settings: dict[str, Any] | None = None,
+                  executor: TaskMap | None = None,
                   ) -> tuple[Results, Path]:
     """Score a run; returns the results and the output folder.
 
@@ -81,13 +83,16 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     analysis's ``content_event_types``.  Content metrics
     (offline always, judged with ``judge``) are computed on the analysis, not on the truth
     analysis (which has no words).  ``rounds`` is a ``duplexeval segment`` output whose rounds
-    number the events for the round-by-round curves (default: the segment fallback)."""
+    number the events for the round-by-round curves (default: the segment fallback).
+    ``executor`` spreads the analysis's batches over its workers (the judge calls go there
+    through ``judge.workers``)."""
     run = RunDir(run_dir)
     options = options or AnalysisOptions()
     timing = get_variant(variant, **(variant_settings or {}))
     dialogues, missing = run_dialogues(run)
     options = _with_transcripts(options, timing.full_transcript_events, dialogues)
-    folder = ensure_analysis(run_dir, options, truth=truth, progress=progress)
+    folder = ensure_analysis(run_dir, options, truth=truth, progress=progress,
+                             executor=executor)
     language, domain = run.dataset_language()
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
     finder = RoundFinder(read_rounds(rounds)) if rounds is not None else RoundFinder()

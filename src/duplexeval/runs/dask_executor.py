@@ -23,6 +23,11 @@ Without a scheduler address the executor starts a ``LocalCluster`` of worker pro
 declares them (``dask worker ... --resources GPU=1``); the workers of a local cluster declare
 them once each.  Workers should run one thread each (``--nthreads 1``): a worker's system is
 shared by its threads.
+
+:meth:`DaskExecutor.map` spreads other work the same way (``duplexeval analyze`` and ``score``
+with ``--executor dask``: the analysis's sample batches, the judge calls): one task per item,
+one in flight per free worker slot, results handed to the client as they finish; those tasks
+ask for no resources.
 """
 
 from __future__ import annotations
@@ -33,17 +38,20 @@ import os
 import socket
 import uuid
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import DuplexevalError
 from ..systems.base import System
 from .units import OnDone, SystemRef, UnitReport, UnitTask, record_lost, run_unit_on_worker
 
 __all__ = ["DaskExecutor", "parse_resources"]
+
+A = TypeVar("A")
+R = TypeVar("R")
 
 CONNECT_TIMEOUT_S = 3.0
 """How long the client tries to reach a ``--scheduler`` before giving up."""
@@ -149,42 +157,72 @@ class DaskExecutor:
         if self._client is None:
             with self:
                 return self.run(tasks, system, done)
-        dist, client = _distributed(), self._client
+        dist = _distributed()
         ref = SystemRef.of(system)
+        self._drive(lambda task: (run_unit_on_worker, task, ref), tasks, dict(self.resources),
+                    lambda i, future: done(tasks[i], _report(future, tasks[i], dist)))
+
+    def map(self, fn: Callable[[A], R], items: Sequence[A],
+            done: Callable[[int, R], None]) -> None:
+        """``done(i, fn(items[i]))`` as each item's task finishes on a worker (the
+        :class:`~duplexeval.runs.execution.TaskMap` of analysis and judge calls); a task's
+        exception is raised here, a task whose workers kept dying is one line."""
+        if not items:
+            return
+        if self._client is None:
+            with self:
+                return self.map(fn, items, done)
+        dist = _distributed()
+
+        def finished(i: int, future: Any) -> None:
+            try:
+                result = future.result()
+            except dist.KilledWorker as exc:
+                raise DuplexevalError(f"task {i} of {getattr(fn, '__name__', fn)}: its "
+                                      f"workers died ({_first_line(exc)})") from None
+            done(i, result)
+
+        self._drive(lambda item: (fn, item), items, {}, finished)
+
+    def _drive(self, call: Callable[[Any], tuple[Any, ...]], items: Sequence[Any],
+               resources: dict[str, float], finished: Callable[[int, Any], None]) -> None:
+        """Submit ``call(item)`` (a function and its arguments) per item, keeping one task per
+        free worker slot in flight (a worker holds only the task it runs, so a worker that
+        dies is blamed for that task alone); ``finished(i, future)`` as each ends."""
+        dist, client = _distributed(), self._client
         token = uuid.uuid4().hex[:8]
-        queue = list(enumerate(tasks))[::-1]
-        running: dict[Any, UnitTask] = {}
+        queue = list(enumerate(items))[::-1]
+        running: dict[Any, int] = {}
         completed = dist.as_completed([], loop=client.loop)
 
         def submit() -> None:
-            """Keep one unit per free worker slot in flight: a worker holds only the unit it
-            runs, so a worker that dies is blamed for that unit alone."""
-            while queue and len(running) < self._slots(client):
-                i, task = queue.pop()
-                future = client.submit(run_unit_on_worker, task, ref, pure=False,
-                                       key=f"duplexeval-{token}-{i:06d}",
-                                       resources=dict(self.resources) or None)
-                running[future] = task
+            while queue and len(running) < self._slots(client, resources):
+                i, item = queue.pop()
+                fn, *args = call(item)
+                future = client.submit(fn, *args, pure=False, key=f"duplexeval-{token}-{i:06d}",
+                                       resources=resources or None)
+                running[future] = i
                 completed.add(future)
 
         try:
             submit()
             for future in completed:
-                task = running.pop(future)  # released: a lost worker's done units stay done
-                done(task, _report(future, task, dist))
+                i = running.pop(future)  # released: a lost worker's done tasks stay done
+                finished(i, future)
                 submit()
         except BaseException:
             client.cancel(list(running))
             raise
 
-    def _slots(self, client: Any) -> int:
-        """Units the cluster's workers can run at once (threads, bounded by the resources the
-        units ask for); at least one, so that a cluster still starting gets work."""
+    @staticmethod
+    def _slots(client: Any, resources: Mapping[str, float]) -> int:
+        """Tasks the cluster's workers can run at once (threads, bounded by the resources the
+        tasks ask for); at least one, so that a cluster still starting gets work."""
         total = 0
         for w in client.scheduler_info().get("workers", {}).values():
             have = w.get("resources", {})
             total += min([int(w.get("nthreads", 1))] + [int(have.get(k, 0) // v)
-                                                        for k, v in self.resources.items()])
+                                                        for k, v in resources.items()])
         return max(1, total)
 
     @contextmanager

@@ -108,6 +108,9 @@ class RunConfigFile(BaseModel):
     dataset: DatasetInfo
     protocol: str
     seed: int
+    batch_size: int | None = None
+    """Continuations stepped together (``--batch-size``) when the run was started; outside
+    the hash: it changes no output (None: a run from before the option)."""
     duplexeval_version: str = ""
     git_revision: str | None = None
     python: str = ""

@@ -14,11 +14,11 @@ import platform
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from tqdm import tqdm
 
@@ -26,6 +26,7 @@ from .. import __version__
 from ..data.dialogue import Dataset
 from ..data.m3 import ALIGN_DIR, AUDIO_DIR
 from ..errors import DuplexevalError
+from ..execute import DEFAULT_BATCH_SIZE
 from ..fileio import safe_name
 from ..protocols import Plan
 from ..systems.base import System
@@ -39,8 +40,11 @@ from .directory import (
 )
 from .units import OnDone, UnitReport, UnitTask, plan_units, run_unit
 
-__all__ = ["Executor", "LocalExecutor", "RunConfig", "RunResult", "dataset_hash", "execute_run",
-           "summary_lines"]
+__all__ = ["Executor", "LocalExecutor", "RunConfig", "RunResult", "TaskMap", "dataset_hash",
+           "execute_run", "summary_lines"]
+
+A = TypeVar("A")
+R = TypeVar("R")
 
 PACKAGES = ("numpy", "soundfile", "soxr", "scipy", "faster-whisper", "pydantic")
 
@@ -113,7 +117,8 @@ class RunResult:
     skipped: int
 
 
-def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Dataset) -> None:
+def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Dataset,
+                  batch_size: int) -> None:
     new_hash = config.config_hash()
     if run.config_path.exists():
         old = run.read_config()
@@ -133,7 +138,8 @@ def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Datas
         dataset=DatasetInfo(path=str(dataset.root.resolve()), name=dataset.name,
                             split=dataset.split, language=dataset.language,
                             domain=dataset.domain, content_hash=config.dataset_hash),
-        protocol=config.plan["protocol"], seed=config.seed, duplexeval_version=__version__,
+        protocol=config.plan["protocol"], seed=config.seed, batch_size=batch_size,
+        duplexeval_version=__version__,
         git_revision=_git_revision(), python=platform.python_version(),
         packages=_package_versions()))
 
@@ -174,10 +180,16 @@ def execute_run(
     use_snapshot: bool | None = None,
     progress: bool = True,
     executor: Executor | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> RunResult:
     """Run (or resume) ``plan`` into ``out`` on ``executor`` (default: :class:`LocalExecutor`).
     Sample and system names that are not safe file names (:func:`~duplexeval.fileio.safe_name`)
-    are refused before anything is written."""
+    are refused before anything is written.  ``batch_size``: continuations stepped together
+    by a system with the ``batch`` capability (1: one at a time); it changes no output, so it
+    is recorded in ``config.json`` (``batch_size``, as the run was started) outside the
+    configuration hash, and a resumed run may use another."""
+    if batch_size < 1:
+        raise DuplexevalError(f"--batch-size must be at least 1, got {batch_size}")
     safe_name(system.name, "system name")
     for s in plan.samples:
         safe_name(s.sample_id, "dialogue id")
@@ -193,7 +205,7 @@ def execute_run(
     with run.locked():
         return _execute_locked(system, dataset, plan, run, config,
                                _Settings(executor or LocalExecutor(), fail_fast, use_snapshot,
-                                         progress), started)
+                                         progress, batch_size), started)
 
 
 @dataclass(frozen=True)
@@ -202,6 +214,7 @@ class _Settings:
     fail_fast: bool
     use_snapshot: bool | None
     progress: bool
+    batch_size: int = DEFAULT_BATCH_SIZE
 
 
 class LocalExecutor:
@@ -211,6 +224,24 @@ class LocalExecutor:
         """Run every task; ``done`` is called after each."""
         for task in tasks:
             done(task, run_unit(task, system))
+
+    def map(self, fn: Callable[[A], R], items: Sequence[A],
+            done: Callable[[int, R], None]) -> None:
+        """``done(i, fn(items[i]))`` for every item, in order, in this process."""
+        for i, item in enumerate(items):
+            done(i, fn(item))
+
+
+class TaskMap(Protocol):
+    """Where the work after a run is spread (analysis, judge calls): ``map`` calls
+    ``done(i, fn(items[i]))`` in the calling process once per item, in any order, and returns
+    when every item is done; ``fn`` runs where the executor puts it (this process for
+    :class:`LocalExecutor`, a Dask worker for
+    :class:`~duplexeval.runs.dask_executor.DaskExecutor`), so it must be a module-level
+    function and the items picklable.  An exception of ``fn`` is raised by ``map``."""
+
+    def map(self, fn: Callable[[A], R], items: Sequence[A],
+            done: Callable[[int, R], None]) -> None: ...
 
 
 class Executor(Protocol):
@@ -226,12 +257,12 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
                     config: RunConfig, settings: _Settings, started: float) -> RunResult:
     for stale in list(run.temporary_files()):  # left by a killed run; never a finished file
         stale.unlink(missing_ok=True)
-    _write_config(run, config, system, dataset)
+    _write_config(run, config, system, dataset, settings.batch_size)
     protocol = plan.options.protocol
     finished = {s.event_id for s in plan.samples if run.finished(s.sample_id, s.event_id)}
     done = len(finished)
     tasks = [UnitTask(run.root, unit, protocol, config.seed, settings.use_snapshot,
-                      settings.fail_fast)
+                      settings.fail_fast, settings.batch_size)
              for unit in plan_units(plan, dataset)
              if any(s.event_id not in finished for s in unit.samples)]
     frames = 0

@@ -24,7 +24,7 @@ import soundfile as sf
 
 from ..data.dialogue import Dataset, Dialogue
 from ..errors import DuplexevalError
-from ..execute import DialogueAudio, SampleOutput, run_group
+from ..execute import DEFAULT_BATCH_SIZE, DialogueAudio, SampleOutput, run_group
 from ..protocols import Plan, Protocol, Sample, split_passes
 from ..systems.base import System
 from ..systems.registry import load_system, resolve_system_class
@@ -73,6 +73,8 @@ class UnitTask:
     seed: int
     use_snapshot: bool | None = None
     fail_fast: bool = False
+    batch_size: int = DEFAULT_BATCH_SIZE
+    """Rows of continuations stepped together (systems with the ``batch`` capability)."""
 
 
 @dataclass
@@ -179,7 +181,8 @@ def run_unit(task: UnitTask, system: System) -> UnitReport:
     audio = _load_audio(task.unit.dialogue)
     outputs, report.frames = run_group(system, task.unit.dialogue, audio, pending,
                                        task.protocol, task.seed,
-                                       use_snapshot=task.use_snapshot, on_error=on_error)
+                                       use_snapshot=task.use_snapshot, on_error=on_error,
+                                       batch_size=task.batch_size)
     for result in outputs:
         _save(run, result, audio.sample_rate, system, protocol)
     report.ok = len(outputs)

@@ -42,6 +42,9 @@ Conventions
   restored to ``states[i]`` and reseeded with ``seeds[i]`` would, frame for frame (a
   stochastic model draws each row from its own generator).  The session that forked is left as
   it was.  Continuations are never teacher-forced, so a batch step takes user audio only.
+  When some rows fail on a frame, ``step`` steps the others and raises
+  :class:`BatchRowFailure` with their outputs; the runner records the failed rows' samples and
+  feeds those rows ``None`` from then on.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 __all__ = [
+    "BatchRowFailure",
     "BatchSession",
     "Capabilities",
     "ClockKind",
@@ -179,6 +183,18 @@ class SystemFailure(RuntimeError):
     goes on (``--fail-fast`` stops it)."""
 
 
+class BatchRowFailure(SystemFailure):
+    """Raised by :meth:`BatchSession.step` when some rows failed on this frame and the others
+    were stepped: ``failed`` maps each failed row to its reason, ``outputs`` holds the frame's
+    outputs of the other rows (``None`` for the failed and the ended rows).  A failed row is
+    ended: the runner records its sample as failed and feeds it ``None`` from then on."""
+
+    def __init__(self, failed: Mapping[int, str], outputs: Sequence[StepOutput | None]) -> None:
+        self.failed = dict(failed)
+        self.outputs = list(outputs)
+        super().__init__("; ".join(f"row {row}: {why}" for row, why in sorted(self.failed.items())))
+
+
 class Session(abc.ABC):
     """One stream of frames through a system."""
 
@@ -222,7 +238,8 @@ class BatchSession(abc.ABC):
 
     Row ``i`` behaves exactly as a single session restored to its snapshot and reseeded with
     its seed.  Rows end at different frames: a ``None`` user frame means the row has ended; it is
-    not stepped (its state is left as it is) and its output is ``None``."""
+    not stepped (its state is left as it is) and its output is ``None``.  Rows that fail on a
+    frame are reported with :class:`BatchRowFailure`, after the other rows were stepped."""
 
     @property
     @abc.abstractmethod

@@ -20,6 +20,8 @@ Behaviour (all times in seconds, decided on the frame clock)::
   :meth:`Clip.speech_samples`, cut where it stopped) and of its speaking turns
   (``turn_samples``), native rate, counted from the session start, in :meth:`Session.trace`,
   together with the number of frames stepped.
+* Batch: the forks of a prefix group are rows of plain-state sessions stepped together
+  (:class:`~duplexeval.systems.plain_state.PlainStateBatch`).
 * Snapshot: its state is plain data.  Teacher forcing: forced frames replace its output; it
   listens meanwhile and starts free-running after the last forced frame.  With
   ``continue_forced=1`` it takes over a forced turn that is still speaking at the last forced
@@ -29,13 +31,14 @@ Behaviour (all times in seconds, decided on the frame clock)::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..speech.clipbank import ClipBank
-from .base import Capabilities, Forced, Session, SessionSpec, StepOutput, System
-from .plain_state import PlainStateSession, log_speech, rng_state
+from .base import BatchSession, Capabilities, Forced, Session, SessionSpec, StepOutput, System
+from .plain_state import PlainStateBatch, PlainStateSession, log_speech, rng_state
 
 __all__ = ["ScriptedSystem"]
 
@@ -166,6 +169,11 @@ class _ScriptedSession(PlainStateSession):
         s["frame"] += 1
         return StepOutput(audio)
 
+    def fork_batch(self, states: Sequence[Any], seeds: Sequence[int]) -> BatchSession:
+        """Rows of fresh sessions of the same parameters, each restored and reseeded."""
+        return PlainStateBatch(lambda: _ScriptedSession(self.p, self.rate, self.frame,
+                                                        self.language, 0), states, seeds)
+
     def trace(self) -> dict[str, Any]:
         turns = [[a, b if b is not None else self.state["frame"] * self.frame]
                  for a, b in self.state["turns"]]
@@ -188,7 +196,8 @@ class ScriptedSystem(System):
         frame = self.int_arg("frame_size", rate // 50)
         self.language = self.args.get("language", "")
         self.capabilities = Capabilities(sample_rate=rate, frame_size=frame,
-                                         teacher_forcing_audio=True, snapshot=True)
+                                         teacher_forcing_audio=True, snapshot=True,
+                                         batch=True)
 
     @classmethod
     def arg_names(cls) -> tuple[str, ...]:

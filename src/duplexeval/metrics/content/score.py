@@ -13,6 +13,7 @@ from ...judge.client import JudgeClient
 from ...judge.meter import Prices
 from ...judge.records import JudgeItem, JudgeResult
 from ...judge.store import AnswerCache, default_cache_path
+from ...runs.execution import TaskMap
 from ..base import EventView
 from .inputs import CONTENT_EVENT_TYPES, ContentInput, ContentOptions, build_input
 from .items import ITEM_PROMPTS
@@ -47,6 +48,9 @@ class JudgeSettings:
     prices: Prices | None = None
     prefetch: Callable[[JudgeClient, AnswerCache, list[JudgeItem]], None] | None = None
     """Called before the batch with the items that need a call (the Batch API mode)."""
+    workers: TaskMap | None = None
+    """Spread the uncached calls over this executor's workers (:mod:`.spread`; not with
+    ``prefetch``); what is judged and recorded is the same."""
 
     def describe(self) -> dict[str, object]:
         """What results.json records about the judge (never the key)."""
@@ -121,6 +125,12 @@ def score_content(events: Sequence[EventView], dialogues: Mapping[str, Dialogue]
                 if judge.prefetch is not None:
                     hook = judge.prefetch
                     prefetch = lambda items: hook(client, cache, items)  # noqa: E731
+                elif judge.workers is not None:
+                    from .spread import prefetch_on_workers
+
+                    tasks, n = judge.workers, judge.concurrency
+                    prefetch = lambda items: prefetch_on_workers(  # noqa: E731
+                        client, cache, items, tasks=tasks, concurrency=n)
                 done = judge_content(inputs, client, cache, max_concurrency=judge.concurrency,
                                      on_result=on_result, prefetch=prefetch)
         finally:
