@@ -245,3 +245,31 @@ def test_an_eight_codebook_depformer_loads_into_the_personaplex_lm(tmp_path: Pat
             tokens.append([stepper.step(u).tokens.tolist() for u in user])
             streams.unbind()
     assert tokens[0] == tokens[1]
+
+
+def test_a_voice_named_without_a_folder_comes_from_the_repository_voices(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As PersonaPlex's server: ``voices.tgz`` of the repository, unpacked next to it once,
+    ``voices/NAME`` inside; a name not in it is an error naming the repository."""
+    import tarfile
+
+    import huggingface_hub
+
+    from duplexeval.systems.personaplex_inproc.loading import voice_prompt_path
+
+    (tmp_path / "src" / "voices").mkdir(parents=True)
+    (tmp_path / "src" / "voices" / "NATF2.pt").write_bytes(b"voice")
+    hub = tmp_path / "hub"
+    hub.mkdir()
+    with tarfile.open(hub / "voices.tgz", "w:gz") as tar:
+        tar.add(tmp_path / "src" / "voices", arcname="voices")
+    asked = []
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download",
+                        lambda repo, name: asked.append((repo, name)) or str(hub / name))
+    path = voice_prompt_path("NATF2.pt", "nvidia/personaplex-7b-v1")
+    assert path == hub / "voices" / "NATF2.pt" and path.read_bytes() == b"voice"
+    assert asked == [("nvidia/personaplex-7b-v1", "voices.tgz")]
+    with pytest.raises(ValueError, match="NOPE.pt.*personaplex-7b-v1"):
+        voice_prompt_path("NOPE.pt", "nvidia/personaplex-7b-v1")
+    local = tmp_path / "mine.wav"
+    assert voice_prompt_path(str(local), "any/repo") == local
