@@ -269,7 +269,7 @@ def test_a_voice_named_without_a_folder_comes_from_the_repository_voices(
     path = voice_prompt_path("NATF2.pt", "nvidia/personaplex-7b-v1")
     assert path == hub / "voices" / "NATF2.pt" and path.read_bytes() == b"voice"
     assert asked == [("nvidia/personaplex-7b-v1", "voices.tgz")]
-    with pytest.raises(ValueError, match="NOPE.pt.*personaplex-7b-v1"):
+    with pytest.raises(ValueError, match=r"NOPE\.pt.*personaplex-7b-v1"):
         voice_prompt_path("NOPE.pt", "nvidia/personaplex-7b-v1")
     local = tmp_path / "mine.wav"
     assert voice_prompt_path(str(local), "any/repo") == local
