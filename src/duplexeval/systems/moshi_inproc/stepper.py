@@ -203,7 +203,8 @@ class LMStepper:
         would sample are left to the next frame's forced writes.  ``embeddings [B, 1, dim]``
         replace the embedded tokens of the position (a cached voice prompt)."""
         if embeddings is None:
-            assert user_codes is not None
+            if user_codes is None:
+                raise ValueError("prefill needs the user codes or the embeddings of the position")
             self.lm.forward_text(self._input(user_codes))
         else:
             self.lm.transformer(embeddings.to(self.cache.device))
