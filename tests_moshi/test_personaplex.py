@@ -218,10 +218,31 @@ def test_batched_forks_equal_single_forks(plex_system: Any) -> None:
             assert same(outs[row], singles[row][i]) if i < n else outs[row] is None
 
 
-def test_an_eight_codebook_depformer_loads_into_the_personaplex_lm(tmp_path: Path) -> None:
+def concatenated(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """moshi 0.2.13's per-step attention matrices in PersonaPlex's file layout: one matrix per
+    layer, the steps' rows one after the other (``in_proj_weight``, ``out_proj.weight``)."""
+    out: dict[str, Any] = {}
+    parts: dict[str, list[torch.Tensor]] = {}
+    layouts = (("in_projs.", "in_proj_weight"), ("out_projs.", "out_proj.weight"))
+    for name, tensor in state.items():
+        for per_step, joined in layouts:
+            if per_step in name:
+                prefix, rest = name.split(per_step)
+                index = int(rest.split(".")[0])
+                parts.setdefault(prefix + joined, []).insert(index, tensor)
+                break
+        else:
+            out[name] = tensor
+    return {**out, **{k: torch.cat(v) for k, v in parts.items()}}
+
+
+@pytest.mark.parametrize("layout", ["per-step", "concatenated"])
+def test_an_eight_codebook_depformer_loads_into_the_personaplex_lm(tmp_path: Path,
+                                                                  layout: str) -> None:
     """PersonaPlex's loading rule: weights of a depformer over the system's codebooks only
-    fill the depformer over all codebooks (the user's copy the system's), and the system's
-    tokens are those of the smaller model, step for step."""
+    (in moshi 0.2.13's attention layout or PersonaPlex's file layout) fill the depformer over
+    all codebooks (the user's copy the system's), and the system's tokens are those of the
+    smaller model, step for step."""
     from moshi.models import loaders
     from safetensors.torch import save_file
 
@@ -230,11 +251,16 @@ def test_an_eight_codebook_depformer_loads_into_the_personaplex_lm(tmp_path: Pat
     torch.manual_seed(0)
     small = loaders.get_moshi_lm(None, lm_kwargs=dict(LM_CONFIG), device="cpu",
                                  dtype=torch.float32)
-    save_file({k: v.contiguous() for k, v in small.state_dict().items()},
-              str(tmp_path / "model.safetensors"))
+    state = {k: v.contiguous() for k, v in small.state_dict().items()}
+    if layout == "concatenated":
+        state = concatenated(state)
+        assert "depformer.layers.0.self_attn.in_proj_weight" in state
+    save_file(state, str(tmp_path / "model.safetensors"))
     big = load_lm(tmp_path / "model.safetensors", dict(PERSONAPLEX_CONFIG),
                   torch.device("cpu"), torch.float32)
     assert big.dep_q == 4 and torch.equal(big.linears[3].weight, small.linears[1].weight)
+    attention = big.depformer.layers[0].self_attn
+    assert torch.equal(attention.in_projs[2].weight, attention.in_projs[0].weight)
     user = torch.randint(0, 32, (12, 1, 2, 1), generator=torch.Generator().manual_seed(1))
     tokens = []
     with no_compile(), torch.no_grad():
@@ -245,6 +271,22 @@ def test_an_eight_codebook_depformer_loads_into_the_personaplex_lm(tmp_path: Pat
             tokens.append([stepper.step(u).tokens.tolist() for u in user])
             streams.unbind()
     assert tokens[0] == tokens[1]
+
+
+def test_weights_that_do_not_fit_are_refused_by_name(tmp_path: Path) -> None:
+    from moshi.models import loaders
+    from safetensors.torch import save_file
+
+    from duplexeval.systems.personaplex_inproc.loading import load_lm
+
+    small = loaders.get_moshi_lm(None, lm_kwargs=dict(LM_CONFIG), device="cpu",
+                                 dtype=torch.float32)
+    state = {k: v.contiguous() for k, v in small.state_dict().items() if k != "out_norm.alpha"}
+    state["extra.weight"] = torch.zeros(2)
+    save_file(state, str(tmp_path / "model.safetensors"))
+    with pytest.raises(ValueError, match=r"missing \['out_norm.alpha'\].*extra.weight"):
+        load_lm(tmp_path / "model.safetensors", dict(PERSONAPLEX_CONFIG),
+                torch.device("cpu"), torch.float32)
 
 
 def test_a_voice_named_without_a_folder_comes_from_the_repository_voices(

@@ -4,16 +4,21 @@ PersonaPlex's LM is moshi's ``LMModel`` with ``dep_q = n_q`` (16): its depformer
 user's 8 codebooks after the system's 8; nothing else differs in the modules its weights
 fill (text + 16 audio embeddings, the 32-layer transformer, the depformer with weights per
 codebook), so moshi 0.2.13 builds it from PersonaPlex's configuration
-(``personaplex_7b.json``: moshi 7B's with ``dep_q`` 16).  PersonaPlex's own loader also reads
-weights trained with an 8-codebook depformer; :func:`expand_depformer` does what it does,
-here as a rule on the state dict: a depformer attention weight half the model's size is
-repeated (PersonaPlex's concatenated layout), and per-codebook modules (``gating``,
-``linears``, ``depformer_in``, ``depformer_emb``, and moshi 0.2.13's per-step ``in_projs``,
-``out_projs``) of codebook ``i >= own`` missing from the file are those of ``i - own``; the
-one without a source (``depformer_emb[own - 1]``, which PersonaPlex's loader leaves
-unfilled) serves only the user's codebooks, which this loop never samples (see
+(``personaplex_7b.json``: moshi 7B's with ``dep_q`` 16).  PersonaPlex's files keep each
+attention layer's weights as one matrix with the steps' rows one after the other
+(``in_proj_weight``, ``out_proj.weight``); moshi 0.2.13 keeps one matrix
+per step (``in_projs.{i}``, ``out_projs.{i}``) and converts the old layout in a load hook;
+:func:`split_attention` does that conversion first, so that :func:`expand_depformer` can
+apply PersonaPlex's loading rule to weights trained with an 8-codebook depformer: per-codebook
+modules (``gating``, ``linears``, ``depformer_in``, ``depformer_emb``, the attention steps) of
+codebook ``i >= own`` missing from the file are those of ``i - own`` (PersonaPlex's loader
+repeats the attention rows and copies the modules ``0..7`` to ``8..15``); the one without a
+source (``depformer_emb[own - 1]``, which PersonaPlex's loader leaves unfilled) serves only
+the user's codebooks, which this loop never samples (see
 :class:`..moshi_inproc.stepper.LMStepper`), and is zeros.  Any other mismatch is an error
-naming the keys (PersonaPlex's loader would skip them silently).
+naming the keys (PersonaPlex's loader would skip them silently).  Not checked against the
+released weights (none here): that their other names are moshi's is read from PersonaPlex's
+module code, which names them as moshi 0.2.13 does.
 
 The system's codebooks are ``n_q // 2`` (8); the Mimi codec runs with that many.  A voice
 prompt named without a folder comes from the repository's ``voices.tgz`` (downloaded and
@@ -32,7 +37,8 @@ from moshi.models import loaders
 from ..moshi_inproc.loading import MoshiModels, load_models
 from .settings import PersonaPlexSettings
 
-__all__ = ["expand_depformer", "load_lm", "load_personaplex", "voice_prompt_path"]
+__all__ = ["expand_depformer", "load_lm", "load_personaplex", "split_attention",
+           "voice_prompt_path"]
 
 _PER_CODEBOOK = ("gating", "linears", "depformer_in", "depformer_emb", "in_projs", "out_projs")
 
@@ -67,19 +73,38 @@ def _fill(name: str, own: int, available: dict[str, Any], shape: Any) -> torch.T
     return torch.zeros(tuple(shape))
 
 
+_CONCATENATED = {"in_proj_weight": "in_projs", "in_proj.weight": "in_projs",
+                 "out_proj.weight": "out_projs"}
+
+
+def split_attention(state: dict[str, torch.Tensor],
+                    model_state: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """PersonaPlex's attention weights (one matrix per layer, the steps' rows one after the
+    other: ``in_proj_weight``, ``out_proj.weight``) as moshi 0.2.13's per-step matrices
+    (``in_projs.{i}.weight``, ``out_projs.{i}.weight``), as many steps as the file has."""
+    out = {}
+    for name, tensor in state.items():
+        prefix, suffix = next(((name[:-len(k)], v) for k, v in _CONCATENATED.items()
+                               if name.endswith(k)), (None, None))
+        first = f"{prefix}{suffix}.0.weight"
+        if prefix is None or first not in model_state:
+            out[name] = tensor
+            continue
+        rows = model_state[first].shape[0]
+        if tensor.shape[0] % rows or tensor.shape[1:] != model_state[first].shape[1:]:
+            raise ValueError(f"attention weight {name}: {tuple(tensor.shape)} in the file, "
+                             f"steps of {tuple(model_state[first].shape)} in the model")
+        for i, part in enumerate(tensor.split(rows)):
+            out[f"{prefix}{suffix}.{i}.weight"] = part
+    return out
+
+
 def expand_depformer(state: dict[str, torch.Tensor], model_state: dict[str, Any],
                      own: int) -> dict[str, torch.Tensor]:
-    """``state`` (a file's weights) completed for a model whose depformer predicts more
-    codebooks (see the module doc); raises ``ValueError`` naming what cannot be matched."""
-    out = dict(state)
-    for name, tensor in state.items():
-        target = model_state.get(name)
-        if "depformer" in name and "self_attn" in name and target is not None \
-                and tensor.shape != target.shape:
-            if tensor.shape[0] * 2 != target.shape[0] or tensor.shape[1:] != target.shape[1:]:
-                raise ValueError(f"depformer weight {name}: {tuple(tensor.shape)} in the file, "
-                                 f"{tuple(target.shape)} in the model")
-            out[name] = torch.cat([tensor, tensor], dim=0)
+    """``state`` (a file's weights, either attention layout) completed for a model whose
+    depformer predicts more codebooks (see the module doc); raises ``ValueError`` naming what
+    cannot be matched."""
+    out = split_attention(state, model_state)
     missing = []
     for name, target in model_state.items():
         if name in out:
