@@ -315,3 +315,24 @@ def test_a_voice_named_without_a_folder_comes_from_the_repository_voices(
         voice_prompt_path("NOPE.pt", "nvidia/personaplex-7b-v1")
     local = tmp_path / "mine.wav"
     assert voice_prompt_path(str(local), "any/repo") == local
+
+
+def test_the_text_prompt_follows_the_domain_and_can_be_left_out(plex_args: dict[str, str]) -> None:
+    """By default the chat domain gets M3's chat prompt, others PersonaPlex's teacher prompt,
+    each in system tags, one frame per piece between the two 6-frame spacers (no voice prompt
+    with random weights); ``text_prompt=none`` leaves only the spacers."""
+    from duplexeval.systems.base import DialogueInfo
+    from duplexeval.systems.personaplex_inproc.settings import ASSISTANT_PROMPT, CHAT_PROMPT
+    from duplexeval.systems.registry import load_system
+
+    system = load_system("personaplex", plex_args)
+    tokenizer = system.models().tokenizer
+    for domain, text in (("chat", CHAT_PROMPT), ("task", ASSISTANT_PROMPT)):
+        session = system.open(SessionSpec(sample_rate=RATE, seed=1,
+                                          dialogue=DialogueInfo("d", "en", domain)))
+        trace = session.trace()
+        pieces = tokenizer.encode(wrap_system_tags(text))
+        assert trace["text_prompt"] == text and trace["voice_prompt"] is None
+        assert trace["prompt_frames"] == 2 * SPACER_FRAMES + len(pieces)
+    bare = load_system("personaplex", {**plex_args, "text_prompt": "none"})
+    assert bare.open(SessionSpec(sample_rate=RATE, seed=1)).trace()["prompt_frames"] == 12
