@@ -216,6 +216,9 @@ def test_batched_forks_equal_single_forks(plex_system: Any) -> None:
         outs = batch.step([user[f + i] if i < n else None for f, _, n in forks])
         for row, (_, _, n) in enumerate(forks):
             assert same(outs[row], singles[row][i]) if i < n else outs[row] is None
+    session.restore(states[7])
+    single_trace = {**session.trace(), "frames": 7 + 8}
+    assert batch.trace(1) == single_trace and batch.trace(1)["prompt_frames"] > 12
 
 
 def concatenated(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

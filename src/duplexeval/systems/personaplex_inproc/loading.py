@@ -27,6 +27,7 @@ unpacked next to it in the Hugging Face cache on first use, as PersonaPlex's ser
 
 from __future__ import annotations
 
+import json
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -152,8 +153,6 @@ def load_personaplex(settings: PersonaPlexSettings) -> MoshiModels:
 
 
 def _own_codebooks(settings: PersonaPlexSettings) -> int:
-    import json
-
     config = settings.moshi.config
     if config is None:
         return 8

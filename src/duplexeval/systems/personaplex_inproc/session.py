@@ -68,7 +68,7 @@ class PersonaPlexSession(MoshiSession):
 
     def fork_batch(self, states: Sequence[Any], seeds: Sequence[int]) -> BatchSession:
         return PersonaPlexBatch(self.models, self.sampling, states, seeds, self.running,
-                                self.output_delay)
+                                self.prompt, self.output_delay)
 
     def trace(self) -> dict[str, Any]:
         return {**super().trace(), **_prompt_trace(self.prompt, self.output_delay)}
@@ -83,8 +83,10 @@ class PersonaPlexBatch(MoshiBatch):
     """Forks of a :class:`PersonaPlexSession` stepping together (each row holds its frame)."""
 
     def __init__(self, models: MoshiModels, sampling: Sampling, states: Sequence[Any],
-                 seeds: Sequence[int], running: Running, output_delay: int) -> None:
+                 seeds: Sequence[int], running: Running, prompt: PromptState,
+                 output_delay: int) -> None:
         super().__init__(models, sampling, states, seeds, running)
+        self.prompt = prompt
         self.output_delay = output_delay
         self.held = torch.stack([s["held"] for s in states]).to(self.stepper.cache.device)
 
@@ -95,3 +97,6 @@ class PersonaPlexBatch(MoshiBatch):
         shown = StepTokens(self.held, torch.ones_like(out.valid))
         self.held = out.tokens.clone()
         return self.codec.decode(shown, users, size)
+
+    def trace(self, row: int) -> dict[str, Any]:
+        return {**super().trace(row), **_prompt_trace(self.prompt, self.output_delay)}
