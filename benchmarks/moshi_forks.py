@@ -18,6 +18,8 @@ GPU's (one LM call for all rows).
 
 Sizes: ``tiny`` is the test checkpoint of ``tests_moshi/tiny.py`` (CPU, seconds); ``full`` is the
 Moshi 7B architecture and Mimi with random weights (GPU: ``--device cuda``; bfloat16).
+``--system personaplex`` runs PersonaPlex's shape instead (a depformer over all codebooks,
+its prompt phase with a text prompt and no voice prompt, its one-frame output delay).
 
 Data: ``--dataset`` (default: the official M3 toy chat set at ``../shared/m3_toy``, voiced with
 the clip bank when it has no audio); ``--dialogues``, ``--max-samples`` (per dialogue and
@@ -56,15 +58,21 @@ TOY_CHAT = REPO.parent / "shared" / "m3_toy" / "ja" / "chat" / "magicdata_toy"
 BATCHED = "batch_size" in inspect.signature(run_group).parameters
 
 
-def _system_args(size: str, work: Path, device: str, batch_codec: bool) -> dict[str, str]:
+def _system_args(size: str, work: Path, device: str, batch_codec: bool,
+                 name: str = "moshi") -> dict[str, str]:
     sys.path.insert(0, str(REPO / "tests_moshi"))
-    from tiny import write_checkpoint
+    from tiny import LM_CONFIG, PERSONAPLEX_CONFIG, write_checkpoint
 
-    args = write_checkpoint(work / "checkpoint")
+    plex = name == "personaplex"
+    args = write_checkpoint(work / "checkpoint", PERSONAPLEX_CONFIG if plex else LM_CONFIG)
     args["device"] = device
     args["batch_codec"] = str(int(batch_codec))
     if size == "full":  # moshi's built-in 7B and Mimi configurations; the tiny tokenizer
         args = {k: v for k, v in args.items() if k not in ("config", "mimi_config")}
+        if plex:
+            from duplexeval.systems.personaplex_inproc.settings import BUILTIN_CONFIG
+
+            args["config"] = str(BUILTIN_CONFIG)
     return args
 
 
@@ -126,6 +134,7 @@ def _protocol_rows(system: Any, groups: list[tuple[Any, list[Any]]], protocol: P
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--system", choices=("moshi", "personaplex"), default="moshi")
     parser.add_argument("--size", choices=("tiny", "full"), default="tiny")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dataset", type=Path, default=TOY_CHAT)
@@ -141,11 +150,11 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        system = load_system("moshi", _system_args(args.size, work, args.device,
-                                                    args.batch_codec))
+        system = load_system(args.system, _system_args(args.size, work, args.device,
+                                                        args.batch_codec, args.system))
         start = time.perf_counter()
         system.models()
-        print(json.dumps({"size": args.size, "device": args.device,
+        print(json.dumps({"system": args.system, "size": args.size, "device": args.device,
                           "load_seconds": round(time.perf_counter() - start, 1),
                           "torch": torch.__version__, "threads": args.threads,
                           "cpu": platform.processor() or platform.machine(),

@@ -1,6 +1,7 @@
-"""Fixtures of the moshi-environment tests (``make test-moshi``): a tiny random-weight
-checkpoint and the ``moshi`` system loaded from it, on CPU with one thread (several threads
-on a shared 2-core machine make each 80 ms step 30 times slower)."""
+"""Fixtures of the moshi-environment tests (``make test-moshi``): tiny random-weight
+checkpoints (Moshi-shaped and PersonaPlex-shaped) and the ``moshi`` and ``personaplex``
+systems loaded from them, on CPU with one thread (several threads on a shared 2-core machine
+make each 80 ms step 30 times slower)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the moshi tests run in .venv-moshi (make test-moshi)")
 pytest.importorskip("moshi", reason="the moshi tests run in .venv-moshi (make test-moshi)")
 
-from tiny import write_checkpoint  # noqa: E402
+from tiny import PERSONAPLEX_CONFIG, write_checkpoint  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -33,3 +34,16 @@ def tiny_system(tiny_args: dict[str, str]) -> Any:
 @pytest.fixture(scope="session")
 def tiny_folder(tiny_args: dict[str, str]) -> Path:
     return Path(tiny_args["config"]).parent
+
+
+@pytest.fixture(scope="session")
+def plex_args(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """``--system-arg`` values of a tiny random-weight PersonaPlex-shaped checkpoint."""
+    return write_checkpoint(tmp_path_factory.mktemp("tiny-plex"), PERSONAPLEX_CONFIG)
+
+
+@pytest.fixture(scope="session")
+def plex_system(plex_args: dict[str, str]) -> Any:
+    from duplexeval.systems.registry import load_system
+
+    return load_system("personaplex", {**plex_args, "text_prompt": "hello there"})

@@ -46,13 +46,17 @@ MIMI_CONFIG = {
 }
 
 
-def write_checkpoint(folder: Path) -> dict[str, str]:
+PERSONAPLEX_CONFIG = {**LM_CONFIG, "dep_q": 4}
+"""PersonaPlex's shape at toy size: the depformer predicts the user's 2 codebooks too."""
+
+
+def write_checkpoint(folder: Path, lm_config: dict[str, object] = LM_CONFIG) -> dict[str, str]:
     """Config files and a tokenizer in ``folder``; the ``--system-arg`` values that name them
     (random weights)."""
     import sentencepiece
 
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(json.dumps(LM_CONFIG), encoding="utf-8")
+    (folder / "config.json").write_text(json.dumps(lm_config), encoding="utf-8")
     (folder / "mimi.json").write_text(json.dumps(MIMI_CONFIG), encoding="utf-8")
     model = io.BytesIO()
     sentencepiece.SentencePieceTrainer.train(

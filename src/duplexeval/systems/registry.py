@@ -31,6 +31,7 @@ BUILTIN: dict[str, str] = {
     "cascade": "duplexeval.systems.cascade:CascadeSystem",
     "moshi-ws": "duplexeval.systems.moshi_ws:MoshiWsSystem",
     "moshi": "duplexeval.systems.moshi_inproc:MoshiSystem",
+    "personaplex": "duplexeval.systems.personaplex_inproc:PersonaPlexSystem",
     "command": "duplexeval.systems.command:CommandSystem",
     "openai-realtime": "duplexeval.systems.openai_realtime:OpenAIRealtimeSystem",
     "duplexcascade": "duplexeval.systems.duplexcascade:DuplexCascadeSystem",

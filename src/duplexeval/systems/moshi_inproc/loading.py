@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,13 @@ class MoshiModels:
     """Reference system encoder (teacher forcing)."""
     tokenizer: Any
     device: torch.device
+    system_codebooks: int | None = None
+    """The system's audio codebooks when the depformer predicts more (PersonaPlex)."""
 
     @property
     def dep_q(self) -> int:
-        return int(self.lm.dep_q)
+        """The system audio codebooks the loop samples and the codec decodes."""
+        return int(self.lm.dep_q if self.system_codebooks is None else self.system_codebooks)
 
     @property
     def silent_tokens(self) -> tuple[int, ...]:
@@ -86,10 +90,11 @@ def _checkpoint(settings: MoshiSettings) -> Any:
         config_path=settings.config, mimi_config_path=mimi_config)
 
 
-def _mimi_codebooks(info: Any) -> int:
+def _mimi_codebooks(info: Any, own: int | None) -> int:
     if info.lm_config is None:
         return 8
-    return max(info.lm_config["dep_q"], info.lm_config["n_q"] - info.lm_config["dep_q"])
+    own = info.lm_config["dep_q"] if own is None else own
+    return max(own, info.lm_config["n_q"] - own)
 
 
 def _fit_codebooks(mimi: Any, seconds: float = 8.0) -> None:
@@ -111,8 +116,15 @@ def _fit_codebooks(mimi: Any, seconds: float = 8.0) -> None:
         mimi.quantizer.eval()
 
 
-def load_models(settings: MoshiSettings) -> MoshiModels:
-    """The checkpoint named by ``settings`` on its device (see the module doc)."""
+LMLoader = Callable[[Any, torch.device, torch.dtype], Any]
+"""Builds the LM of a ``CheckpointInfo`` with its weights on a device, in a dtype."""
+
+
+def load_models(settings: MoshiSettings, system_codebooks: int | None = None,
+                load_lm: LMLoader | None = None) -> MoshiModels:
+    """The checkpoint named by ``settings`` on its device (see the module doc).
+    ``system_codebooks``: the system's audio codebooks when the depformer predicts more;
+    ``load_lm``: how weights are read into the LM (default: moshi's loader)."""
     device = _device(settings)
     dtype = _dtype(settings, device)
     info = _checkpoint(settings)
@@ -121,11 +133,16 @@ def load_models(settings: MoshiSettings) -> MoshiModels:
             torch.manual_seed(settings.weights_seed)
             lm = info.get_moshi(device=device, dtype=dtype, load_weight=False)
             mimi = loaders.get_mimi(None, info.mimi_config, device=device,
-                                    num_codebooks=_mimi_codebooks(info))
+                                    num_codebooks=_mimi_codebooks(info, system_codebooks))
             _fit_codebooks(mimi)
     else:
-        lm = info.get_moshi(device=device, dtype=dtype)
+        if load_lm is None:
+            lm = info.get_moshi(device=device, dtype=dtype)
+        else:
+            lm = load_lm(info, device, dtype)
         mimi = info.get_mimi(device=device)
+        if system_codebooks is not None:
+            mimi.set_num_codebooks(_mimi_codebooks(info, system_codebooks))
     if mimi.sample_rate != SAMPLE_RATE or mimi.frame_rate != FRAME_RATE:
         raise ValueError(f"Mimi runs at {mimi.sample_rate} Hz and {mimi.frame_rate} Hz frames; "
                          f"the moshi system needs {SAMPLE_RATE} Hz and {FRAME_RATE} Hz")
@@ -135,4 +152,5 @@ def load_models(settings: MoshiSettings) -> MoshiModels:
     lm.eval()
     mimi.eval()
     return MoshiModels(lm=lm, mimi=mimi, mimi_ref=copy.deepcopy(mimi),
-                       tokenizer=info.get_text_tokenizer(), device=device)
+                       tokenizer=info.get_text_tokenizer(), device=device,
+                       system_codebooks=system_codebooks)

@@ -104,7 +104,7 @@ class MoshiSession(Session):
         self.lm_streams = StreamSet(models.lm, 1)
         self.codec = _Codec(models)
         self.ref_streams = StreamSet(models.mimi_ref, 1)
-        self.stepper = LMStepper(models.lm, sampling, 1)
+        self.stepper = LMStepper(models.lm, sampling, 1, models.dep_q)
         self.stepper.reseed(0, seed)
         self.text = TextForcing(models.tokenizer, int(models.lm.text_padding_token_id),
                                 language)
@@ -130,7 +130,11 @@ class MoshiSession(Session):
             self.lm_streams.bind()
             out: StepTokens = self.stepper.step(user_codes)
             self.frames += 1
-            return self.codec.decode(out.tokens[0], bool(out.valid[0]), len(user))
+            return self._emit(out, len(user))
+
+    def _emit(self, out: StepTokens, size: int) -> StepOutput:
+        """The output of a step: the frame just produced, decoded."""
+        return self.codec.decode(out.tokens[0], bool(out.valid[0]), size)
 
     def snapshot(self) -> Any:
         return {"lm": self.lm_streams.capture(), "codec": self.codec.streams.capture(),
@@ -227,7 +231,7 @@ class MoshiBatch(BatchSession):
         self.running = running
         rows = len(states)
         self.lm_streams = StreamSet(models.lm, rows)
-        self.stepper = LMStepper(models.lm, sampling, rows)
+        self.stepper = LMStepper(models.lm, sampling, rows, models.dep_q)
         codec = _SharedCodec if running.batch_codec else _RowCodecs
         self.codec: _RowCodecs | _SharedCodec = codec(models, states)
         self.frames = [int(s["frames"]) for s in states]
@@ -254,7 +258,12 @@ class MoshiBatch(BatchSession):
             out = self.stepper.step(batch)
             for row, user in enumerate(users):
                 self.frames[row] += user is not None
-            return self.codec.decode(out, users, size)
+            return self._emit(out, users, size)
+
+    def _emit(self, out: StepTokens, users: Sequence[np.ndarray | None],
+              size: int) -> list[StepOutput | None]:
+        """The rows' outputs of a step: the frames just produced, decoded."""
+        return self.codec.decode(out, users, size)
 
     def trace(self, row: int) -> dict[str, Any]:
         return {"frames": self.frames[row], "forced_frames": self.forced_frames[row]}

@@ -80,9 +80,13 @@ def sample_row(logits: torch.Tensor, use_sampling: bool, temp: float, top_k: int
 class LMStepper:
     """The token state of ``batch`` rows and the step that advances them (see module doc).
 
-    The LM's own streaming states (KV caches) are not held here: the caller binds them."""
+    The LM's own streaming states (KV caches) are not held here: the caller binds them.
+    ``own`` is the number of system audio codebooks the loop samples (default ``lm.dep_q``);
+    a depformer that also predicts the user's codebooks (PersonaPlex, ``dep_q = n_q``) is run
+    for the first ``own`` only: the user's are always given, and the depformer's later
+    codebooks cannot change its earlier ones."""
 
-    def __init__(self, lm: Any, sampling: Sampling, batch: int) -> None:
+    def __init__(self, lm: Any, sampling: Sampling, batch: int, own: int | None = None) -> None:
         self.lm = lm
         self.sampling = sampling
         self.batch = batch
@@ -91,7 +95,9 @@ class LMStepper:
         self.max_delay = int(max(lm.delays))
         if lm.delays[0] != 0:
             raise ValueError(f"text delay {lm.delays[0]} is not supported (Moshi's is 0)")
-        self.dep_q = int(lm.dep_q)
+        self.dep_q = int(lm.dep_q if own is None else own)
+        if not 0 < self.dep_q <= lm.dep_q:
+            raise ValueError(f"{self.dep_q} system codebooks: the depformer predicts {lm.dep_q}")
         self.ct = self.max_delay + 2
         k = int(lm.num_codebooks)
         self.cache = torch.full((batch, k, self.ct), lm.ungenerated_token_id,
@@ -180,6 +186,30 @@ class LMStepper:
                 previous = self._sample_rows(logits, s.temp, s.top_k).reshape(self.batch)
                 tokens.append(previous)
         return torch.stack(tokens, dim=1)
+
+    def place(self, position: int, stream: int, token: int) -> None:
+        """Write one token at a position of the cache (one row): for prompts that give whole
+        positions rather than frames."""
+        if self.batch != 1:
+            raise ValueError("placing tokens is for a single row")
+        self._write(0, position, stream, token)
+
+    @torch.no_grad()
+    def prefill(self, user_codes: torch.Tensor | None = None,
+                embeddings: torch.Tensor | None = None) -> None:
+        """Advance every row one step without sampling, for a frame whose every stream is
+        given (a prompt frame: ``force`` it, then ``prefill`` with its user codes): the LM's
+        streaming state takes the position, nothing is drawn, and the positions that a step
+        would sample are left to the next frame's forced writes.  ``embeddings [B, 1, dim]``
+        replace the embedded tokens of the position (a cached voice prompt)."""
+        if embeddings is None:
+            if user_codes is None:
+                raise ValueError("prefill needs the user codes or the embeddings of the position")
+            self.lm.forward_text(self._input(user_codes))
+        else:
+            self.lm.transformer(embeddings.to(self.cache.device))
+        self.offsets += 1
+        self._apply_due()
 
     @torch.no_grad()
     def step(self, user_codes: torch.Tensor) -> StepTokens:

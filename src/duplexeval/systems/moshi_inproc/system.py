@@ -13,10 +13,20 @@ from typing import Any
 from ..base import Capabilities, ClockKind, Session, SessionSpec, System, SystemFailure
 from .settings import ARG_NAMES, MoshiSettings, parse_settings
 
-__all__ = ["MoshiSystem"]
+__all__ = ["MoshiSystem", "check_local_files"]
 
 SAMPLE_RATE = 24000
 FRAME = 1920
+
+
+def check_local_files(settings: MoshiSettings) -> None:
+    """A named local checkpoint file must exist (``hf://`` names are left to the loader)."""
+    for name in ("moshi_weight", "mimi_weight", "tokenizer", "config", "mimi_config"):
+        value = getattr(settings, name)
+        if value is None or value.startswith("hf://"):
+            continue
+        if not Path(value.removeprefix("file://")).is_file():
+            raise ValueError(f"system argument {name}: no such file {value!r}")
 
 
 class MoshiSystem(System):
@@ -39,12 +49,7 @@ class MoshiSystem(System):
     def __init__(self, **args: str) -> None:
         super().__init__(**args)
         self.settings: MoshiSettings = parse_settings(self.args)
-        for name in ("moshi_weight", "mimi_weight", "tokenizer", "config", "mimi_config"):
-            value = getattr(self.settings, name)
-            if value is None or value.startswith("hf://"):
-                continue
-            if not Path(value.removeprefix("file://")).is_file():
-                raise ValueError(f"system argument {name}: no such file {value!r}")
+        check_local_files(self.settings)
         self._models: Any = None
 
     @classmethod
@@ -55,16 +60,22 @@ class MoshiSystem(System):
         """The loaded checkpoint (loaded on first use)."""
         if self._models is None:
             try:
-                from .loading import load_models
+                load = self._loader()
             except ImportError as exc:
-                raise SystemFailure(f"the moshi system needs moshi and torch ({exc}); "
+                raise SystemFailure(f"the {self.name} system needs moshi and torch ({exc}); "
                                     "run `make venv-moshi` or pip install "
                                     "'duplexeval[moshi]'") from None
             try:
-                self._models = load_models(self.settings)
+                self._models = load()
             except (OSError, ValueError, RuntimeError) as exc:
-                raise SystemFailure(f"moshi: cannot load the checkpoint: {exc}") from None
+                raise SystemFailure(f"{self.name}: cannot load the checkpoint: {exc}") from None
         return self._models
+
+    def _loader(self) -> Any:
+        """A function that loads the checkpoint (importing it needs torch and moshi)."""
+        from .loading import load_models
+
+        return lambda: load_models(self.settings)
 
     def open(self, spec: SessionSpec) -> Session:
         if spec.sample_rate != SAMPLE_RATE:
