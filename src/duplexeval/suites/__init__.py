@@ -26,7 +26,8 @@ subsets, whose TTS is the full suite's).
 
 The *quick subset* of a suite (``limit="quick"``, what ``duplexeval demo`` runs) is the smallest
 prefix of its dialogues whose multi-gen plan has :data:`QUICK_MIN_SHIFTS` (or the suite's own
-``quick_min_shifts``: 14 for ``flexi-en``, its first two items of each scenario) smooth-turn-taking
+``quick_min_shifts``: 14 for ``flexi-en``, its first two items of each scenario; 30 for
+``mtr-en``, its S, S+I and S+I+P dialogues) smooth-turn-taking
 samples on the suite's user channels; it is found while synthesizing, dialogue by dialogue.
 """
 

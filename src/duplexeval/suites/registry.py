@@ -56,7 +56,7 @@ SUITES: dict[str, Suite] = {s.name: s for s in [
           "task", channels=(0,), quick_min_shifts=14, in_demo=False),
     Suite("mtr-en", "MTR-DuplexBench-style 10-round dialogues: five features, their "
           "combinations, instruction following, safety; English", "en", "chat",
-          channels=(0,), in_demo=False, overlapping_shifts=False),
+          channels=(0,), in_demo=False, overlapping_shifts=False, quick_min_shifts=30),
     Suite("m3-toy-ja-voiced", "the official M3 toy annotations voiced with OpenJTalk", "ja",
           "mixed"),
 ]}
