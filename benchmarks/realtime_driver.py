@@ -1,0 +1,284 @@
+"""Accuracy of the real-time driver: measured turn-taking latency against a known answer time,
+and send drift over a long stream.
+
+The loopback echo server below speaks the OpenAI Realtime API's WebSocket events (GA names:
+``session.created``, ``session.update`` -> ``session.updated``, ``input_audio_buffer.append``
+of base64 PCM16 at 24 kHz, ``input_audio_buffer.speech_started`` / ``speech_stopped``,
+``response.created``, ``response.output_audio.delta``, ``response.done``), so the client is the
+real ``openai-realtime`` adapter on the shared :class:`~duplexeval.systems.realtime.RealtimeDriver`.
+PCM16 has no codec delay, so the only time between the user's turn end and the reply is the
+server's answer time plus what the driver adds or mismeasures.
+
+Server rule (a wall-clock server, like the service): it stamps each appended 20 ms chunk with
+its arrival time (``time.monotonic``), finds the user's turn end as the end of the last sample
+with ``|x| > 0.01`` once ``silence_ms`` (150 ms) of silence follow it, puts that instant on its
+clock from the arrival of the chunk that held it (``arrival - (chunk end - turn end)``), and
+sends the whole reply (0.4 s of a 440 Hz cosine, as 100 ms deltas back to back: faster than
+real time) exactly ``answer_ms`` (300 ms) after it.  The client sends frame ``k`` at its
+deadline, one frame after its start (a microphone), so a client that paced exactly measures
+``300 ms + loopback transit``::
+
+    user (sent)   uuuuuuuuuuuuu|                 | = the user's turn end e (known exactly)
+    server                      ...150 ms...|  decides; answers at (arrival-derived e) + 300 ms
+    played out                  |<--- 300 ms --->|MMMMMMMM    measured = onset - e
+
+The stream: ``--events`` user turns (a 200 Hz tone, 0.4-1.0 s, seeded) spread evenly over
+``--minutes`` minutes (default 100 over 10 min).  The latency of each turn is the ``m3``
+variant's smooth-turn-taking latency (``latency ↓``: the system segment closest to the turn end,
+M3's rule) over segments of the played-out system channel (``|y| > 0.05``, gaps under 50 ms
+merged).  Printed: the p95 (and mean, max) absolute error against ``answer_ms`` over the
+events, the turns taken, and the send drift (max, p95, mean) and arrival jitter over the whole
+stream, from the session's trace.
+
+Usage: .venv/bin/python benchmarks/realtime_driver.py [--minutes 10] [--events 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import multiprocessing
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+import numpy as np
+from websockets.sync.server import ServerConnection, serve
+
+from duplexeval.analysis.segments import SpeechSegment
+from duplexeval.metrics.base import EventView
+from duplexeval.metrics.m3 import M3Timing
+from duplexeval.systems.base import SessionSpec
+from duplexeval.systems.registry import load_system
+
+RATE = 24000
+FRAME = 480
+KEY_VARIABLE = "DUPLEXEVAL_LOOPBACK_KEY"
+REPLY_S = 0.4
+
+
+def _b64(x: np.ndarray) -> str:
+    return base64.b64encode((np.clip(x, -1, 1) * 32767).astype("<i2").tobytes()).decode()
+
+
+class _EchoConversation:
+    """One connection of the echo server (see the module docstring)."""
+
+    def __init__(self, conn: ServerConnection, answer_s: float, silence_s: float) -> None:
+        self.conn, self.answer_s, self.silence_s = conn, answer_s, silence_s
+        self.lock = threading.Lock()
+        self.samples = 0
+        """Buffer samples received."""
+        self.turn_end: tuple[int, float] | None = None
+        """(buffer sample just after the last voiced one, its time on the server clock)."""
+        self.replies = 0
+
+    def send(self, event: dict[str, Any]) -> None:
+        with self.lock:
+            self.conn.send(json.dumps(event))
+
+    def on_append(self, audio: str, arrival: float) -> None:
+        x = np.frombuffer(base64.b64decode(audio), "<i2").astype(np.float32) / 32768
+        voiced = np.flatnonzero(np.abs(x) > 0.01)
+        start, self.samples = self.samples, self.samples + len(x)
+        if len(voiced):
+            end = start + int(voiced[-1]) + 1
+            if self.turn_end is None:
+                self.send({"type": "input_audio_buffer.speech_started",
+                           "audio_start_ms": start * 1000 // RATE})
+            self.turn_end = (end, arrival - (self.samples - end) / RATE)
+        elif self.turn_end is not None and \
+                (self.samples - self.turn_end[0]) / RATE >= self.silence_s:
+            end, at = self.turn_end
+            self.turn_end = None
+            self.send({"type": "input_audio_buffer.speech_stopped",
+                       "audio_end_ms": end * 1000 // RATE})
+            threading.Thread(target=self.reply, args=(at + self.answer_s,), daemon=True).start()
+
+    def reply(self, when: float) -> None:
+        """The whole reply at monotonic ``when`` (sleep, then spin the last 2 ms)."""
+        while (left := when - time.monotonic()) > 0.002:
+            time.sleep(left - 0.002)
+        while time.monotonic() < when:
+            time.sleep(0)
+        self.replies += 1
+        rid, item = f"resp_{self.replies}", f"item_{self.replies}"
+        t = np.arange(round(REPLY_S * RATE)) / RATE
+        tone = (0.3 * np.cos(2 * np.pi * 440 * t)).astype(np.float32)
+        self.send({"type": "response.created", "response": {"id": rid}})
+        for a in range(0, len(tone), RATE // 10):
+            self.send({"type": "response.output_audio.delta", "response_id": rid,
+                       "item_id": item, "delta": _b64(tone[a:a + RATE // 10])})
+        self.send({"type": "response.done", "response": {"id": rid, "status": "completed"}})
+
+
+def _serve(answer_s: float, silence_s: float, ports: Any) -> None:
+    """The server process: serve forever, reporting the port it got."""
+
+    def handle(conn: ServerConnection) -> None:
+        convo = _EchoConversation(conn, answer_s, silence_s)
+        convo.send({"type": "session.created", "session": {"type": "realtime"}})
+        try:
+            for message in conn:
+                arrival = time.monotonic()
+                event = json.loads(message)
+                if event.get("type") == "session.update":
+                    convo.send({"type": "session.updated", "session": event["session"]})
+                elif event.get("type") == "input_audio_buffer.append":
+                    convo.on_append(event["audio"], arrival)
+        except Exception:  # the client went away
+            return
+
+    with serve(handle, "127.0.0.1", 0, compression=None, max_size=None) as server:
+        ports.put(server.socket.getsockname()[1])
+        server.serve_forever()
+
+
+class EchoServer:
+    """The loopback echo server on 127.0.0.1 (a free port) in its own process, so that it
+    never holds the client's interpreter lock (``time.monotonic`` is one clock for both
+    processes: Linux ``CLOCK_MONOTONIC``)."""
+
+    def __init__(self, answer_s: float = 0.3, silence_s: float = 0.15) -> None:
+        self.answer_s, self.silence_s = answer_s, silence_s
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/v1/realtime"
+
+    def __enter__(self) -> EchoServer:
+        context = multiprocessing.get_context("spawn")
+        ports = context.Queue()
+        self._process = context.Process(target=_serve, daemon=True,
+                                        args=(self.answer_s, self.silence_s, ports))
+        self._process.start()
+        self.port = ports.get(timeout=60)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._process.terminate()
+        self._process.join(5)
+
+
+def user_stream(minutes: float, events: int, seed: int) -> tuple[np.ndarray, list[float]]:
+    """The user channel and its turn ends (s): ``events`` tone bursts spread evenly."""
+    total = minutes * 60
+    period = total / events
+    if period < 2.5:
+        raise SystemExit(f"--minutes {minutes:g} is too short for --events {events}: each "
+                         "turn needs 2.5 s (0.5 s lead, up to 1 s of speech, the reply)")
+    rng = np.random.default_rng(seed)
+    x = np.zeros(round(total * RATE), np.float32)
+    ends = []
+    for i in range(events):
+        a = round((i * period + 0.5) * RATE)
+        n = round(rng.uniform(0.4, 1.0) * RATE)
+        t = np.arange(n) / RATE
+        x[a:a + n] = 0.2 * np.cos(2 * np.pi * 200 * t)
+        ends.append((a + n) / RATE)
+    return x, ends
+
+
+def segments(y: np.ndarray, gap: float = 0.05) -> tuple[SpeechSegment, ...]:
+    """Runs of ``|y| > 0.05`` on the system channel (channel 1), gaps under ``gap`` merged."""
+    loud = np.flatnonzero(np.abs(y) > 0.05)
+    if len(loud) == 0:
+        return ()
+    breaks = np.flatnonzero(np.diff(loud) > gap * RATE)
+    starts = np.concatenate([[loud[0]], loud[breaks + 1]])
+    stops = np.concatenate([loud[breaks], [loud[-1]]]) + 1
+    return tuple(SpeechSegment.of(1, a / RATE, b / RATE) for a, b in zip(starts, stops,
+                                                                        strict=True))
+
+
+def converse(url: str, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+    """Stream ``x`` through the ``openai-realtime`` adapter in real time."""
+    system = load_system("openai-realtime", {"url": url, "api_key_env": KEY_VARIABLE,
+                                             "model": "loopback-echo"})
+    session = system.open(SessionSpec(sample_rate=RATE, seed=0))
+    out = np.zeros(len(x) + FRAME, np.float32)
+    for k in range(0, len(x), FRAME):
+        frame = x[k:k + FRAME]
+        if len(frame) < FRAME:
+            frame = np.concatenate([frame, np.zeros(FRAME - len(frame), np.float32)])
+        out[k:k + FRAME] = session.step(frame).audio
+    trace = session.trace()
+    session.close()
+    return out[:len(x)], trace
+
+
+def latencies(y: np.ndarray, ends: list[float]) -> list[float | None]:
+    """The m3 smooth-turn-taking latency of each turn (s), ``None`` where no turn was taken."""
+    segs = segments(y)
+    rule = M3Timing()
+    end_of_stream = len(y) / RATE
+    out = []
+    for i, end in enumerate(ends):
+        following = ends[i + 1] - 0.5 if i + 1 < len(ends) else end_of_stream
+        view = EventView(event_id=f"turn{i}", event_type="TURN_SHIFT", input_start=0.0,
+                         input_end=end_of_stream, event_start=end, event_end=following,
+                         segments=tuple(s for s in segs if s.start < following))
+        out.append(rule.smooth_turn_taking(view, view.segments).values["latency ↓"])
+    return out
+
+
+def sleep_floor(seconds: float) -> dict[str, float]:
+    """This machine's own wake-up lateness (ms): a bare loop sleeping to absolute 20 ms
+    deadlines for ``seconds``, with no I/O (what no driver can beat on it right now)."""
+    late = []
+    t0 = time.monotonic()
+    for k in range(round(seconds / 0.02)):
+        deadline = t0 + (k + 1) * 0.02
+        while (now := time.monotonic()) < deadline:
+            time.sleep(deadline - now)
+        late.append((time.monotonic() - deadline) * 1000)
+    values = np.asarray(late or [0.0])
+    return {"max": float(values.max()), "p95": float(np.percentile(values, 95)),
+            "mean": float(values.mean())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=10.0, help="stream length (min)")
+    parser.add_argument("--events", type=int, default=100, help="user turns in the stream")
+    parser.add_argument("--answer-ms", type=float, default=300.0, help="the server's answer time")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--floor-seconds", type=float, default=30.0,
+                        help="seconds of the bare sleep loop measured first (0: skip)")
+    args = parser.parse_args(argv)
+    floor = sleep_floor(args.floor_seconds)
+    os.environ.setdefault(KEY_VARIABLE, "loopback-not-a-secret")
+    x, ends = user_stream(args.minutes, args.events, args.seed)
+    began = time.monotonic()
+    with EchoServer(answer_s=args.answer_ms / 1000) as server:
+        y, trace = converse(server.url, x)
+    wall = time.monotonic() - began
+    measured = latencies(y, ends)
+    taken = [v for v in measured if v is not None]
+    errors = np.abs(np.asarray(taken) * 1000 - args.answer_ms) if taken else np.array([np.nan])
+    rt = trace["realtime"]
+    drift, jitter = rt["send_drift_ms"], rt["arrival_jitter_ms"]
+    print(f"stream {args.minutes:g} min ({len(x) / RATE:.1f} s audio, {wall:.1f} s wall), "
+          f"{rt['frames_sent']} frames of 20 ms, load average {os.getloadavg()[0]:.2f}")
+    print(f"smooth turn-taking latency vs {args.answer_ms:g} ms over {len(ends)} events "
+          f"({len(taken)} taken): p95 abs error {np.percentile(errors, 95):.2f} ms, "
+          f"mean {errors.mean():.2f} ms, max {errors.max():.2f} ms "
+          f"(mean latency {np.mean(taken) * 1000 if taken else float('nan'):.2f} ms)")
+    print(f"send drift over the stream: max {drift['max']:.3f} ms, p95 {drift['p95']:.3f} ms, "
+          f"mean {drift['mean']:.3f} ms")
+    print(f"this machine's bare sleep loop ({args.floor_seconds:g} s before the stream): "
+          f"lateness max {floor['max']:.3f} ms, p95 {floor['p95']:.3f} ms, "
+          f"mean {floor['mean']:.3f} ms")
+    print(f"arrival jitter: p95 {jitter['p95_abs']} ms, RFC 3550 {jitter['rfc3550']} ms; "
+          f"initial silence {rt['initial_silence_ms']} ms")
+    ok = taken and len(taken) == len(ends) and np.percentile(errors, 95) <= 10 \
+        and drift["max"] <= 5
+    print("PASS" if ok else "FAIL", "(p95 error <= 10 ms on every event, max drift <= 5 ms)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
