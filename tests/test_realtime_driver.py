@@ -136,11 +136,13 @@ def test_an_interrupt_flushes_what_was_queued_beyond_now() -> None:
 
 
 def test_arrival_jitter_is_the_transit_difference_of_consecutive_chunks() -> None:
-    # 20 ms chunks arriving at 0, 25 and 40 ms: D = 25 - 20 = 5 ms, then 15 - 20 = -5 ms;
-    # RFC 3550: J = 5/16 = 0.3125, then 0.3125 + (5 - 0.3125)/16 = 0.60546875 ms
-    stats = jitter_stats([(0.0, 480), (0.025, 480), (0.040, 480)], 24000)
+    # 20 ms chunks of stream "a" arriving at 0, 25 and 40 ms: D = 25 - 20 = 5 ms, then
+    # 15 - 20 = -5 ms; RFC 3550: J = 5/16 = 0.3125, then 0.3125 + (5 - 0.3125)/16 = 0.60546875
+    # ms.  Stream "b" starts 3 s later: the silence before it is not jitter.
+    stats = jitter_stats([(0.0, 480, "a"), (0.025, 480, "a"), (0.040, 480, "a"),
+                          (3.0, 480, "b")], 24000)
     assert stats == {"mean_abs": 5.0, "p95_abs": 5.0, "max_abs": 5.0, "rfc3550": 0.605}
-    assert jitter_stats([(0.0, 480)], 24000)["rfc3550"] is None
+    assert jitter_stats([(0.0, 480, "a"), (1.0, 480, "b")], 24000)["rfc3550"] is None
 
 
 def test_no_audio_for_longer_than_the_stall_timeout_fails_the_session() -> None:

@@ -18,7 +18,9 @@ once recorded, so its deadline is the *absolute* time ``t0 + (k + 1) F / rate``,
                                                          still d2, so the lag is caught up)
 
 While waiting for a deadline the driver receives (the adapter's ``recv(timeout)``), so a wait
-is never a blind sleep.  ``drift_k`` (ms) is recorded for every frame.
+is never a blind sleep.  ``drift_k`` (ms) is recorded for every frame; adapters encode a frame
+before handing its ``send`` to :meth:`RealtimeDriver.step`, so the drift is the wake-up and the
+send alone.
 
 Receiving (system channel)
 --------------------------
@@ -37,11 +39,13 @@ a listener would have heard: network, codec, compute and queueing delays include
 Trace (:meth:`RealtimeDriver.trace`)
 ------------------------------------
 * ``realtime.send_drift_ms``: ``max``, ``mean``, ``p95`` and the per-frame ``series`` (ms, 1 µs).
-* ``realtime.arrival_jitter_ms``: over consecutive audio chunks ``i -> j`` the transit
-  difference ``D = (a_j - a_i) - duration_i`` (RFC 3550's, with the received audio as the
+* ``realtime.arrival_jitter_ms``: over consecutive audio chunks ``i -> j`` of one stream (the
+  adapter names it: Moshi's one continuous stream, a Realtime API response item) the transit
+  difference ``D = (a_j - a_i) - duration_i`` (RFC 3550's, with the stream's audio as the
   sender's media clock): ``mean_abs``, ``p95_abs``, ``max_abs`` and RFC 3550's running
   estimate ``rfc3550`` (``J += (|D| - J) / 16``).  For a stream sent in real time (Moshi) it is
-  network and compute jitter; for faster-than-real-time services it also counts their bursts.
+  network and compute jitter; for a service that sends faster than real time it is mostly that
+  speed-up (``D`` < 0 within a burst), and the silence between two replies never counts.
 * ``realtime.initial_silence_ms``: the silence the played-out channel starts with (the first
   chunk's start on the playout clock), ``null`` when nothing was received.
 * ``audio_arrivals``: one entry per chunk (playout ``sample``, ``arrival_ms`` since ``t0``,
@@ -85,12 +89,13 @@ def drift_stats(series_ms: list[float]) -> dict[str, Any]:
             "p95": round(float(np.percentile(drift, 95)), 3), "series": list(series_ms)}
 
 
-def jitter_stats(arrivals: list[tuple[float, int]], rate: int) -> dict[str, float | None]:
-    """Arrival jitter of ``(arrival s, samples)`` audio chunks (see the module docstring); every
-    value ``None`` with fewer than two chunks."""
-    if len(arrivals) < 2:
+def jitter_stats(arrivals: list[tuple[float, int, str]], rate: int) -> dict[str, float | None]:
+    """Arrival jitter of ``(arrival s, samples, stream)`` audio chunks over consecutive chunks
+    of the same stream (see the module docstring); every value ``None`` without such a pair."""
+    diffs = np.array([(b[0] - a[0]) - a[1] / rate for a, b in itertools.pairwise(arrivals)
+                      if a[2] == b[2]])
+    if len(diffs) == 0:
         return {"mean_abs": None, "p95_abs": None, "max_abs": None, "rfc3550": None}
-    diffs = np.array([(b[0] - a[0]) - a[1] / rate for a, b in itertools.pairwise(arrivals)])
     running = 0.0
     for d in np.abs(diffs):
         running += (d - running) / 16
@@ -116,7 +121,7 @@ class RealtimeDriver:
         self.arrivals: list[dict[str, Any]] = []
         self.events: list[dict[str, Any]] = []
         self.flushes: list[dict[str, Any]] = []
-        self._chunks: list[tuple[float, int]] = []
+        self._chunks: list[tuple[float, int, str]] = []
         self._last_audio: float | None = None
 
     @property
@@ -160,13 +165,14 @@ class RealtimeDriver:
                 continue
             handle(got[0], got[1])
 
-    def place(self, pcm: np.ndarray, arrival: float) -> int:
-        """Queue received audio on the playout clock; returns its start sample."""
+    def place(self, pcm: np.ndarray, arrival: float, stream: str = "") -> int:
+        """Queue received audio on the playout clock; returns its start sample.  ``stream``
+        names the sender's continuous stream (jitter is measured within one)."""
         if len(pcm) == 0:
             return self._playout().end
         at = self._playout().place(pcm, arrival)
         self._last_audio = arrival
-        self._chunks.append((arrival, len(pcm)))
+        self._chunks.append((arrival, len(pcm), stream))
         self.arrivals.append({"sample": at, "arrival_ms": _ms(arrival - self.t0),
                               "samples": len(pcm)})
         return at
@@ -197,7 +203,7 @@ class RealtimeDriver:
                 "send_drift_ms": drift_stats(self.drift_ms),
                 "arrival_jitter_ms": jitter_stats(self._chunks, self.rate),
                 "initial_silence_ms": None if first is None else _ms(first / self.rate),
-                "received_samples": sum(n for _, n in self._chunks),
+                "received_samples": sum(c[1] for c in self._chunks),
             },
             "audio_arrivals": self.arrivals,
             "server_events": self.events,

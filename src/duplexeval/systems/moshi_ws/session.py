@@ -204,8 +204,10 @@ class RealtimeSession(_MoshiSession):
 
     def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
         texts = len(self.text)
+        message = audio_message(self._codec.encode(user))  # encoded before its deadline
         try:
-            out = self.driver.step(lambda: self._send(user), self._conn.recv, self._arrived)
+            out = self.driver.step(lambda: self._conn.send(message), self._conn.recv,
+                                   self._arrived)
         except SystemFailure as exc:
             raise self._fail_closed(exc) from None
         self.frames = self.driver.frames_sent

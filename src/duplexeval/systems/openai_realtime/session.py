@@ -126,10 +126,11 @@ class RealtimeApiSession(Session):
 
     def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
         texts = len(self.text)
-        try:
+        message = json.dumps({"type": "input_audio_buffer.append", "audio": pcm16(user)})
+        try:  # the message is encoded before the deadline, so only the send is timed
             out = self.driver.step(
-                lambda: self._send({"type": "input_audio_buffer.append", "audio": pcm16(user)}),
-                self._conn.recv, lambda raw, arrival: self._handle(_decode(raw), arrival))
+                lambda: self._conn.send(message), self._conn.recv,
+                lambda raw, arrival: self._handle(_decode(raw), arrival))
         except SystemFailure as exc:
             raise self._failed(exc) from None
         return StepOutput(out, "".join(str(e["text"]) for e in self.text[texts:]))
@@ -162,7 +163,7 @@ class RealtimeApiSession(Session):
         except ValueError as exc:
             raise SystemFailure(f"garbage from the server: an audio delta that is not base64 "
                                 f"PCM16 ({exc})") from None
-        start = self.driver.place(pcm, arrival)
+        start = self.driver.place(pcm, arrival, stream=item)
         self._items.setdefault(item, start)
         self._current = item
 
