@@ -224,3 +224,7 @@ def test_the_html_event_view_shows_the_real_time_trace(realtime_run: Path) -> No
     assert "<summary>real-time trace</summary>" in html
     assert f"{case.realtime.frames_sent} frames of 80 ms sent on absolute deadlines" in html
     assert f"send drift max {case.realtime.drift_max:.1f} ms" in html
+    # the latency says where its interval starts and ends
+    assert case.origins["latency ↓"][0].startswith("the user's turn end")
+    assert '<b title="from the user&#x27;s turn end (event_start, annotated) in the input ' \
+        'channel' in html

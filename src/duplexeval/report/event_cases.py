@@ -90,6 +90,9 @@ class EventCase:
     judged: tuple[ContentRecord, ...] = field(default=())
     realtime: RealtimeSummary | None = None
     """The sample's real-time trace (wall-clock systems; ``None`` for others)."""
+    origins: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Latency metric of this dimension -> where its interval starts and ends (the results'
+    ``measurement_origin``)."""
 
     @property
     def key(self) -> str:
@@ -223,7 +226,10 @@ def _case(label: str, results: Results, files: _RunFiles, e: EventResult,
         detected=_detected(e.info, input_start), audio=audio,
         offline=offline.get(e.event_id) if e.dimension == "smooth_turn_taking" else None,
         judged=tuple(judged.get(e.event_id, [])) if e.dimension == "smooth_turn_taking"
-        else (), realtime=RealtimeSummary.of(files.run.read_trace(e.sample_id, e.event_id)))
+        else (), realtime=RealtimeSummary.of(files.run.read_trace(e.sample_id, e.event_id)),
+        origins={key.split("/", 1)[1]: (o.start, o.end)
+                 for key, o in results.variant.measurement_origin.items()
+                 if key.split("/", 1)[0] == e.dimension})
 
 
 def event_cases(scored: ScoredRun, label: str) -> list[EventCase]:

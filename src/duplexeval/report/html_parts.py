@@ -85,9 +85,16 @@ def _number(value: object) -> str:
 
 
 def _values(case: EventCase) -> str:
+    """The metric values; a latency's name carries where its interval starts and ends as its
+    tooltip (``measurement_origin``)."""
     items = {**case.result.values, **case.result.extras}
-    cells = " · ".join(f"<b>{escape(k)}</b> {escape(_number(v))}" for k, v in items.items())
-    return f'<p class="values">{cells}</p>'
+    cells = []
+    for k, v in items.items():
+        origin = case.origins.get(k)
+        title = (f' title="{escape(f"from {origin[0]} to {origin[1]}", quote=True)}"'
+                 if origin else "")
+        cells.append(f"<b{title}>{escape(k)}</b> {escape(_number(v))}")
+    return f'<p class="values">{" · ".join(cells)}</p>'
 
 
 def _transcripts(segments: Sequence[Segment]) -> str:
