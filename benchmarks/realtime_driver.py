@@ -32,13 +32,21 @@ stream, from the session's trace, beside the lateness of a bare sleep loop on th
 deadlines run in another process at the same time (the machine's floor: on a loaded machine no
 user-space driver wakes more punctually).
 
+``--protocol moshi-ws`` runs the same through the ``moshi-ws`` adapter (``mode=realtime``,
+80 ms frames) against a moshi-protocol echo server (Ogg-Opus through ``sphn``); that server
+takes the codec's known delay (154 samples each way) out of its answer time and reads the turn
+end at half the tone's amplitude, where Opus's ringing is under 0.5 ms
+(:class:`_MoshiEchoConversation`).
+
 Usage: .venv/bin/python benchmarks/realtime_driver.py [--minutes 10] [--events 100]
+[--protocol openai-realtime|moshi-ws]
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
 import multiprocessing
 import os
@@ -57,7 +65,10 @@ from duplexeval.systems.base import SessionSpec
 from duplexeval.systems.registry import load_system
 
 RATE = 24000
-FRAME = 480
+MOSHI_FRAME = 1920
+OPUS_LAG = 154
+"""Samples the sphn Ogg-Opus round trip delays audio by at 24 kHz, in each direction
+(measured with sphn 0.2.1; :mod:`duplexeval.systems.moshi_ws.wire`)."""
 KEY_VARIABLE = "DUPLEXEVAL_LOOPBACK_KEY"
 REPLY_S = 0.4
 
@@ -66,16 +77,55 @@ def _b64(x: np.ndarray) -> str:
     return base64.b64encode((np.clip(x, -1, 1) * 32767).astype("<i2").tobytes()).decode()
 
 
+def _wait_until(when: float) -> None:
+    """Sleep to monotonic ``when`` (the last 2 ms in short sleeps)."""
+    while (left := when - time.monotonic()) > 0.002:
+        time.sleep(left - 0.002)
+    while time.monotonic() < when:
+        time.sleep(0)
+
+
+def _tone() -> np.ndarray:
+    t = np.arange(round(REPLY_S * RATE)) / RATE
+    return (0.3 * np.cos(2 * np.pi * 440 * t)).astype(np.float32)
+
+
+class _TurnEnds:
+    """The server's turn-end detector over the input stream as it arrives (module docstring):
+    ``feed`` returns the monotonic time of a turn's end once ``silence_s`` of silence follow
+    it.  ``lag`` (samples) is how much later the decoded stream runs than what was sent (the
+    Opus look-ahead for moshi-ws, 0 for PCM); a sample is voiced above ``threshold``."""
+
+    def __init__(self, silence_s: float, lag: int = 0, threshold: float = 0.01) -> None:
+        self.silence_s, self.lag, self.threshold = silence_s, lag, threshold
+        self.samples = 0
+        self.turn_end: tuple[int, float] | None = None
+        """(decoded sample just after the last voiced one, its time on the server clock)."""
+        self.started = False
+
+    def feed(self, x: np.ndarray, arrival: float) -> float | None:
+        voiced = np.flatnonzero(np.abs(x) > self.threshold)
+        start, self.samples = self.samples, self.samples + len(x)
+        self.started = False
+        if len(voiced):
+            end = start + int(voiced[-1]) + 1
+            self.started = self.turn_end is None
+            # the chunk was sent once its last sample was recorded: that sample is `arrival`
+            self.turn_end = (end, arrival - (self.samples - end + self.lag) / RATE)
+        elif self.turn_end is not None and \
+                (self.samples - self.turn_end[0]) / RATE >= self.silence_s:
+            at, self.turn_end = self.turn_end[1], None
+            return at
+        return None
+
+
 class _EchoConversation:
-    """One connection of the echo server (see the module docstring)."""
+    """One Realtime API connection of the echo server (see the module docstring)."""
 
     def __init__(self, conn: ServerConnection, answer_s: float, silence_s: float) -> None:
-        self.conn, self.answer_s, self.silence_s = conn, answer_s, silence_s
+        self.conn, self.answer_s = conn, answer_s
+        self.turns = _TurnEnds(silence_s)
         self.lock = threading.Lock()
-        self.samples = 0
-        """Buffer samples received."""
-        self.turn_end: tuple[int, float] | None = None
-        """(buffer sample just after the last voiced one, its time on the server clock)."""
         self.replies = 0
 
     def send(self, event: dict[str, Any]) -> None:
@@ -84,32 +134,20 @@ class _EchoConversation:
 
     def on_append(self, audio: str, arrival: float) -> None:
         x = np.frombuffer(base64.b64decode(audio), "<i2").astype(np.float32) / 32768
-        voiced = np.flatnonzero(np.abs(x) > 0.01)
-        start, self.samples = self.samples, self.samples + len(x)
-        if len(voiced):
-            end = start + int(voiced[-1]) + 1
-            if self.turn_end is None:
-                self.send({"type": "input_audio_buffer.speech_started",
-                           "audio_start_ms": start * 1000 // RATE})
-            self.turn_end = (end, arrival - (self.samples - end) / RATE)
-        elif self.turn_end is not None and \
-                (self.samples - self.turn_end[0]) / RATE >= self.silence_s:
-            end, at = self.turn_end
-            self.turn_end = None
-            self.send({"type": "input_audio_buffer.speech_stopped",
-                       "audio_end_ms": end * 1000 // RATE})
-            threading.Thread(target=self.reply, args=(at + self.answer_s,), daemon=True).start()
+        ended = self.turns.feed(x, arrival)
+        if self.turns.started:
+            self.send({"type": "input_audio_buffer.speech_started"})
+        if ended is not None:
+            self.send({"type": "input_audio_buffer.speech_stopped"})
+            threading.Thread(target=self.reply, args=(ended + self.answer_s,),
+                             daemon=True).start()
 
     def reply(self, when: float) -> None:
-        """The whole reply at monotonic ``when`` (sleep, then spin the last 2 ms)."""
-        while (left := when - time.monotonic()) > 0.002:
-            time.sleep(left - 0.002)
-        while time.monotonic() < when:
-            time.sleep(0)
+        """The whole reply at monotonic ``when``, as 100 ms deltas back to back."""
+        _wait_until(when)
         self.replies += 1
         rid, item = f"resp_{self.replies}", f"item_{self.replies}"
-        t = np.arange(round(REPLY_S * RATE)) / RATE
-        tone = (0.3 * np.cos(2 * np.pi * 440 * t)).astype(np.float32)
+        tone = _tone()
         self.send({"type": "response.created", "response": {"id": rid}})
         for a in range(0, len(tone), RATE // 10):
             self.send({"type": "response.output_audio.delta", "response_id": rid,
@@ -117,22 +155,66 @@ class _EchoConversation:
         self.send({"type": "response.done", "response": {"id": rid, "status": "completed"}})
 
 
-def _serve(answer_s: float, silence_s: float, ports: Any) -> None:
-    """The server process: serve forever, reporting the port it got."""
+class _MoshiEchoConversation:
+    """One ``/api/chat`` connection (moshi-ws protocol: 0x00 handshake, 0x01 Ogg-Opus both
+    ways through ``sphn``, 80 ms pages).  Opus delays decoded audio by ``OPUS_LAG`` samples in
+    each direction (:mod:`duplexeval.systems.moshi_ws.wire`); the server takes both out of its
+    answer time, so that the reply *as the client decodes it* starts ``answer_s`` after the
+    turn end *as the client sent it*: it dates the turn end ``OPUS_LAG`` earlier than it
+    decodes it, and sends the reply's first page ``OPUS_LAG`` early.  Opus rings on after the
+    tone ends (above 0.01 for about 10 ms), so the turn end is read at half the user tone's
+    amplitude (0.1: within 0.5 ms of the true end, measured).  The reply is paced one page per
+    80 ms and followed by a page of silence that flushes the decoder."""
 
-    def handle(conn: ServerConnection) -> None:
+    def __init__(self, conn: ServerConnection, answer_s: float, silence_s: float) -> None:
+        import sphn
+
+        self.conn, self.answer_s = conn, answer_s
+        self.turns = _TurnEnds(silence_s, lag=OPUS_LAG, threshold=0.1)
+        self.reader, self.writer = sphn.OpusStreamReader(RATE), sphn.OpusStreamWriter(RATE)
+        self.lock = threading.Lock()
+
+    def on_audio(self, ogg: bytes, arrival: float) -> None:
+        x = np.asarray(self.reader.append_bytes(ogg), np.float32).reshape(-1)
+        ended = self.turns.feed(x, arrival) if len(x) else None
+        if ended is not None:
+            threading.Thread(target=self.reply, args=(ended + self.answer_s,),
+                             daemon=True).start()
+
+    def reply(self, when: float) -> None:
+        tone = np.concatenate([_tone(), np.zeros(MOSHI_FRAME, np.float32)])
+        first = when - OPUS_LAG / RATE
+        for k, a in enumerate(range(0, len(tone) - MOSHI_FRAME + 1, MOSHI_FRAME)):
+            _wait_until(first + k * MOSHI_FRAME / RATE)
+            with self.lock:
+                self.conn.send(b"\x01" + bytes(self.writer.append_pcm(tone[a:a + MOSHI_FRAME])))
+
+
+def _serve(protocol: str, answer_s: float, silence_s: float, ports: Any) -> None:
+    """The server process: serve ``protocol`` forever, reporting the port it got."""
+
+    def realtime(conn: ServerConnection) -> None:
         convo = _EchoConversation(conn, answer_s, silence_s)
         convo.send({"type": "session.created", "session": {"type": "realtime"}})
-        try:
-            for message in conn:
-                arrival = time.monotonic()
-                event = json.loads(message)
-                if event.get("type") == "session.update":
-                    convo.send({"type": "session.updated", "session": event["session"]})
-                elif event.get("type") == "input_audio_buffer.append":
-                    convo.on_append(event["audio"], arrival)
-        except Exception:  # the client went away
-            return
+        for message in conn:
+            arrival = time.monotonic()
+            event = json.loads(message)
+            if event.get("type") == "session.update":
+                convo.send({"type": "session.updated", "session": event["session"]})
+            elif event.get("type") == "input_audio_buffer.append":
+                convo.on_append(event["audio"], arrival)
+
+    def moshi(conn: ServerConnection) -> None:
+        convo = _MoshiEchoConversation(conn, answer_s, silence_s)
+        conn.send(b"\x00")
+        for message in conn:
+            arrival = time.monotonic()
+            if isinstance(message, bytes) and message[:1] == b"\x01":
+                convo.on_audio(message[1:], arrival)
+
+    def handle(conn: ServerConnection) -> None:
+        with contextlib.suppress(Exception):  # the client went away
+            (moshi if protocol == "moshi-ws" else realtime)(conn)
 
     with serve(handle, "127.0.0.1", 0, compression=None, max_size=None) as server:
         ports.put(server.socket.getsockname()[1])
@@ -144,18 +226,21 @@ class EchoServer:
     never holds the client's interpreter lock (``time.monotonic`` is one clock for both
     processes: Linux ``CLOCK_MONOTONIC``)."""
 
-    def __init__(self, answer_s: float = 0.3, silence_s: float = 0.15) -> None:
-        self.answer_s, self.silence_s = answer_s, silence_s
+    def __init__(self, protocol: str = "openai-realtime", answer_s: float = 0.3,
+                 silence_s: float = 0.15) -> None:
+        self.protocol, self.answer_s, self.silence_s = protocol, answer_s, silence_s
 
     @property
     def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/v1/realtime"
+        path = "/api/chat" if self.protocol == "moshi-ws" else "/v1/realtime"
+        return f"ws://127.0.0.1:{self.port}{path}"
 
     def __enter__(self) -> EchoServer:
         context = multiprocessing.get_context("spawn")
         ports = context.Queue()
         self._process = context.Process(target=_serve, daemon=True,
-                                        args=(self.answer_s, self.silence_s, ports))
+                                        args=(self.protocol, self.answer_s, self.silence_s,
+                                              ports))
         self._process.start()
         self.port = ports.get(timeout=60)
         return self
@@ -196,17 +281,21 @@ def segments(y: np.ndarray, gap: float = 0.05) -> tuple[SpeechSegment, ...]:
                                                                         strict=True))
 
 
-def converse(url: str, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-    """Stream ``x`` through the ``openai-realtime`` adapter in real time."""
-    system = load_system("openai-realtime", {"url": url, "api_key_env": KEY_VARIABLE,
-                                             "model": "loopback-echo"})
+def converse(protocol: str, url: str, x: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+    """Stream ``x`` through the adapter of ``protocol`` in real time."""
+    if protocol == "moshi-ws":
+        system = load_system("moshi-ws", {"url": url, "mode": "realtime"})
+    else:
+        system = load_system("openai-realtime", {"url": url, "api_key_env": KEY_VARIABLE,
+                                                 "model": "loopback-echo"})
+    frame = system.capabilities.frame_size
     session = system.open(SessionSpec(sample_rate=RATE, seed=0))
-    out = np.zeros(len(x) + FRAME, np.float32)
-    for k in range(0, len(x), FRAME):
-        frame = x[k:k + FRAME]
-        if len(frame) < FRAME:
-            frame = np.concatenate([frame, np.zeros(FRAME - len(frame), np.float32)])
-        out[k:k + FRAME] = session.step(frame).audio
+    out = np.zeros(len(x) + frame, np.float32)
+    for k in range(0, len(x), frame):
+        piece = x[k:k + frame]
+        if len(piece) < frame:
+            piece = np.concatenate([piece, np.zeros(frame - len(piece), np.float32)])
+        out[k:k + frame] = session.step(piece).audio
     trace = session.trace()
     session.close()
     return out[:len(x)], trace
@@ -252,16 +341,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=100, help="user turns in the stream")
     parser.add_argument("--answer-ms", type=float, default=300.0, help="the server's answer time")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--protocol", choices=("openai-realtime", "moshi-ws"),
+                        default="openai-realtime", help="the adapter and the server's protocol")
     args = parser.parse_args(argv)
     os.environ.setdefault(KEY_VARIABLE, "loopback-not-a-secret")
     x, ends = user_stream(args.minutes, args.events, args.seed)
     context = multiprocessing.get_context("spawn")
     floors = context.Queue()
-    with EchoServer(answer_s=args.answer_ms / 1000) as server:
+    with EchoServer(args.protocol, answer_s=args.answer_ms / 1000) as server:
         bare = context.Process(target=sleep_floor, args=(len(x) / RATE, floors), daemon=True)
         bare.start()  # the same machine at the same time, for comparison
         began = time.monotonic()
-        y, trace = converse(server.url, x)
+        y, trace = converse(args.protocol, server.url, x)
         wall = time.monotonic() - began
         floor = floors.get(timeout=120)
         bare.join(5)
@@ -271,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     rt = trace["realtime"]
     drift, jitter = rt["send_drift_ms"], rt["arrival_jitter_ms"]
     print(f"stream {args.minutes:g} min ({len(x) / RATE:.1f} s audio, {wall:.1f} s wall), "
-          f"{rt['frames_sent']} frames of 20 ms, load average {os.getloadavg()[0]:.2f}")
+          f"{rt['frames_sent']} frames of {1000 * rt['frame'] / RATE:g} ms ({args.protocol}), "
+          f"load average {os.getloadavg()[0]:.2f}")
     print(f"smooth turn-taking latency vs {args.answer_ms:g} ms over {len(ends)} events "
           f"({len(taken)} taken): p95 abs error {np.percentile(errors, 95):.2f} ms, "
           f"mean {errors.mean():.2f} ms, max {errors.max():.2f} ms "
