@@ -38,7 +38,8 @@ a listener would have heard: network, codec, compute and queueing delays include
 
 Trace (:meth:`RealtimeDriver.trace`)
 ------------------------------------
-* ``realtime.send_drift_ms``: ``max``, ``mean``, ``p95`` and the per-frame ``series`` (ms, 1 µs).
+* ``realtime.send_drift_ms``: ``max``, ``mean`` and ``p95`` of ``|drift_k|`` and the signed
+  per-frame ``series`` (ms, rounded to 1 µs).
 * ``realtime.arrival_jitter_ms``: over consecutive audio chunks ``i -> j`` of one stream (the
   adapter names it: Moshi's one continuous stream, a Realtime API response item) the transit
   difference ``D = (a_j - a_i) - duration_i`` (RFC 3550's, with the stream's audio as the
@@ -51,7 +52,9 @@ Trace (:meth:`RealtimeDriver.trace`)
 * ``audio_arrivals``: one entry per chunk (playout ``sample``, ``arrival_ms`` since ``t0``,
   ``samples``); ``server_events``: what the adapter logged (``type``, ``arrival_ms``, its
   fields) at the playout ``sample`` of its arrival; ``playout_flushes``: interrupts
-  (``sample``, ``dropped`` samples).  The runner adds each entry's dialogue ``time``.
+  (``sample``, ``dropped`` samples, ``reason``).  The runner adds each entry's dialogue
+  ``time`` and writes the whole trace beside the sample (``{event_id}.trace.json``,
+  :mod:`duplexeval.runs.directory`).
 """
 
 from __future__ import annotations
