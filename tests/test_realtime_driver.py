@@ -228,3 +228,16 @@ def test_the_html_event_view_shows_the_real_time_trace(realtime_run: Path) -> No
     assert case.origins["latency ↓"][0].startswith("the user's turn end")
     assert '<b title="from the user&#x27;s turn end (event_start, annotated) in the input ' \
         'channel' in html
+
+
+def test_objects_from_before_the_session_are_frozen_while_it_streams() -> None:
+    import gc
+
+    gc.unfreeze()  # drivers of earlier tests that were never closed
+    t = FakeTime()
+    driver = RealtimeDriver(24000, 1920, t.clock)
+    driver.step(t.send, t.recv, ignore)
+    assert gc.get_freeze_count() > 0  # a full collection now skips them
+    driver.close()
+    driver.close()
+    assert gc.get_freeze_count() == 0

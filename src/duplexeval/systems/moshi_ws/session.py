@@ -209,6 +209,7 @@ class RealtimeSession(_MoshiSession):
             out = self.driver.step(lambda: self._conn.send(message), self._conn.recv,
                                    self._arrived)
         except SystemFailure as exc:
+            self.driver.close()
             raise self._fail_closed(exc) from None
         self.frames = self.driver.frames_sent
         return StepOutput(out, self._text_since(texts))
@@ -233,3 +234,7 @@ class RealtimeSession(_MoshiSession):
         out["moshi_ws"].update(mode="realtime", send_drift_ms={
             k: v for k, v in timing["realtime"]["send_drift_ms"].items() if k != "series"})
         return {**out, **timing}
+
+    def close(self) -> None:
+        self.driver.close()
+        super().close()

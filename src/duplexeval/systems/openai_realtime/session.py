@@ -100,6 +100,7 @@ class RealtimeApiSession(Session):
         return self.driver.frames_sent
 
     def _failed(self, exc: SystemFailure) -> SystemFailure:
+        self.driver.close()
         self._conn.close()
         return SystemFailure(redact(f"frame {self.frames}: {exc}", self._secrets))
 
@@ -192,6 +193,7 @@ class RealtimeApiSession(Session):
         return {"sample_rate": RATE, "text": self.text, **timing}
 
     def close(self) -> None:
+        self.driver.close()
         self._conn.close()
 
 
