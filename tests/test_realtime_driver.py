@@ -241,3 +241,34 @@ def test_objects_from_before_the_session_are_frozen_while_it_streams() -> None:
     driver.close()
     driver.close()
     assert gc.get_freeze_count() == 0
+
+
+def test_releasing_played_audio_changes_nothing_that_is_still_heard() -> None:
+    """Random arrivals and flushes, frame by frame: a buffer that forgets each frame once it
+    is returned (what the driver does) returns what one that keeps everything returns."""
+    from duplexeval.systems.playout import Playout
+
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        released, kept = Playout(1000, 0.0), Playout(1000, 0.0)
+        heard, reference = [], []
+        for k in range(30):
+            for _ in range(rng.integers(0, 3)):
+                pcm = rng.standard_normal(int(rng.integers(1, 40))).astype(np.float32)
+                arrival = (k * 10 + int(rng.integers(0, 10))) / 1000
+                assert released.place(pcm, arrival) == kept.place(pcm, arrival)
+            if rng.random() < 0.1:
+                at = k * 10 + int(rng.integers(0, 10))
+                assert released.flush_from(at) == kept.flush_from(at)
+            heard.append(released.frame(k * 10, 10))
+            released.release((k + 1) * 10)
+            reference.append(kept.frame(k * 10, 10))
+        assert np.array_equal(np.concatenate(heard), np.concatenate(reference))
+        assert released.base == 300  # every returned frame was forgotten
+    # a long stream (10 000 frames of 80 ms, one chunk each) holds a few frames, not 13 min
+    long = Playout(24000, 0.0)
+    for k in range(10_000):
+        long.place(np.ones(1920, np.float32), (k + 0.5) * 0.08)
+        long.frame(k * 1920, 1920)
+        long.release((k + 1) * 1920)
+    assert len(long._audio) <= 4 * 1920

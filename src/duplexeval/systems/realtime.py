@@ -170,7 +170,10 @@ class RealtimeDriver:
         sent = send()
         self.drift_ms.append(_ms(sent - deadline))
         self.frames_sent += 1
-        return self._playout().frame(k * self.frame, self.frame)
+        playout = self._playout()
+        out = playout.frame(k * self.frame, self.frame)
+        playout.release((k + 1) * self.frame)  # played: never read or flushed again
+        return out
 
     def pump_until(self, deadline: float, recv: Receiver, handle: Handler) -> None:
         """Hand every message that arrives before ``deadline`` to ``handle``."""
