@@ -11,7 +11,7 @@ MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 60
 RUN_DIR_NAMES = ("config.json", "metadata.jsonl", "run_summary.json", ".context.wav",
                  "settings.json", "inputs.json", "per_event.jsonl", "aggregate.json",
-                 "results.json", "analysis-truth", "scores-truth")
+                 "results.json", "analysis-truth", "scores-truth", ".trace.json")
 OWNER = PACKAGE / "runs" / "directory.py"
 OTHER_FORMATS = {
     PACKAGE / "metrics" / "m3_outputs.py": "the official M3 pipeline's output folders",

@@ -64,7 +64,7 @@ def test_barge_in_flushes_playout_and_truncates_what_was_played() -> None:
     # the user barges in at 2.6 s: what was queued beyond that is never heard
     first_reply_end = on[on < 3.5 * RATE][-1] / RATE
     assert 2.6 <= first_reply_end <= 2.6 + 0.6
-    barge = next(e for e in trace["events"] if e["type"] == "barge_in")
+    barge = next(e for e in trace["server_events"] if e["type"] == "barge_in")
     assert len(server.truncates) == 1
     truncate = server.truncates[0]
     assert truncate["item_id"] == barge["item_id"] and truncate["content_index"] == 0
@@ -86,7 +86,7 @@ def test_models_without_truncate_never_get_cancel_or_truncate() -> None:
         _, trace = converse(server, truncate="false", reasoning_effort="low")
     kinds = {e["type"] for e in server.received}
     assert "conversation.item.truncate" not in kinds and "response.cancel" not in kinds
-    barge = next(e for e in trace["events"] if e["type"] == "barge_in")
+    barge = next(e for e in trace["server_events"] if e["type"] == "barge_in")
     assert barge["sent_truncate"] is False
     update = next(e for e in server.received if e["type"] == "session.update")
     assert update["session"]["reasoning"] == {"effort": "low"}

@@ -9,6 +9,18 @@ the variant's own (official) names, diagnostic information, and any extra metric
 paper reports beyond its code.
 
 New variants subclass :class:`TimingVariant` and register with :func:`register_variant`.
+
+Measurement origin: every latency metric (any metric measuring an interval) states where its
+interval starts and ends (:class:`MeasurementOrigin`, in the variant's
+``measurement_origins``; results record them).  "Input channel" is the user as fed to the
+system (channel 0 of the sample wav); "system channel" is channel 1 as written: on the frame
+timeline for offline systems, and for wall-clock systems the *played-out* output the real-time
+driver rebuilt (:mod:`duplexeval.systems.realtime`: user frames sent at their deadlines, answers
+placed at their arrival), so a wall-clock latency includes the network, codec, compute and
+queueing delays a listener would hear::
+
+    input channel   uuuuuuuuuu|                      start: e.g. the user's turn end
+    system channel             |<-- latency -->|MMMM  end: e.g. the first system speech
 """
 
 from __future__ import annotations
@@ -22,9 +34,12 @@ from ..analysis.segments import SpeechSegment
 from ..errors import DuplexevalError
 
 __all__ = [
+    "INPUT_CHANNEL",
+    "SYSTEM_CHANNEL",
     "DimensionScore",
     "EventScore",
     "EventView",
+    "MeasurementOrigin",
     "TimingVariant",
     "get_variant",
     "register_variant",
@@ -32,6 +47,21 @@ __all__ = [
 ]
 
 Value = float | int | None
+
+INPUT_CHANNEL = "in the input channel (the user as fed)"
+SYSTEM_CHANNEL = ("in the system channel as written (wall-clock systems: the played-out "
+                  "output)")
+
+
+@dataclass(frozen=True)
+class MeasurementOrigin:
+    """Where a latency metric's interval starts and ends (see the module docstring)."""
+
+    start: str
+    end: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"start": self.start, "end": self.end}
 
 
 @dataclass(frozen=True)
@@ -95,6 +125,9 @@ class TimingVariant(ABC):
     version: ClassVar[str]
     source: ClassVar[str]
     """Where the definitions come from (paper and code, with revision)."""
+    measurement_origins: ClassVar[Mapping[str, MeasurementOrigin]] = {}
+    """``"dimension/metric"`` -> where that latency metric's interval starts and ends (every
+    metric that measures an interval has one, extras included)."""
     full_transcript_events: ClassVar[tuple[str, ...]] = ()
     """Event types whose samples need every word of both channels (not only the short system
     segments the M3 rules read); scoring asks the analysis for them."""
@@ -110,6 +143,10 @@ class TimingVariant(ABC):
     def settings(self) -> dict[str, Any]:
         """Parameters that change values (recorded in results)."""
         return {}
+
+    def measurement_origin(self, dimension: str, metric: str) -> MeasurementOrigin | None:
+        """Where ``metric`` of ``dimension`` starts and ends (``None``: not an interval)."""
+        return self.measurement_origins.get(f"{dimension}/{metric}")
 
     def prepare(self, events: Sequence[EventView]) -> None:  # noqa: B027 (optional hook)
         """Called once with every event before any is scored: a variant whose rule depends on

@@ -47,11 +47,20 @@ does so).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..timeline import Span
-from .base import DimensionScore, EventScore, EventView, TimingVariant, register_variant
+from .base import (
+    INPUT_CHANNEL,
+    SYSTEM_CHANNEL,
+    DimensionScore,
+    EventScore,
+    EventView,
+    MeasurementOrigin,
+    TimingVariant,
+    register_variant,
+)
 from .fdb_rules import (
     JSD_WINDOW_S,
     MODEL_MERGE_GAP_S,
@@ -83,6 +92,24 @@ def _segments(event: EventView, channel: int) -> list[Span]:
     return [s.span for s in event.segments if s.channel == channel]
 
 
+ORIGINS: dict[str, MeasurementOrigin] = {
+    "smooth_turn_taking/latency ↓": MeasurementOrigin(
+        f"the user's turn end (event_start, annotated) {INPUT_CHANNEL}",
+        f"the system's first ASR word start, clamped at the turn end {SYSTEM_CHANNEL}"),
+    "user_interruption/latency ↓": MeasurementOrigin(
+        f"the barge-in end (event_end, annotated) {INPUT_CHANNEL}",
+        f"the system's first ASR word start at or after it {SYSTEM_CHANNEL}"),
+    "overlap_timing/stop_latency ↓": MeasurementOrigin(
+        f"an overlap's start: a user VAD segment (merged across 0.6 s) starting while the "
+        f"system speaks, {INPUT_CHANNEL}",
+        f"the end of that overlap (the system segment's end, merged across 0.5 s) "
+        f"{SYSTEM_CHANNEL}; the mean over the sample"),
+    "overlap_timing/response_latency ↓": MeasurementOrigin(
+        f"a user VAD segment's end {INPUT_CHANNEL}",
+        f"the next system VAD segment's start {SYSTEM_CHANNEL}; the mean over the sample"),
+}
+"""Where each fdb-v1 latency starts and ends."""
+
 @register_variant
 class FdbV1Timing(TimingVariant):
     """Full-Duplex-Bench v1/v1.5 timing over M3 events (see the module docstring)."""
@@ -91,6 +118,7 @@ class FdbV1Timing(TimingVariant):
     version: ClassVar[str] = "1"
     source: ClassVar[str] = ("Full-Duplex-Bench v1/v1.5, DanielLin94144/Full-Duplex-Bench "
                              "v1_v1.5/evaluation @d7336bd")
+    measurement_origins: ClassVar[Mapping[str, MeasurementOrigin]] = ORIGINS
     full_transcript_events: ClassVar[tuple[str, ...]] = (
         "TURN_SHIFT", "TURN_HOLD", "SHORTPAUSE", "BARGE_IN")
 

@@ -59,13 +59,22 @@ Latencies are in seconds; FLEXI's levels (1 below 150 ms, 2 below 400 ms) are in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from . import flexi_rules as rules
-from .base import DimensionScore, EventScore, EventView, TimingVariant, register_variant
+from .base import (
+    INPUT_CHANNEL,
+    SYSTEM_CHANNEL,
+    DimensionScore,
+    EventScore,
+    EventView,
+    MeasurementOrigin,
+    TimingVariant,
+    register_variant,
+)
 
 __all__ = ["FlexiTiming"]
 
@@ -90,6 +99,20 @@ def _rel(event: EventView, value: Any) -> float:
     return float(value) - event.input_start
 
 
+ORIGINS: dict[str, MeasurementOrigin] = {
+    "turn_taking/latency ↓": MeasurementOrigin(
+        f"the user's turn end (event_start, annotated) {INPUT_CHANNEL}",
+        f"the system's first ASR word start {SYSTEM_CHANNEL}"),
+    "user_interrupt/latency ↓": MeasurementOrigin(
+        f"the interruption start (annotated; compat: the start of the system's word cluster "
+        f"in it) {INPUT_CHANNEL}",
+        f"the end of the system's word cluster inside the interruption {SYSTEM_CHANNEL}"),
+    "model_interrupt/reaction_s": MeasurementOrigin(
+        f"the annotated moment the statement becomes recognisable {INPUT_CHANNEL}",
+        f"the system's first ASR word start {SYSTEM_CHANNEL}"),
+}
+"""Where each flexi latency starts and ends."""
+
 @register_variant
 class FlexiTiming(TimingVariant):
     """FLEXI's scenario metrics on FLEXI suite runs (see the module docstring)."""
@@ -98,6 +121,7 @@ class FlexiTiming(TimingVariant):
     version: ClassVar[str] = "1"
     source: ClassVar[str] = ("FLEXI (Ge et al. 2025), ChristineCHEN274/FLEXI "
                              "evaluate/eval_*.py @2247b0d")
+    measurement_origins: ClassVar[Mapping[str, MeasurementOrigin]] = ORIGINS
     full_transcript_events: ClassVar[tuple[str, ...]] = (
         "TURN_SHIFT", "TURN_HOLD", "BARGE_IN", "BC")
 

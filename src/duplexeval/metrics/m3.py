@@ -65,18 +65,52 @@ User backchannel (BC; ``stop_latency ↑``) and barge-in (BARGE_IN; ``stop_laten
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from ..analysis.segments import SpeechSegment
 from ..events import EVENT_TO_DIMENSION
 from ..timeline import TOL
-from .base import DimensionScore, EventScore, EventView, TimingVariant, register_variant
+from .base import (
+    INPUT_CHANNEL,
+    SYSTEM_CHANNEL,
+    DimensionScore,
+    EventScore,
+    EventView,
+    MeasurementOrigin,
+    TimingVariant,
+    register_variant,
+)
 
 __all__ = ["M3_DIMENSIONS", "M3Timing"]
 
 M3_DIMENSIONS: dict[str, str] = EVENT_TO_DIMENSION
 """Event type -> official timing dimension (from :data:`~duplexeval.events.TASK_TABLE`)."""
+
+
+_PAUSE = MeasurementOrigin(
+    f"the pause start (event_start, the annotated user turn end) {INPUT_CHANNEL}",
+    f"the start of the first non-backchannel system segment overlapping the pause, else of the "
+    f"first system segment at or after the pause end, else input_end, {SYSTEM_CHANNEL}")
+_STOP = MeasurementOrigin(
+    f"the user's onset (event_start, annotated) {INPUT_CHANNEL}",
+    f"the end of the earliest system segment starting before onset + stop_grace (its first "
+    f"silence of 0.5 s or more) {SYSTEM_CHANNEL}")
+ORIGINS: dict[str, MeasurementOrigin] = {
+    "smooth_turn_taking/latency ↓": MeasurementOrigin(
+        f"the user's turn end (event_start, annotated) {INPUT_CHANNEL}",
+        f"the start of the system segment taken as the turn (VAD) {SYSTEM_CHANNEL}"),
+    "smooth_turn_taking/human_latency": MeasurementOrigin(
+        "the user's turn end (event_start) in the reference dialogue",
+        "the reference system's turn start (event_end) in the reference dialogue"),
+    "pause_handling/latency ↑": _PAUSE,
+    "pause_handling/latency_wo_long_overlap": _PAUSE,
+    "pause_handling/latency_responders ↑": _PAUSE,
+    "user_backchanneling/stop_latency ↑": _STOP,
+    "user_barge_in/stop_latency ↓": _STOP,
+}
+"""Where each m3 latency starts and ends (``latency_abs_err_to_human`` is a difference of two
+of them, not an interval)."""
 
 
 def _target_json(seg: SpeechSegment | None) -> dict[str, Any] | None:
@@ -93,6 +127,7 @@ class M3Timing(TimingVariant):
     version: ClassVar[str] = "1"
     source: ClassVar[str] = ("M3-DuplexBench, nttcslab-sp/m3-duplexbench "
                              "evaluation/dimensions/timing.py @6e3abb4")
+    measurement_origins: ClassVar[Mapping[str, MeasurementOrigin]] = ORIGINS
 
     def __init__(self, model_channel: int = 1, max_overlap: float = 0.4,
                  bc_max_duration: float = 1.0, bc_max_words: int = 4,

@@ -44,10 +44,20 @@ for full transcripts (:attr:`full_transcript_events`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..analysis.segments import SpeechSegment
-from .base import DimensionScore, EventScore, EventView, TimingVariant, register_variant
+from .base import (
+    INPUT_CHANNEL,
+    SYSTEM_CHANNEL,
+    DimensionScore,
+    EventScore,
+    EventView,
+    MeasurementOrigin,
+    TimingVariant,
+    register_variant,
+)
 from .mtr_rules import backchannel_frequency, background_success, latency, speaking
 
 __all__ = ["MtrTiming"]
@@ -56,6 +66,18 @@ SYSTEM = 1
 PAUSE_AFTER_S = 1.0
 
 
+ORIGINS: dict[str, MeasurementOrigin] = {
+    "smooth_turn_taking/latency ↓": MeasurementOrigin(
+        f"the user's turn end (event_start, annotated) {INPUT_CHANNEL}",
+        f"the start of the first system segment ending after it, floored at it "
+        f"{SYSTEM_CHANNEL}"),
+    "interruption/latency ↓": MeasurementOrigin(
+        f"the interruption end (event_end, annotated) {INPUT_CHANNEL}",
+        f"the start of the first system segment ending after it, floored at it "
+        f"{SYSTEM_CHANNEL}"),
+}
+"""Where each mtr latency starts and ends."""
+
 @register_variant
 class MtrTiming(TimingVariant):
     """MTR-DuplexBench rules over M3 events (see the module docstring)."""
@@ -63,6 +85,7 @@ class MtrTiming(TimingVariant):
     name: ClassVar[str] = "mtr"
     version: ClassVar[str] = "1"
     source: ClassVar[str] = "MTR-DuplexBench, ZhangHe0918/MTR-DuplexBench Eval/ @6d7c125"
+    measurement_origins: ClassVar[Mapping[str, MeasurementOrigin]] = ORIGINS
     full_transcript_events: ClassVar[tuple[str, ...]] = (
         "TURN_SHIFT", "TURN_HOLD", "SHORTPAUSE", "BARGE_IN", "BC")
 

@@ -41,12 +41,24 @@ SCHEMA_VERSION = 3
 reads every older version (their new fields take their defaults) and refuses newer ones."""
 
 
+class Origin(BaseModel):
+    """Where a latency metric's interval starts and ends
+    (:class:`~duplexeval.metrics.base.MeasurementOrigin`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    start: str
+    end: str
+
+
 class VariantInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     version: str
     source: str
     settings: dict[str, Any]
+    measurement_origin: dict[str, Origin] = Field(default_factory=dict)
+    """``"dimension/metric"`` -> where that latency's interval starts and ends (every latency
+    metric of the variant; empty in files written before it was recorded)."""
 
 
 class DatasetRef(BaseModel):
@@ -112,6 +124,8 @@ class AggregateRow(IntervalFields):
     metric: str
     round: int | None = None
     """``None`` over all events; k for the events in round k of their dialogue."""
+    measurement_origin: Origin | None = None
+    """For a latency metric: where its interval starts and ends (``None`` otherwise)."""
 
 
 class Results(BaseModel):
@@ -139,12 +153,17 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
                           user_channel=_channel(s.event.metadata),
                           event_start=s.event.event_start, event_end=s.event.event_end)
               for s in scores for d in s.dimensions]
+    origins = {key: Origin(**o.to_json()) for key, o in variant.measurement_origins.items()}
+    rows = []
+    for r in aggregate_rows(scores):
+        found = variant.measurement_origin(r["dimension"], r["metric"])
+        rows.append(AggregateRow(**r, measurement_origin=Origin(**found.to_json())
+                                 if found is not None else None))
     return Results(source=source,
                    variant=VariantInfo(name=variant.name, version=variant.version,
-                                       source=variant.source, settings=variant.settings()),
-                   analysis=analysis, events=events,
-                   aggregates=[AggregateRow(**r) for r in aggregate_rows(scores)],
-                   content=content)
+                                       source=variant.source, settings=variant.settings(),
+                                       measurement_origin=origins),
+                   analysis=analysis, events=events, aggregates=rows, content=content)
 
 
 def _audio(metadata: Mapping[str, Any]) -> str | None:

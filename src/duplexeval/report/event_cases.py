@@ -4,7 +4,8 @@ A :class:`EventCase` is one (event, dimension) of a scored run with everything n
 and *hear* it: the sample's times (from the run's metadata), the user and system speech
 segments (from the analysis transcripts the scores were computed from: ``analysis/`` for
 ``scores/``, ``analysis-truth/`` for ``scores-truth/``), the scoring window, the detected system
-segment, the verdict, the stereo wav and any content records (offline texts, judge answers).
+segment, the verdict, the stereo wav, any content records (offline texts, judge answers) and,
+for wall-clock systems, the sample's real-time trace (:mod:`.realtime_trace`).
 
 Conventions:
 
@@ -42,6 +43,7 @@ from ..metrics.results import EventResult, Results
 from ..metrics.score_run import run_dialogues
 from ..results import ScoredRun
 from ..runs.directory import MetadataRow, RunDir
+from .realtime_trace import RealtimeSummary
 
 __all__ = ["EventCase", "Segment", "Verdict", "event_cases", "matched_across_languages",
            "matched_across_protocols",
@@ -86,6 +88,11 @@ class EventCase:
     """The stereo wav (absolute), ``None`` when the results name none."""
     offline: OfflineRecord | None = None
     judged: tuple[ContentRecord, ...] = field(default=())
+    realtime: RealtimeSummary | None = None
+    """The sample's real-time trace (wall-clock systems; ``None`` for others)."""
+    origins: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Latency metric of this dimension -> where its interval starts and ends (the results'
+    ``measurement_origin``)."""
 
     @property
     def key(self) -> str:
@@ -219,7 +226,10 @@ def _case(label: str, results: Results, files: _RunFiles, e: EventResult,
         detected=_detected(e.info, input_start), audio=audio,
         offline=offline.get(e.event_id) if e.dimension == "smooth_turn_taking" else None,
         judged=tuple(judged.get(e.event_id, [])) if e.dimension == "smooth_turn_taking"
-        else ())
+        else (), realtime=RealtimeSummary.of(files.run.read_trace(e.sample_id, e.event_id)),
+        origins={key.split("/", 1)[1]: (o.start, o.end)
+                 for key, o in results.variant.measurement_origin.items()
+                 if key.split("/", 1)[0] == e.dimension})
 
 
 def event_cases(scored: ScoredRun, label: str) -> list[EventCase]:

@@ -17,6 +17,7 @@ from .columns import language_title
 from .event_cases import EventCase, Segment
 from .html_assets import FILTERS
 from .plots import protocol_name
+from .realtime_trace import realtime_html
 from .render_md import DASH, header
 from .tables import Table, cell_text
 
@@ -84,9 +85,16 @@ def _number(value: object) -> str:
 
 
 def _values(case: EventCase) -> str:
+    """The metric values; a latency's name carries where its interval starts and ends as its
+    tooltip (``measurement_origin``)."""
     items = {**case.result.values, **case.result.extras}
-    cells = " · ".join(f"<b>{escape(k)}</b> {escape(_number(v))}" for k, v in items.items())
-    return f'<p class="values">{cells}</p>'
+    cells = []
+    for k, v in items.items():
+        origin = case.origins.get(k)
+        title = (f' title="{escape(f"from {origin[0]} to {origin[1]}", quote=True)}"'
+                 if origin else "")
+        cells.append(f"<b{title}>{escape(k)}</b> {escape(_number(v))}")
+    return f'<p class="values">{" · ".join(cells)}</p>'
 
 
 def _transcripts(segments: Sequence[Segment]) -> str:
@@ -118,8 +126,8 @@ def _content(case: EventCase) -> str:
 
 def case_html(case: EventCase, timeline: str, audio: str | None) -> str:
     """One event's card: heading, values, timeline (inline ``<svg>`` markup), audio player,
-    transcripts and content (``audio`` a relative URL, ``None`` when the results name no
-    wav)."""
+    transcripts, the real-time trace (wall-clock systems) and content (``audio`` a relative
+    URL, ``None`` when the results name no wav)."""
     r = case.result
     data = " ".join(f'data-{n}="{escape(_facet(case, n), quote=True)}"' for n in FILTERS)
     miss = f" ({case.miss_type})" if case.miss_type not in ("", "none") else ""
@@ -135,4 +143,4 @@ def case_html(case: EventCase, timeline: str, audio: str | None) -> str:
             f"{_values(case)}"
             f"{timeline}{player}"
             f"<details><summary>transcripts</summary>{_transcripts(case.segments)}</details>"
-            f"{_content(case)}</section>")
+            f"{realtime_html(case.realtime)}{_content(case)}</section>")

@@ -16,6 +16,10 @@ executor writes through it, analysis and scoring read through it, users open one
                                                  multi-ref)
       samples/{dialogue}/{event_id}.json         SampleRecord: the sample, seed, frames,
                                                  trace, status (or the error)
+      samples/{dialogue}/{event_id}.trace.json   wall-clock systems only: the real-time
+                                                 driver's whole trace (send drift series,
+                                                 arrivals, jitter, server events, initial
+                                                 silence) in dialogue time
       metadata.jsonl                   MetadataRow per finished sample (the M3 fields)
       run_summary.json                 RunSummary (cumulative over resumed invocations)
       .lock                            held while a run writes
@@ -151,6 +155,22 @@ class Trace(BaseModel):
                                 for e in value]
         return out
 
+    @staticmethod
+    def split_realtime(trace: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """A recorded trace (dialogue time) as (what the sample's record keeps, the trace file):
+        a real-time driver's trace (key ``realtime``, :mod:`duplexeval.systems.realtime`) goes
+        whole to the trace file, and the record keeps it without its per-frame and per-chunk
+        series; any other trace stays in the record alone (``None``)."""
+        realtime = trace.get("realtime")
+        if not isinstance(realtime, dict):
+            return trace, None
+        kept = {k: v for k, v in trace.items() if k != "audio_arrivals"}
+        drift = realtime.get("send_drift_ms")
+        if isinstance(drift, dict):
+            kept["realtime"] = {**realtime, "send_drift_ms": {
+                k: v for k, v in drift.items() if k != "series"}}
+        return kept, trace
+
 
 class SampleRecord(BaseModel):
     """``samples/{dialogue}/{event_id}.json``: a finished sample (``ok``: seed, frames, trace,
@@ -168,6 +188,8 @@ class SampleRecord(BaseModel):
     system: str = ""
     output_audio_path: str = ""
     context_audio_path: str = ""
+    trace_path: str = ""
+    """The real-time trace file, relative to the run directory ('' for other systems)."""
     error: str = ""
 
     def typed_trace(self) -> Trace:
@@ -215,11 +237,13 @@ class RunSummary(BaseModel):
 
 @dataclass(frozen=True)
 class SampleFiles:
-    """The three files of one sample."""
+    """The files of one sample."""
 
     wav: Path
     context_wav: Path
     record: Path
+    trace: Path
+    """The real-time trace (wall-clock systems only)."""
 
 
 class AnalysisRow(MetadataRow):
@@ -366,7 +390,7 @@ class RunDir:
         folder = self.samples_dir / safe_name(sample_id, "dialogue id")
         event = safe_name(event_id, "event id")
         return SampleFiles(folder / f"{event}.wav", folder / f"{event}.context.wav",
-                           folder / f"{event}.json")
+                           folder / f"{event}.json", folder / f"{event}.trace.json")
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the run directory, as stored in records and metadata."""
@@ -446,6 +470,21 @@ class RunDir:
         """A sample's record (its keys as set: an ``ok`` and a ``failed`` record differ)."""
         atomic_write_json(self.sample_files(sample_id, event_id).record,
                           record.model_dump(exclude_unset=True))
+
+    def write_trace(self, sample_id: str, event_id: str, trace: dict[str, Any]) -> Path:
+        """A sample's real-time trace file; returns its path."""
+        path = self.sample_files(sample_id, event_id).trace
+        atomic_write_json(path, trace)
+        return path
+
+    def read_trace(self, sample_id: str, event_id: str) -> dict[str, Any] | None:
+        """A sample's real-time trace, or ``None`` when it has none (or it is unreadable)."""
+        path = self.sample_files(sample_id, event_id).trace
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None
+        return data if isinstance(data, dict) else None
 
     def write_metadata(self, rows: Sequence[MetadataRow]) -> None:
         atomic_write_text(self.metadata_path, "".join(json_line(r.model_dump()) for r in rows))

@@ -146,12 +146,19 @@ def _save(run: RunDir, result: SampleOutput, rate: int, system: System, protocol
     run.write_wav(files.wav, result.user, result.system, rate)
     if result.context_user is not None and result.context_system is not None:
         run.write_wav(files.context_wav, result.context_user, result.context_system, rate)
+    kept, realtime = Trace.split_realtime(Trace.in_dialogue_time(result.trace,
+                                                                 result.start_time))
+    extra: dict[str, str] = {}
+    if realtime is not None:  # a wall-clock session: its whole trace beside the sample
+        extra["trace_path"] = run.relative(run.write_trace(s.sample_id, s.event_id, {
+            "sample_id": s.sample_id, "event_id": s.event_id,
+            "start_time": result.start_time, **realtime}))
     run.write_record(s.sample_id, s.event_id, SampleRecord(
         status="ok", sample=s.to_json(), protocol=protocol, seed=result.seed,
-        frames=result.frames, trace=Trace.in_dialogue_time(result.trace, result.start_time),
-        system=system.name,
+        frames=result.frames, trace=kept, system=system.name,
         output_audio_path=run.relative(files.wav),
-        context_audio_path=run.relative(files.context_wav) if s.has_context else ""))
+        context_audio_path=run.relative(files.context_wav) if s.has_context else "",
+        **extra))
 
 
 def _save_failure(run: RunDir, s: Sample, error: str, protocol: str) -> None:

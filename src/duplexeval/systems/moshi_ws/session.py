@@ -28,11 +28,13 @@ Real time (clock ``wall``)
 Frame ``k`` is sent at the absolute deadline ``t0 + (k + 1) * 80 ms`` (``t0`` = the first
 ``step``; a frame is sent once it has been "recorded"), never by sleeping a fixed time, and
 every send and receive is timestamped with :func:`time.monotonic`.  Received audio goes through
-a :class:`~duplexeval.systems.playout.Playout`: a chunk starts at the later of its arrival time
-(session samples since ``t0``) and the end of the previous chunk.  ``step(k)`` returns the
-buffer over frame ``k`` once its deadline has passed, so the output includes the network, Opus
-and compute latency a listener would hear.  The trace records the send drift (actual -
-deadline, ms) and every arrival.
+the playout buffer: a chunk starts at the later of its arrival time (session samples since
+``t0``) and the end of the previous chunk.  ``step(k)`` returns the buffer over frame ``k``
+once its deadline has passed, so the output includes the network, Opus and compute latency a
+listener would hear.  All of this is the shared
+:class:`~duplexeval.systems.realtime.RealtimeDriver`; its trace (send drift per frame, arrival
+jitter, initial silence, every arrival, the ignored server messages as ``server_events``) is
+the session's.  The Python server has no interrupt message, so nothing is ever flushed.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import numpy as np
 
 from ..base import Forced, Session, StepOutput, SystemFailure
 from ..credentials import redact
-from ..playout import Playout
+from ..realtime import Clock, RealtimeDriver
 from ..websocket import Connection
 from .wire import AUDIO, ERROR, HANDSHAKE, SAMPLE_RATE, TEXT, OpusCodec, audio_message, parse
 
@@ -192,58 +194,47 @@ class LockstepSession(_MoshiSession):
 
 
 class RealtimeSession(_MoshiSession):
-    """Wall-clock: deadline-paced sends, a playout buffer (see the module docstring)."""
+    """Wall-clock: the shared :class:`~duplexeval.systems.realtime.RealtimeDriver` paces the
+    sends and plays the answers out (see the module docstring)."""
 
-    def __init__(self, settings: MoshiWsSettings) -> None:
+    def __init__(self, settings: MoshiWsSettings, clock: Clock = time.monotonic) -> None:
         super().__init__(settings)
-        self._playout: Playout | None = None
-        self._last_audio: float | None = None
-        self.drift_ms: list[float] = []
-        self.arrivals: list[dict[str, Any]] = []
+        self.driver = RealtimeDriver(SAMPLE_RATE, FRAME, clock, settings.stall_timeout)
+        self._arrival = 0.0
 
     def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
         texts = len(self.text)
-        if self._playout is None:
-            self._playout = Playout(SAMPLE_RATE, time.monotonic())
-        deadline = self._playout.t0 + (self.frames + 1) * FRAME / SAMPLE_RATE
+        message = audio_message(self._codec.encode(user))  # encoded before its deadline
         try:
-            self._pump_until(deadline)
-            sent = self._send(user)
+            out = self.driver.step(lambda: self._conn.send(message), self._conn.recv,
+                                   self._arrived)
         except SystemFailure as exc:
+            self.driver.close()
             raise self._fail_closed(exc) from None
-        self.drift_ms.append(round((sent - deadline) * 1000, 3))
-        out = self._playout.frame(self.frames * FRAME, FRAME)
-        self.frames += 1
+        self.frames = self.driver.frames_sent
         return StepOutput(out, self._text_since(texts))
 
-    def _pump_until(self, deadline: float) -> None:
-        assert self._playout is not None
-        while True:
-            now = time.monotonic()
-            if self._last_audio is not None and now - self._last_audio > \
-                    self.settings.stall_timeout:
-                raise SystemFailure(f"stall: no audio from the server for "
-                                    f"{self.settings.stall_timeout:g} s")
-            if now >= deadline:
-                return
-            got = self._conn.recv(deadline - now)
-            if got is None:
-                return
-            pcm = self._handle(got[0])
-            if pcm is not None and len(pcm):
-                self._last_audio = got[1]
-                at = self._playout.place(pcm, got[1])
-                self.arrivals.append({"sample": at, "samples": len(pcm), "arrival_ms": round(
-                    (got[1] - self._playout.t0) * 1000, 3)})
+    def _arrived(self, raw: Any, arrival: float) -> None:
+        self._arrival = arrival
+        kinds = dict(self.ignored)
+        pcm = self._handle(raw)
+        if pcm is not None:
+            self.driver.place(pcm, arrival)
+        for name, count in self.ignored.items():
+            if count != kinds.get(name, 0):
+                self.driver.log(name, arrival)
 
     def _text_sample(self) -> int:
         """Real time: where the text arrived on the playout clock."""
-        return 0 if self._playout is None else self._playout.position(time.monotonic())
+        return self.driver.position(self._arrival)
 
     def trace(self) -> dict[str, Any]:
         out = super().trace()
-        drift = np.abs(np.asarray(self.drift_ms or [0.0]))
+        timing = self.driver.trace()
         out["moshi_ws"].update(mode="realtime", send_drift_ms={
-            "max": float(drift.max()), "mean": round(float(drift.mean()), 3)})
-        out["audio_arrivals"] = self.arrivals
-        return out
+            k: v for k, v in timing["realtime"]["send_drift_ms"].items() if k != "series"})
+        return {**out, **timing}
+
+    def close(self) -> None:
+        self.driver.close()
+        super().close()

@@ -8,12 +8,15 @@ Setup: connect (``Authorization: Bearer`` from the environment), wait for ``sess
 send ``session.update`` (server or semantic VAD, PCM formats, voice, reasoning effort), wait for
 ``session.updated``; the server's echo of the session is recorded in the trace.
 
-Timeline: frame ``k`` (20 ms) is sent at the absolute deadline ``t0 + (k + 1) * 20 ms``
-(``t0`` = the first ``step``), never after a fixed sleep.  Audio deltas arrive faster than real
-time and go through a :class:`~duplexeval.systems.playout.Playout`: a chunk starts at the later
-of its arrival and the end of the audio before it, so the system channel is what a listener
-would hear.  Server VAD events are logged with their ``audio_start_ms`` / ``audio_end_ms``
-(positions in the written buffer = session time, since the buffer is written in real time).
+Timeline (the shared :class:`~duplexeval.systems.realtime.RealtimeDriver`): frame ``k``
+(20 ms) is sent at the absolute deadline ``t0 + (k + 1) * 20 ms`` (``t0`` = the first
+``step``), never after a fixed sleep.  Audio deltas arrive faster than real time and go through
+the driver's playout buffer: a chunk starts at the later of its arrival and the end of the
+audio before it, so the system channel is what a listener would hear.  The driver's trace is
+the session's, with the server's echo of the session in ``realtime.server_session`` and the
+VAD events, errors, ``response.done`` and barge-ins in ``server_events``.  Server VAD events
+keep their ``audio_start_ms`` / ``audio_end_ms`` (positions in the written buffer = session
+time, since the buffer is written in real time).
 
 Barge-in: when ``input_audio_buffer.speech_started`` arrives while reply audio is still queued
 beyond "now", the queued rest is flushed (never heard), and unless ``truncate`` is off the
@@ -34,7 +37,7 @@ import numpy as np
 
 from ..base import Forced, Session, StepOutput, SystemFailure
 from ..credentials import redact
-from ..playout import Playout
+from ..realtime import Clock, RealtimeDriver
 from ..websocket import Connection
 
 __all__ = ["FRAME", "RATE", "RealtimeApiSession", "RealtimeSettings"]
@@ -74,15 +77,12 @@ def from_pcm16(text: str) -> np.ndarray:
 class RealtimeApiSession(Session):
     """See the module docstring."""
 
-    def __init__(self, settings: RealtimeSettings) -> None:
+    def __init__(self, settings: RealtimeSettings, clock: Clock = time.monotonic) -> None:
         self.settings = settings
-        self.frames = 0
-        self.events: list[dict[str, Any]] = []
         self.text: list[dict[str, Any]] = []
-        self.drift_ms: list[float] = []
         self.server_session: dict[str, Any] = {}
         self._secrets = tuple(v for _, v in settings.headers)
-        self._playout: Playout | None = None
+        self.driver = RealtimeDriver(RATE, FRAME, clock)
         self._items: dict[str, int] = {}
         """Start sample of each output item's audio on the playout clock."""
         self._current: str | None = None
@@ -94,7 +94,13 @@ class RealtimeApiSession(Session):
         except SystemFailure as exc:
             raise self._failed(exc) from None
 
+    @property
+    def frames(self) -> int:
+        """Frames sent so far."""
+        return self.driver.frames_sent
+
     def _failed(self, exc: SystemFailure) -> SystemFailure:
+        self.driver.close()
         self._conn.close()
         return SystemFailure(redact(f"frame {self.frames}: {exc}", self._secrets))
 
@@ -120,31 +126,19 @@ class RealtimeApiSession(Session):
         self.server_session = self._expect("session.updated").get("session", {})
 
     def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
-        if self._playout is None:
-            self._playout = Playout(RATE, time.monotonic())
         texts = len(self.text)
-        deadline = self._playout.t0 + (self.frames + 1) * FRAME / RATE
-        try:
-            self._pump_until(deadline)
-            sent = self._send({"type": "input_audio_buffer.append", "audio": pcm16(user)})
+        message = json.dumps({"type": "input_audio_buffer.append", "audio": pcm16(user)})
+        try:  # the message is encoded before the deadline, so only the send is timed
+            out = self.driver.step(
+                lambda: self._conn.send(message), self._conn.recv,
+                lambda raw, arrival: self._handle(_decode(raw), arrival))
         except SystemFailure as exc:
             raise self._failed(exc) from None
-        self.drift_ms.append(round((sent - deadline) * 1000, 3))
-        out = self._playout.frame(self.frames * FRAME, FRAME)
-        self.frames += 1
         return StepOutput(out, "".join(str(e["text"]) for e in self.text[texts:]))
 
-    def _pump_until(self, deadline: float) -> None:
-        while (now := time.monotonic()) < deadline:
-            got = self._conn.recv(deadline - now)
-            if got is None:
-                return
-            self._handle(_decode(got[0]), got[1])
-
     def _handle(self, event: dict[str, Any], arrival: float) -> None:
-        assert self._playout is not None
         kind = str(event.get("type", ""))
-        at = self._playout.position(arrival)
+        at = self.driver.position(arrival)
         if kind in _AUDIO_DELTA:
             self._audio(event, arrival)
         elif kind in _TEXT_DELTA:
@@ -156,14 +150,12 @@ class RealtimeApiSession(Session):
         elif kind == "error" and event.get("error", {}).get("code") not in _BENIGN_ERRORS:
             raise SystemFailure(f"the server reported an error: {_error_text(event)}")
         if kind.startswith("input_audio_buffer.") or kind in ("error", "response.done"):
-            logged = {k: v for k, v in event.items() if k in (
-                "type", "audio_start_ms", "audio_end_ms", "item_id")}
-            self.events.append({"sample": at, **logged})
+            self.driver.log(kind, arrival, **{k: v for k, v in event.items() if k in (
+                "audio_start_ms", "audio_end_ms", "item_id")})
         if kind == "input_audio_buffer.speech_started":
-            self._barge_in(at)
+            self._barge_in(arrival)
 
     def _audio(self, event: dict[str, Any], arrival: float) -> None:
-        assert self._playout is not None
         item = str(event.get("item_id", ""))
         if item in self._cancelled:
             return
@@ -172,37 +164,36 @@ class RealtimeApiSession(Session):
         except ValueError as exc:
             raise SystemFailure(f"garbage from the server: an audio delta that is not base64 "
                                 f"PCM16 ({exc})") from None
-        start = self._playout.place(pcm, arrival)
+        start = self.driver.place(pcm, arrival, stream=item)
         self._items.setdefault(item, start)
         self._current = item
 
-    def _barge_in(self, now: int) -> None:
+    def _barge_in(self, arrival: float) -> None:
         """The user spoke while reply audio was queued: flush it, cancel and truncate."""
-        assert self._playout is not None
         item = self._current
-        if item is None or self._playout.end <= now:
+        now = self.driver.position(arrival)
+        playout = self.driver.playout
+        if item is None or playout is None or playout.end <= now:
             return
         played = max(0, now - self._items[item])
-        dropped = self._playout.flush_from(now)
+        dropped = self.driver.interrupt(arrival, "barge_in")
         self._cancelled.add(item)
-        entry: dict[str, Any] = {"sample": now, "type": "barge_in", "item_id": item,
-                                 "played_ms": round(played * 1000 / RATE), "dropped": dropped}
+        entry = self.driver.log("barge_in", arrival, item_id=item,
+                                played_ms=round(played * 1000 / RATE), dropped=dropped)
         if self.settings.truncate:
             if self._active_response:
                 self._send({"type": "response.cancel"})
             self._send({"type": "conversation.item.truncate", "item_id": item,
                         "content_index": 0, "audio_end_ms": entry["played_ms"]})
         entry["sent_truncate"] = self.settings.truncate
-        self.events.append(entry)
 
     def trace(self) -> dict[str, Any]:
-        drift = np.abs(np.asarray(self.drift_ms or [0.0]))
-        return {"sample_rate": RATE, "text": self.text, "events": self.events,
-                "realtime": {"frames_sent": self.frames, "server_session": self.server_session,
-                             "send_drift_ms": {"max": float(drift.max()),
-                                               "mean": round(float(drift.mean()), 3)}}}
+        timing = self.driver.trace()
+        timing["realtime"]["server_session"] = self.server_session
+        return {"sample_rate": RATE, "text": self.text, **timing}
 
     def close(self) -> None:
+        self.driver.close()
         self._conn.close()
 
 
