@@ -25,11 +25,12 @@ from __future__ import annotations
 import contextlib
 import threading
 from http import HTTPStatus
-from typing import Any
 
 import numpy as np
 import sphn
-from websockets.sync.server import Request, Response, ServerConnection, serve
+from websockets.sync.server import Request, Response, ServerConnection
+
+from loopback_ws import LoopbackWsServer
 
 FRAME = 1920
 RATE = 24000
@@ -65,14 +66,14 @@ class FakeModel:
         return (0.3 * np.sin(2 * np.pi * 440 * n / RATE)).astype(np.float32), text, onset
 
 
-class FakeMoshiServer:
+class FakeMoshiServer(LoopbackWsServer):
     """The server on 127.0.0.1 (a free port, or ``port``: a resumed run needs the same URL) in a
     daemon thread while the context is open."""
 
     def __init__(self, reply_after: int = 4, reply_frames: int = 8,
                  faults: dict[int, tuple[str, int]] | None = None,
                  require_key: str | None = None, port: int = 0) -> None:
-        self.port = port
+        super().__init__(port)
         self.reply_after, self.reply_frames = reply_after, reply_frames
         self.faults = faults or {}
         self.require_key = require_key
@@ -85,18 +86,6 @@ class FakeMoshiServer:
     @property
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/api/chat"
-
-    def __enter__(self) -> FakeMoshiServer:
-        self._server = serve(self._handle, "127.0.0.1", self.port, process_request=self._check,
-                             compression=None, max_size=None)
-        self.port = self._server.socket.getsockname()[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._thread.join(5)
 
     def _check(self, conn: ServerConnection, request: Request) -> Response | None:
         if request.path.split("?")[0] != "/api/chat":

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 from http import HTTPStatus
 from typing import Any
 
 import numpy as np
-from websockets.sync.server import Request, Response, ServerConnection, serve
+from websockets.sync.server import Request, Response, ServerConnection
+
+from loopback_ws import LoopbackWsServer
 
 RATE = 24000
 CHUNK = 480
@@ -134,12 +135,13 @@ class _Conversation:
                        "content_index": 0, "audio_end_ms": event["audio_end_ms"]})
 
 
-class FakeRealtimeServer:
+class FakeRealtimeServer(LoopbackWsServer):
     """The server on 127.0.0.1 (a free port) in a daemon thread while the context is open;
     ``fault="error"`` answers the session update with an error quoting the request's
     ``Authorization`` header, ``fault="garbage"`` with a message that is not JSON."""
 
     def __init__(self, key: str, reply_ms: int = 3000, fault: str | None = None) -> None:
+        super().__init__()
         self.key, self.reply_ms, self.fault = key, reply_ms, fault
         self.received: list[dict[str, Any]] = []
         self.truncates: list[dict[str, Any]] = []
@@ -148,18 +150,6 @@ class FakeRealtimeServer:
     @property
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/v1/realtime"
-
-    def __enter__(self) -> FakeRealtimeServer:
-        self._server = serve(self._handle, "127.0.0.1", 0, process_request=self._check,
-                             compression=None, max_size=None)
-        self.port = self._server.socket.getsockname()[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._thread.join(5)
 
     def _check(self, conn: ServerConnection, request: Request) -> Response | None:
         self.paths.append(request.path)

@@ -5,7 +5,7 @@ same URL) in a daemon thread while a context is open."""
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Self
 
 from websockets.sync.server import Request, Response, ServerConnection, serve
 
@@ -18,7 +18,7 @@ class LoopbackWsServer:
     def __init__(self, port: int = 0) -> None:
         self.port = port
 
-    def __enter__(self) -> LoopbackWsServer:
+    def __enter__(self) -> Self:
         self._server = serve(self._handle, "127.0.0.1", self.port, process_request=self._check,
                              compression=None, max_size=None)
         self.port = self._server.socket.getsockname()[1]

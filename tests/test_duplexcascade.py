@@ -22,6 +22,7 @@ from duplexeval.systems.registry import load_system
 from fake_duplexcascade import FRAME, RATE, FakeDuplexCascade
 from tiny_duplex import tiny_dataset
 from tls_cert import self_signed
+from tone_dataset import has_driver_trace, trace_file
 
 FAST = ("--system-arg", "startup_delay=0.1", "--system-arg", "verify=0")
 
@@ -62,8 +63,8 @@ def test_a_run_hears_each_reply_when_the_server_sent_it(tmp_path: Path,
         folder = tmp_path / "run" / "samples" / s.sample_id
         x, rate = sf.read(str(folder / f"{s.event_id}.wav"), dtype="float32")
         assert len(produced) == 1
-        record = json.loads((folder / f"{s.event_id}.json").read_text())
-        trace = record["trace"]
+        trace = trace_file(tmp_path / "run", s)
+        assert has_driver_trace(trace), trace.keys()
         found = onset(x[:, 1])  # the run's wav is at the dataset's rate (16 kHz)
         assert found is not None
         heard = found * RATE / rate
@@ -71,7 +72,7 @@ def test_a_run_hears_each_reply_when_the_server_sent_it(tmp_path: Path,
         # the reply went out when the server had `produced` input samples; it is heard on
         # arrival: never before, and within one frame plus that frame's send drift
         late = heard - produced[0]
-        drift = trace["duplexcascade"]["send_drift_ms"]["max"] / 1000 * RATE
+        drift = trace["realtime"]["send_drift_ms"]["max"] / 1000 * RATE
         assert -3 <= late <= FRAME + drift, (late, drift)
         # four 0.25 s chunks sent at once play back to back, without gaps, to the sample's end
         # (|sin| > 0.05 / 0.3 on 89 % of a tone's samples)
@@ -122,9 +123,9 @@ def test_audio_control_stop_drops_what_was_queued() -> None:
         y = np.concatenate([session.step(x[k:k + FRAME]).audio for k in range(0, len(x), FRAME)])
         trace = session.trace()
         session.close()
-    stop = trace["duplexcascade"]["stops"][0]
-    assert server.stops[0] and stop["event"] == "audio_control stop"
-    assert stop["dropped_samples"] > 0.5 * RATE  # most of the 2 s reply was still queued
+    stop = trace["playout_flushes"][0]
+    assert server.stops[0] and stop["reason"] == "audio_control stop"
+    assert stop["dropped"] > 0.5 * RATE  # most of the 2 s reply was still queued
     loud = np.flatnonzero(np.abs(y) > 0.05)
     # the chunks of the next reply (placed where they arrive: the queue was emptied)
     following = min(a["sample"] for a in trace["audio_arrivals"]
@@ -133,7 +134,7 @@ def test_audio_control_stop_drops_what_was_queued() -> None:
     silent = loud[(loud >= stop["sample"]) & (loud < following)]
     assert len(silent) == 0 and np.any((loud < stop["sample"]) & (loud > stop["sample"] - 100))
     # the stop came within one frame (plus drift) of the barge-in frame reaching the server
-    drift = trace["duplexcascade"]["send_drift_ms"]["max"] / 1000 * RATE
+    drift = trace["realtime"]["send_drift_ms"]["max"] / 1000 * RATE
     assert 0 <= stop["sample"] - server.stops[0][0] <= FRAME + drift
 
 

@@ -28,6 +28,7 @@ from duplexeval.systems.registry import load_system
 from fake_freeze_omni import IN_RATE, FakeFreezeOmni
 from tiny_duplex import tiny_dataset
 from tls_cert import self_signed
+from tone_dataset import has_driver_trace, trace_file
 
 FRAME = 256
 
@@ -68,13 +69,15 @@ def test_a_run_hears_each_reply_when_the_server_sent_it(tmp_path: Path) -> None:
         folder = tmp_path / "run" / "samples" / s.sample_id
         x, rate = sf.read(str(folder / f"{s.event_id}.wav"), dtype="float32")
         assert rate == IN_RATE and len(produced) == 1
-        trace = json.loads((folder / f"{s.event_id}.json").read_text())["trace"]
+        trace = trace_file(tmp_path / "run", s)
+        assert has_driver_trace(trace), trace.keys()
         loud = np.flatnonzero(np.abs(x[:, 1]) > 0.05)
         assert len(loud) and abs(loud[0] - trace["audio_arrivals"][0]["sample"]) <= 2
         # the chunk answered the message ending at input sample `produced`, sent at that
         # sample's deadline (+ drift); it is heard on arrival, one acknowledged round trip on
         facts = trace["freeze_omni"]
-        slack = (facts["send_drift_ms"]["max"] + facts["ack_round_trip_ms"]["max"]) / 1000
+        slack = (trace["realtime"]["send_drift_ms"]["max"]
+                 + facts["ack_round_trip_ms"]["max"]) / 1000
         assert 0 <= loud[0] - produced[0] <= FRAME + slack * IN_RATE, (loud[0], produced, facts)
         # one 0.25 s chunk per incoming message: the 24 kHz chunks play back to back
         assert all(a["samples"] == IN_RATE // 4 for a in trace["audio_arrivals"])
@@ -133,9 +136,10 @@ def test_stop_tts_drops_the_queued_reply_or_is_ignored() -> None:
         kept, kept_trace = talk(server, barge_in(), on_stop="ignore")
     facts = trace["freeze_omni"]
     assert len(server.interrupts[0]) == 1 and facts["stop_tts"] == 1
-    stop = facts["stops"][0]
-    assert stop["event"] == "stop_tts" and stop["dropped_samples"] > 0.3 * IN_RATE
-    slack = (facts["send_drift_ms"]["max"] + facts["ack_round_trip_ms"]["max"]) / 1000
+    stop = trace["playout_flushes"][0]
+    assert stop["reason"] == "stop_tts" and stop["dropped"] > 0.3 * IN_RATE
+    slack = (trace["realtime"]["send_drift_ms"]["max"]
+             + facts["ack_round_trip_ms"]["max"]) / 1000
     assert 0 <= stop["sample"] - server.interrupts[0][0] <= 3 * FRAME + slack * IN_RATE
     loud = np.flatnonzero(np.abs(y) > 0.05)
     new_reply = min(a["sample"] for a in trace["audio_arrivals"]
@@ -144,7 +148,7 @@ def test_stop_tts_drops_the_queued_reply_or_is_ignored() -> None:
     assert not np.any((loud >= stop["sample"] + 2) & (loud < new_reply))
     assert np.any((loud < stop["sample"]) & (loud > stop["sample"] - 100))
     # ignored, the first reply plays to its end and the new one queues behind it
-    assert kept_trace["freeze_omni"]["stops"] == [] and kept_trace["freeze_omni"]["stop_tts"] == 1
+    assert kept_trace["playout_flushes"] == [] and kept_trace["freeze_omni"]["stop_tts"] == 1
     assert np.count_nonzero(np.abs(kept) > 0.05) > len(loud) + 0.3 * IN_RATE * 0.85
 
 

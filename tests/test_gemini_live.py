@@ -18,7 +18,15 @@ from duplexeval.cli import main
 from duplexeval.systems.base import SessionSpec, SystemFailure
 from duplexeval.systems.registry import load_system
 from fake_gemini import FakeGeminiServer
-from tone_dataset import loud_onset, sample_record, single_samples, tone_dataset, tone_turns
+from tone_dataset import (
+    has_driver_trace,
+    loud_onset,
+    sample_record,
+    single_samples,
+    tone_dataset,
+    tone_turns,
+    trace_file,
+)
 
 RATE, FRAME = 24000, 480
 KEY = "AIza-gemini-SENTINEL-0123456789"
@@ -73,14 +81,15 @@ def test_a_run_hears_each_reply_where_the_server_produced_it(tmp_path: Path) -> 
         x, rate = sf.read(str(tmp_path / "run" / "samples" / s.sample_id / f"{s.event_id}.wav"))
         assert len(x) == round((s.input_end - s.input_start) * rate)  # trimmed to the input
         trace = sample_record(tmp_path / "run", s)["trace"]
+        assert has_driver_trace(trace_file(tmp_path / "run", s))
         [(sent_at, input_ms)] = server.replies[number]
         # 0.3 s of speech, then the default 500 ms of silence: the server's end of speech
         assert input_ms == 800
-        produced = sent_at - trace["t0_monotonic"]
+        produced = sent_at - trace["realtime"]["t0_monotonic"]
         heard = loud_onset(x[:, 1], rate)
         # heard within one frame of when the server sent it (the step that picks it up comes
         # at most a frame later), plus the step lateness the loaded machine added (traced)
-        late = trace["send_drift_ms"]["max"] / 1000
+        late = trace["realtime"]["send_drift_ms"]["max"] / 1000
         assert heard is not None and 0 <= heard - produced <= FRAME / RATE + late
         # when the frame holding 0.8 s of input reached it (its deadline 0.82 s)
         assert 0.8 <= produced <= 0.82 + 0.05 + late
@@ -112,10 +121,10 @@ def test_interrupted_flushes_what_was_not_yet_played() -> None:
     assert server.interrupts[0] == [2200]
     on = np.flatnonzero(np.abs(y) > 0.05) / RATE
     first = on[on < 3.0]
-    late = trace["send_drift_ms"]["max"] / 1000  # the loaded machine's step lateness
+    late = trace["realtime"]["send_drift_ms"]["max"] / 1000  # the loaded machine's step lateness
     assert 1.2 <= first[0] <= 1.22 + 0.05 + late
     # what was queued beyond the moment "interrupted" arrived is never heard
-    event = next(e for e in trace["events"] if e["type"] == "interrupted")
+    event = next(e for e in trace["server_events"] if e["type"] == "interrupted")
     assert event["dropped"] > 0
     assert abs(first[-1] - event["sample"] / RATE) <= 0.001
     assert 2.2 <= event["sample"] / RATE <= 2.22 + 0.05 + late
@@ -139,12 +148,12 @@ def test_go_away_then_resumption_carries_the_session_on() -> None:
     with FakeGeminiServer(KEY, faults={0: ("goaway", 400)}) as server:
         y, trace = converse(server, x)
     assert server.resumed == [0] and trace["gemini_live"]["resumes"] == 1
-    assert [e["type"] for e in trace["events"]][:2] == ["goAway", "resumed"]
+    assert [e["type"] for e in trace["server_events"]][:2] == ["goAway", "resumed"]
     [(sent_at, input_ms)] = server.replies[0]
     heard = loud_onset(y, RATE)
     assert input_ms == 1100 and heard is not None
-    late = trace["send_drift_ms"]["max"] / 1000
-    assert 0 <= heard - (sent_at - trace["t0_monotonic"]) <= FRAME / RATE + late
+    late = trace["realtime"]["send_drift_ms"]["max"] / 1000
+    assert 0 <= heard - (sent_at - trace["realtime"]["t0_monotonic"]) <= FRAME / RATE + late
 
 
 def test_failures_are_recorded_per_sample_and_resume_retries_them(tmp_path: Path) -> None:

@@ -18,7 +18,15 @@ from duplexeval.cli import main
 from duplexeval.systems.base import SessionSpec, SystemFailure
 from duplexeval.systems.registry import load_system
 from fake_vllm_omni import FakeVllmOmniServer
-from tone_dataset import loud_onset, sample_record, single_samples, tone_dataset, tone_turns
+from tone_dataset import (
+    has_driver_trace,
+    loud_onset,
+    sample_record,
+    single_samples,
+    tone_dataset,
+    tone_turns,
+    trace_file,
+)
 
 RATE, FRAME = 24000, 480
 WINDOW = "2.2"
@@ -50,13 +58,14 @@ def test_a_run_hears_each_reply_where_the_server_produced_it(tmp_path: Path) -> 
         x, rate = sf.read(str(tmp_path / "run" / "samples" / s.sample_id / f"{s.event_id}.wav"))
         assert len(x) == round((s.input_end - s.input_start) * rate)  # trimmed to the input
         trace = sample_record(tmp_path / "run", s)["trace"]
+        assert has_driver_trace(trace_file(tmp_path / "run", s))
         [(sent_at, input_ms)] = server.onsets[number]
         assert input_ms == 2030  # the unit closing at 2.03 s of input
-        produced = sent_at - trace["t0_monotonic"]
+        produced = sent_at - trace["realtime"]["t0_monotonic"]
         heard = loud_onset(x[:, 1], rate)
         # heard within one frame of when the server sent it (the step that picks it up comes
         # at most a frame later), plus the step lateness the loaded machine added (traced)
-        late = trace["send_drift_ms"]["max"] / 1000
+        late = trace["realtime"]["send_drift_ms"]["max"] / 1000
         assert heard is not None and 0 <= heard - produced <= FRAME / RATE + late
         # when the frame holding 2.03 s of input reached it (its deadline 2.04 s)
         assert 2.03 <= produced <= 2.04 + 0.05 + late
@@ -68,7 +77,7 @@ def test_a_run_hears_each_reply_where_the_server_produced_it(tmp_path: Path) -> 
     played = [a["played_ms"] for a in server.acks if a["session"] == 0]
     # the first on the step the reply arrived: within a frame of its start, plus that step's
     # lateness on a loaded machine
-    late = sample_record(tmp_path / "run", plan[0])["trace"]["send_drift_ms"]["max"]
+    late = sample_record(tmp_path / "run", plan[0])["trace"]["realtime"]["send_drift_ms"]["max"]
     assert played[0] <= 1000 * FRAME / RATE + late + 2
     assert played == sorted(played) and played[-1] >= 100
     assert all(a["item_id"] == f"item_{a['response_id']}" for a in server.acks)
@@ -164,7 +173,7 @@ def test_continuous_acks_are_never_refused_and_a_refusal_is_recorded_not_fatal()
         first = [a["played_ms"] for a in server.acks if a["response_id"] == "resp_0_0"]
         assert first[-1] == 1500  # fully played, acknowledged once more when done
         on = np.flatnonzero(np.abs(y) > 0.05) / RATE
-        late = session.trace()["send_drift_ms"]["max"] / 1000
+        late = session.trace()["realtime"]["send_drift_ms"]["max"] / 1000
         assert 2.03 <= on[0] <= 2.04 + 0.05 + late and np.any(on > 5.03)
         session._dispatch({"type": "error", "error": {"code": "playback_ack_too_late"}}, 0.0)
         assert session.trace()["vllm_omni"]["acks"]["refused"] == 1
@@ -185,10 +194,10 @@ def test_a_dropped_transport_is_resumed_and_the_replay_is_heard() -> None:
         session.close()
     assert server.resumed == [0] and trace["vllm_omni"]["resumes"] == 1
     assert "resume=1" in server.paths[1] and "resume=1" not in server.paths[0]
-    resumed = next(e for e in trace["events"] if e["type"] == "session.resumed")
+    resumed = next(e for e in trace["server_events"] if e["type"] == "session.resumed")
     assert resumed["incarnation"] == 1
     [(sent_at, _)] = server.onsets[0]
-    produced = sent_at - trace["t0_monotonic"]
+    produced = sent_at - trace["realtime"]["t0_monotonic"]
     heard = loud_onset(y, RATE)
     # heard when the replay arrived: after it was produced, by the reconnect's time
     first = trace["audio_arrivals"][0]
@@ -218,8 +227,8 @@ def test_the_personaplex_preset_sends_float32_at_24_khz() -> None:
     [(sent_at, input_ms)] = server.onsets[0]
     assert input_ms == 2030 and trace["vllm_omni"]["input_sent_ms"] == 2500
     heard = loud_onset(y, RATE)
-    late = trace["send_drift_ms"]["max"] / 1000
-    assert heard is not None and 0 <= heard - (sent_at - trace["t0_monotonic"]) <= \
+    late = trace["realtime"]["send_drift_ms"]["max"] / 1000
+    assert heard is not None and 0 <= heard - (sent_at - trace["realtime"]["t0_monotonic"]) <= \
         FRAME / RATE + late
     with pytest.raises(Exception, match="preset must be one of"):
         load_system("vllm-omni-duplex", {"preset": "qwen"})

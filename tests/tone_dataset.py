@@ -61,3 +61,18 @@ def sample_record(out: Path, sample: Sample) -> dict[str, Any]:
     """A sample's record in run directory ``out``."""
     return json.loads((out / "samples" / sample.sample_id / f"{sample.event_id}.json")
                       .read_text())
+
+
+def trace_file(out: Path, sample: Sample) -> dict[str, Any]:
+    """A wall-clock sample's trace file (``{event_id}.trace.json``) in run directory ``out``."""
+    return json.loads((out / sample_record(out, sample)["trace_path"]).read_text())
+
+
+def has_driver_trace(trace: dict[str, Any]) -> bool:
+    """Whether ``trace`` holds the real-time driver's keys (send drift with its series, arrival
+    jitter, server events, arrivals, playout flushes)."""
+    realtime = trace.get("realtime") or {}
+    return ({"series", "max", "p95"} <= set(realtime.get("send_drift_ms") or {})
+            and "rfc3550" in (realtime.get("arrival_jitter_ms") or {})
+            and all(isinstance(trace.get(k), list)
+                    for k in ("server_events", "audio_arrivals", "playout_flushes")))

@@ -1,5 +1,6 @@
 """The real-time driver: one pacing, timestamping and playout engine for every wall-clock system
-(clock ``wall``: ``moshi-ws`` in ``mode=realtime``, ``openai-realtime``).
+(clock ``wall``: ``moshi-ws`` in ``mode=realtime``, ``openai-realtime``, ``freeze-omni``,
+``duplexcascade``, ``vllm-omni-duplex``, ``gemini-live``).
 
 An adapter owns its wire format; the driver owns time.  Per session it keeps one monotonic clock
 (:func:`time.monotonic`, seconds), and ``t0`` = the clock at the session's first ``step``: session
@@ -18,9 +19,13 @@ once recorded, so its deadline is the *absolute* time ``t0 + (k + 1) F / rate``,
                                                          still d2, so the lag is caught up)
 
 While waiting for a deadline the driver receives (the adapter's ``recv(timeout)``), so a wait
-is never a blind sleep.  ``drift_k`` (ms) is recorded for every frame; adapters encode a frame
-before handing its ``send`` to :meth:`RealtimeDriver.step`, so the drift is the wake-up and the
-send alone.
+is never a blind sleep.  Before each wait (and once per frame even when the deadline has
+passed) it checks liveness: the stall rule (``stall_timeout`` s without audio, or without any
+message when ``stall_after="message"``, while ``expecting()`` holds) and the adapter's own
+``check(now)`` (e.g. unacknowledged messages), either raising
+:class:`~duplexeval.systems.base.SystemFailure`.  ``drift_k`` (ms) is recorded for every
+frame; adapters encode a frame before handing its ``send`` to :meth:`RealtimeDriver.step`,
+so the drift is the wake-up and the send alone.
 
 Receiving (system channel)
 --------------------------
@@ -53,6 +58,8 @@ Trace (:meth:`RealtimeDriver.trace`)
   estimate ``rfc3550`` (``J += (|D| - J) / 16``).  For a stream sent in real time (Moshi) it is
   network and compute jitter; for a service that sends faster than real time it is mostly that
   speed-up (``D`` < 0 within a burst), and the silence between two replies never counts.
+* ``realtime.t0_monotonic``: ``t0`` (s on :func:`time.monotonic`, ``null`` before the first
+  ``step``), so a loopback server's send times can be put on the session clock.
 * ``realtime.initial_silence_ms``: the silence the played-out channel starts with (the first
   chunk's start on the playout clock), ``null`` when nothing was received.
 * ``audio_arrivals``: one entry per chunk (playout ``sample``, ``arrival_ms`` since ``t0``,
@@ -74,9 +81,11 @@ from typing import Any
 import numpy as np
 
 from .base import SystemFailure
+from .credentials import redact
 from .playout import Playout
 
-__all__ = ["Clock", "Handler", "RealtimeDriver", "Receiver", "drift_stats", "jitter_stats"]
+__all__ = ["Check", "Clock", "Handler", "RealtimeDriver", "Receiver", "drift_stats",
+           "jitter_stats"]
 
 Clock = Callable[[], float]
 """A monotonic clock in seconds (:func:`time.monotonic`; tests inject a fake one)."""
@@ -86,6 +95,9 @@ Receiver = Callable[[float], "tuple[Any, float] | None"]
 Handler = Callable[[Any, float], None]
 """``handle(message, arrival)``: the adapter's reaction to one message (it calls
 :meth:`RealtimeDriver.place`, :meth:`RealtimeDriver.log`, :meth:`RealtimeDriver.interrupt`)."""
+Check = Callable[[float], None]
+"""``check(now)``: an adapter's liveness test at monotonic ``now``; raises
+:class:`~duplexeval.systems.base.SystemFailure` when the server is found dead."""
 
 
 def _ms(seconds: float) -> float:
@@ -119,12 +131,22 @@ class RealtimeDriver:
     """Deadline pacing, receive timestamps, playout and the trace of one wall-clock session
     (see the module docstring).  ``rate`` (Hz) and ``frame`` (samples) are the session's;
     ``stall_timeout`` (s), when set, fails the session once audio has started and none has
-    arrived for that long."""
+    arrived for that long (``stall_after="audio"``), or, with ``stall_after="message"``, when
+    no message at all has arrived for that long since ``t0`` (the stall clock restarts when an
+    adapter sets :attr:`last_message`, e.g. after a resume); either only while ``expecting()``
+    holds (always when not given).  ``check`` is the adapter's own liveness test."""
 
     def __init__(self, rate: int, frame: int, clock: Clock = time.monotonic,
-                 stall_timeout: float | None = None) -> None:
+                 stall_timeout: float | None = None, *, stall_after: str = "audio",
+                 expecting: Callable[[], bool] | None = None,
+                 check: Check | None = None) -> None:
+        if stall_after not in ("audio", "message"):
+            raise ValueError(f"stall_after must be audio or message, not {stall_after!r}")
         self.rate, self.frame, self.clock = rate, frame, clock
-        self.stall_timeout = stall_timeout
+        self.stall_timeout, self.stall_after = stall_timeout, stall_after
+        self.expecting, self.check = expecting, check
+        self.last_message: float | None = None
+        """Monotonic arrival of the latest message (``t0`` before the first one)."""
         self.frames_sent = 0
         self.playout: Playout | None = None
         self.drift_ms: list[float] = []
@@ -145,6 +167,8 @@ class RealtimeDriver:
             gc.freeze()  # see the module docstring
             self._frozen = True
             self.playout = Playout(self.rate, self.clock())
+            if self.last_message is None:
+                self.last_message = self.playout.t0  # the stall clock starts with the session
         return self.playout
 
     def close(self) -> None:
@@ -152,6 +176,13 @@ class RealtimeDriver:
         if self._frozen:
             self._frozen = False
             gc.unfreeze()
+
+    def failed(self, exc: SystemFailure, secrets: tuple[str, ...] = ()) -> SystemFailure:
+        """End a failed session (:meth:`close`) and name the frame it failed at, redacted of
+        ``secrets`` (the adapter closes its transport: the runner never closes a failed
+        sample's session)."""
+        self.close()
+        return SystemFailure(redact(f"frame {self.frames_sent}: {exc}", secrets))
 
     def deadline(self, k: int) -> float:
         """When frame ``k`` may be sent: ``t0 + (k + 1) * frame / rate``."""
@@ -176,16 +207,28 @@ class RealtimeDriver:
         return out
 
     def pump_until(self, deadline: float, recv: Receiver, handle: Handler) -> None:
-        """Hand every message that arrives before ``deadline`` to ``handle``."""
-        while (now := self.clock()) < deadline:
-            if self.stall_timeout is not None and self._last_audio is not None and \
-                    now - self._last_audio > self.stall_timeout:
-                raise SystemFailure(f"stall: no audio from the server for "
-                                    f"{self.stall_timeout:g} s")
+        """Hand every message that arrives before ``deadline`` to ``handle``, checking
+        liveness before each wait (at least once)."""
+        while True:
+            now = self.clock()
+            self._alive(now)
+            if now >= deadline:
+                return
             got = recv(deadline - now)
             if got is None:
                 continue
+            self.last_message = got[1]
             handle(got[0], got[1])
+
+    def _alive(self, now: float) -> None:
+        """The stall rule and the adapter's check (see the class docstring)."""
+        last = self._last_audio if self.stall_after == "audio" else self.last_message
+        if self.stall_timeout is not None and last is not None and \
+                now - last > self.stall_timeout and (self.expecting is None or self.expecting()):
+            raise SystemFailure(f"stall: no {self.stall_after} from the server for "
+                                f"{self.stall_timeout:g} s")
+        if self.check is not None:
+            self.check(now)
 
     def place(self, pcm: np.ndarray, arrival: float, stream: str = "") -> int:
         """Queue received audio on the playout clock; returns its start sample.  ``stream``
@@ -222,6 +265,7 @@ class RealtimeDriver:
             "realtime": {
                 "clock": "time.monotonic", "rate": self.rate, "frame": self.frame,
                 "frames_sent": self.frames_sent,
+                "t0_monotonic": None if self.playout is None else self.playout.t0,
                 "send_drift_ms": drift_stats(self.drift_ms),
                 "arrival_jitter_ms": jitter_stats(self._chunks, self.rate),
                 "initial_silence_ms": None if first is None else _ms(first / self.rate),

@@ -2,7 +2,7 @@
 ``KyutaiBridgeServer``): float32 PCM over a WebSocket, ``audio_control`` stop events.
 
 ``--system duplexcascade --system-arg url=wss://HOST:31606 [--system-arg verify=0]``; the wire
-format is in :mod:`.wire`, the real-time timeline in :mod:`duplexeval.systems.paced`.  Needs
+format is in :mod:`.wire`, the real-time timeline in :mod:`duplexeval.systems.realtime`.  Needs
 the ``servers`` extra (``websockets``).
 """
 

@@ -5,14 +5,17 @@ float32 chunks (:mod:`.wire`), both at 24 kHz.
 
 Setup: connect, then wait ``startup_delay`` s (the server opens its STT/TTS links after the
 handshake; the M3 client waits 1 s); anything the server sends meanwhile is counted and not
-played.  Then the timeline of :mod:`duplexeval.systems.paced`: frame ``k`` (80 ms) is sent at
+played.  Then the timeline of the shared :class:`~duplexeval.systems.realtime.RealtimeDriver`:
+frame ``k`` (80 ms) is sent at
 ``t0 + (k + 1) * 80 ms``, once it has been "recorded" (the M3 client sends frame ``k`` at
 ``t0 + k * 80 ms``, ahead of a live microphone, so its replies come one frame earlier), and
 received chunks play from the later of their arrival and the end of the audio queued before.
 
 Barge-in: ``{"type": "audio_control", "action": "stop"}`` drops everything queued beyond its
 arrival, as the web client stops its player (the M3 client trims its segments at that sample
-too).  Other JSON events are counted by type; non-JSON text is ignored (as in the M3 client).
+too); it is a ``server_events`` entry, and a ``playout_flushes`` one when it dropped anything.
+Other JSON events are counted by type and logged in ``server_events``; non-JSON text is
+ignored (as in the M3 client).  The trace is the driver's plus the ``duplexcascade`` counts.
 
 Stall: the client pings the server every ``stall_timeout / 4`` s (at least 0.25 s) and fails
 the sample when no pong comes within ``stall_timeout`` s (a stuck asyncio server answers no
@@ -30,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base import SystemFailure
-from ..paced import PacedSession
+from ..base import Forced, Session, StepOutput, SystemFailure
+from ..realtime import Clock, RealtimeDriver
 from ..websocket import Connection
 from .wire import DONE, FRAME, SAMPLE_RATE, encode_frame, parse
 
@@ -63,12 +66,13 @@ def tls_context(url: str, verify: bool) -> ssl.SSLContext | None:
     return context
 
 
-class DuplexCascadeSession(PacedSession):
+class DuplexCascadeSession(Session):
     """See the module docstring."""
 
-    def __init__(self, settings: DuplexCascadeSettings) -> None:
-        super().__init__(SAMPLE_RATE, FRAME, tuple(v for _, v in settings.headers))
+    def __init__(self, settings: DuplexCascadeSettings, clock: Clock = time.monotonic) -> None:
         self.settings = settings
+        self._secrets = tuple(v for _, v in settings.headers)
+        self.driver = RealtimeDriver(SAMPLE_RATE, FRAME, clock)
         self.events: dict[str, int] = {}
         self.ignored_text = 0
         self.before_start = 0
@@ -81,6 +85,24 @@ class DuplexCascadeSession(PacedSession):
         except SystemFailure as exc:
             raise self._failed(exc) from None
 
+    @property
+    def frames(self) -> int:
+        """Frames sent so far."""
+        return self.driver.frames_sent
+
+    def _failed(self, exc: SystemFailure) -> SystemFailure:
+        self._conn.close()
+        return self.driver.failed(exc, self._secrets)
+
+    def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
+        message = encode_frame(np.asarray(user, dtype=np.float32))  # encoded before its deadline
+        try:
+            out = self.driver.step(lambda: self._conn.send(message), self._conn.recv,
+                                   self._handle)
+        except SystemFailure as exc:
+            raise self._failed(exc) from None
+        return StepOutput(out)
+
     def _wait_for_startup(self) -> None:
         end = time.monotonic() + self.settings.startup_delay
         while (left := end - time.monotonic()) > 0:
@@ -89,39 +111,30 @@ class DuplexCascadeSession(PacedSession):
                 parse(got[0])  # garbage fails even now
                 self.before_start += 1
 
-    def _send(self, frame: np.ndarray) -> float:
-        return self._conn.send(encode_frame(frame))
-
-    def _receive(self, timeout: float) -> tuple[Any, float] | None:
-        return self._conn.recv(timeout)
-
     def _handle(self, message: Any, arrival: float) -> None:
         parsed = parse(message)
         if parsed.kind == "audio":
             assert parsed.pcm is not None
-            self._play(parsed.pcm, arrival)
+            self.driver.place(parsed.pcm, arrival)
         elif parsed.kind == "stop":
-            self._stop(arrival, "audio_control stop")
+            self.driver.log("audio_control stop", arrival)
+            self.driver.interrupt(arrival, "audio_control stop")
         elif parsed.kind == "event":
             assert parsed.event is not None
             kind = str(parsed.event.get("type", "untyped"))
             self.events[kind] = self.events.get(kind, 0) + 1
+            self.driver.log(kind, arrival)
         else:
             self.ignored_text += 1
 
-    def _disconnect(self) -> None:
-        self._conn.close()
-
     def trace(self) -> dict[str, Any]:
-        facts = self.paced_trace()
-        arrivals = facts.pop("audio_arrivals")
-        facts.update(events=self.events, ignored_text=self.ignored_text,
-                     messages_before_start=self.before_start,
-                     startup_delay_s=self.settings.startup_delay)
-        return {"sample_rate": SAMPLE_RATE, "duplexcascade": facts,
-                "audio_arrivals": arrivals}
+        facts = {"events": self.events, "ignored_text": self.ignored_text,
+                 "messages_before_start": self.before_start,
+                 "startup_delay_s": self.settings.startup_delay}
+        return {"sample_rate": SAMPLE_RATE, "duplexcascade": facts, **self.driver.trace()}
 
     def close(self) -> None:
+        self.driver.close()
         with contextlib.suppress(SystemFailure):  # the server may be gone already
             self._conn.send(DONE)
         self._conn.close()

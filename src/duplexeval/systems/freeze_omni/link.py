@@ -1,6 +1,6 @@
 """A Socket.IO client connection (``python-socketio``'s threaded client) with the interface the
-paced session reads: server events in arrival order with their monotonic arrival time, and the
-age of the oldest ``audio`` message the server has not acknowledged.
+session hands the real-time driver: server events in arrival order with their monotonic
+arrival time, and the age of the oldest ``audio`` message the server has not acknowledged.
 
 Every event the client sends asks for a Socket.IO acknowledgement; the server library answers
 it when the event's handler returns (Flask-SocketIO and python-socketio do so whatever the

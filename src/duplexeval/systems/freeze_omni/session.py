@@ -11,7 +11,7 @@ given, send ``prompt_text`` and wait for ``prompt_success``; send ``recording-st
 for its acknowledgement (the server resets and emits ``stop_tts`` twice first; these are
 counted, not played).  A ``too_many_users`` at any time fails the sample.
 
-Timeline (:mod:`duplexeval.systems.paced`)::
+Timeline (the shared :class:`~duplexeval.systems.realtime.RealtimeDriver`)::
 
     session (16 kHz)  0       256      512      768
                       |-- 0 --|-- 1 ---|-- 2 ---|...
@@ -26,16 +26,20 @@ every frame, silence included (the runner keeps stepping through the muted windo
 keep flowing.
 
 Stops: ``stop_tts`` drops everything queued beyond its arrival, as the web client empties its
-player (``on_stop=flush``, the default); the M3 client only logs it (``on_stop=ignore``).
-The server emits it when it is interrupted, e.g. when the user speaks over a reply.
+player (``on_stop=flush``, the default: an entry in the driver's ``playout_flushes`` when it
+dropped anything); the M3 client only logs it (``on_stop=ignore``).  Either way it is a
+``server_events`` entry.  The server emits it when it is interrupted, e.g. when the user
+speaks over a reply.
 
-The trace also records the round trip of the acknowledgements (``ack_round_trip_ms``): a reply
-emitted in answer to frame ``k`` is heard at most that round trip plus the send drift after
-frame ``k``'s deadline.
+The trace is the driver's (``realtime``, ``audio_arrivals``, ``server_events``,
+``playout_flushes``); ``freeze_omni`` adds the adapter's counts and the round trip of the
+acknowledgements (``ack_round_trip_ms``): a reply emitted in answer to frame ``k`` is heard
+at most that round trip plus the send drift after frame ``k``'s deadline.
 
 Failures: a disconnect, ``out_time``, garbage in an ``audio`` event, or ``stall_timeout`` s
-without the server acknowledging an ``audio`` message fail the sample with the reason.  At the
-end the session sends ``recording-stopped`` (the server interrupts and resets) and disconnects.
+without the server acknowledging an ``audio`` message (the driver's ``check``) fail the sample
+with the reason.  At the end the session sends ``recording-stopped`` (the server interrupts
+and resets) and disconnects.
 """
 
 from __future__ import annotations
@@ -49,8 +53,8 @@ from typing import Any
 import numpy as np
 import soxr
 
-from ..base import SystemFailure
-from ..paced import PacedSession
+from ..base import Forced, Session, StepOutput, SystemFailure
+from ..realtime import Clock, RealtimeDriver
 from .link import SocketIOLink
 from .wire import CHUNK, IN_RATE, OUT_RATE, audio_payload, parse_audio
 
@@ -72,12 +76,13 @@ class FreezeOmniSettings:
     headers: tuple[tuple[str, str], ...] = ()
 
 
-class FreezeOmniSession(PacedSession):
+class FreezeOmniSession(Session):
     """See the module docstring."""
 
-    def __init__(self, settings: FreezeOmniSettings) -> None:
-        super().__init__(IN_RATE, CHUNK, tuple(v for _, v in settings.headers))
+    def __init__(self, settings: FreezeOmniSettings, clock: Clock = time.monotonic) -> None:
         self.settings = settings
+        self._secrets = tuple(v for _, v in settings.headers)
+        self.driver = RealtimeDriver(IN_RATE, CHUNK, clock, check=self._check)
         self.received_samples = 0
         self.stop_events = 0
         self.before_start: dict[str, int] = {}
@@ -87,6 +92,24 @@ class FreezeOmniSession(PacedSession):
             self._setup()
         except SystemFailure as exc:
             raise self._failed(exc) from None
+
+    @property
+    def frames(self) -> int:
+        """Frames sent so far."""
+        return self.driver.frames_sent
+
+    def _failed(self, exc: SystemFailure) -> SystemFailure:
+        self._link.close()
+        return self.driver.failed(exc, self._secrets)
+
+    def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
+        payload = audio_payload(np.asarray(user, dtype=np.float32))  # encoded before its deadline
+        try:
+            out = self.driver.step(lambda: self._link.emit("audio", payload),
+                                   self._link.receive, self._handle)
+        except SystemFailure as exc:
+            raise self._failed(exc) from None
+        return StepOutput(out)
 
     def _setup(self) -> None:
         if self.settings.prompt is not None:
@@ -127,12 +150,6 @@ class FreezeOmniSession(PacedSession):
             reason = f" ({args[0]})" if args else ""
             raise SystemFailure(f"the server closed the connection{reason}")
 
-    def _send(self, frame: np.ndarray) -> float:
-        return self._link.emit("audio", audio_payload(frame))
-
-    def _receive(self, timeout: float) -> tuple[Any, float] | None:
-        return self._link.receive(timeout)
-
     def _check(self, now: float) -> None:
         oldest = self._link.oldest_unacknowledged()
         if oldest is not None and now - oldest > self.settings.stall_timeout:
@@ -145,27 +162,24 @@ class FreezeOmniSession(PacedSession):
         if event == "audio":
             pcm = parse_audio(args[0] if args else None)
             self.received_samples += len(pcm)
-            self._play(soxr.resample(pcm, OUT_RATE, IN_RATE).astype(np.float32), arrival)
+            self.driver.place(soxr.resample(pcm, OUT_RATE, IN_RATE).astype(np.float32), arrival)
         elif event == "stop_tts":
             self.stop_events += 1
+            self.driver.log("stop_tts", arrival, on_stop=self.settings.on_stop)
             if self.settings.on_stop == "flush":
-                self._stop(arrival, "stop_tts")
-
-    def _disconnect(self) -> None:
-        self._link.close()
+                self.driver.interrupt(arrival, "stop_tts")
 
     def trace(self) -> dict[str, Any]:
-        facts = self.paced_trace()
-        arrivals = facts.pop("audio_arrivals")
         trips = np.asarray(self._link.round_trips or [0.0]) * 1000
-        facts.update(ack_round_trip_ms={"p50": round(float(np.median(trips)), 3),
-                                        "max": round(float(trips.max()), 3)},
-                     received_samples_24k=self.received_samples, stop_tts=self.stop_events,
-                     on_stop=self.settings.on_stop, events_before_start=self.before_start,
-                     other_events=self._link.other_events)
-        return {"sample_rate": IN_RATE, "freeze_omni": facts, "audio_arrivals": arrivals}
+        facts = {"ack_round_trip_ms": {"p50": round(float(np.median(trips)), 3),
+                                       "max": round(float(trips.max()), 3)},
+                 "received_samples_24k": self.received_samples, "stop_tts": self.stop_events,
+                 "on_stop": self.settings.on_stop, "events_before_start": self.before_start,
+                 "other_events": self._link.other_events}
+        return {"sample_rate": IN_RATE, "freeze_omni": facts, **self.driver.trace()}
 
     def close(self) -> None:
+        self.driver.close()
         with contextlib.suppress(SystemFailure):  # the server may be gone already
             self._link.emit("recording-stopped")
         self._link.close()

@@ -15,8 +15,9 @@ quickly as possible, not in real time".  ``serverContent`` also carries ``interr
 server detected the user speaking over the reply and stopped it), ``generationComplete``,
 ``turnComplete`` (late: the server assumes real-time playback) and transcriptions.
 
-Timeline: the wall-clock one of :mod:`duplexeval.systems.wallclock` (20 ms frames on absolute
-deadlines, replies placed on arrival behind what is still playing).  Barge-in::
+Timeline: the shared :class:`~duplexeval.systems.realtime.RealtimeDriver`'s (20 ms frames on
+absolute deadlines, replies placed on arrival behind what is still playing; a stall is
+``stall_timeout`` s without a server message while a reply is being generated).  Barge-in::
 
     system  ====reply (queued, faster than real time)=====|
     user                    |==barge-in==
@@ -41,9 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from ..base import SystemFailure
+from ..base import Forced, Session, StepOutput, SystemFailure
 from ..pcm import StreamResampler, decode_pcm16, encode_pcm16, mime_rate
-from ..wallclock import WallClockSession
+from ..realtime import Clock, RealtimeDriver
 from ..websocket import Connection
 
 __all__ = ["FRAME", "IN_RATE", "RATE", "GeminiLiveSession", "GeminiLiveSettings"]
@@ -70,13 +71,15 @@ class GeminiLiveSettings:
     resume_attempts: int = 2
 
 
-class GeminiLiveSession(WallClockSession):
+class GeminiLiveSession(Session):
     """See the module docstring."""
 
-    def __init__(self, settings: GeminiLiveSettings) -> None:
-        super().__init__(RATE, FRAME, settings.stall_timeout,
-                         tuple(v for _, v in settings.headers))
+    def __init__(self, settings: GeminiLiveSettings, clock: Clock = time.monotonic) -> None:
         self.settings = settings
+        self._secrets = tuple(v for _, v in settings.headers)
+        self.driver = RealtimeDriver(RATE, FRAME, clock, settings.stall_timeout,
+                                     stall_after="message", expecting=lambda: self._generating)
+        self.text: list[dict[str, Any]] = []
         self._up = StreamResampler(RATE, IN_RATE)
         self._down: dict[int, StreamResampler] = {}
         self._generating = False
@@ -90,6 +93,17 @@ class GeminiLiveSession(WallClockSession):
             self._open(None)
         except SystemFailure as exc:
             raise self.failed(exc) from None
+
+    @property
+    def frames(self) -> int:
+        """Frames sent so far."""
+        return self.driver.frames_sent
+
+    def failed(self, exc: SystemFailure) -> SystemFailure:
+        """Close the transport and name the frame (a failed session is never closed by the
+        runner)."""
+        self._close_transport()
+        return self.driver.failed(exc, self._secrets)
 
     @property
     def conn(self) -> Connection:
@@ -130,8 +144,8 @@ class GeminiLiveSession(WallClockSession):
                 continue
             self.resumes += 1
             self._generating = False
-            self._last_message = time.monotonic()
-            self.log("resumed", attempt=attempt)
+            self.driver.last_message = now = self.driver.clock()
+            self.driver.log("resumed", now, attempt=attempt)
             return
         raise SystemFailure(f"{why}; session resumption failed: {refused or 'no attempt left'}")
 
@@ -141,9 +155,19 @@ class GeminiLiveSession(WallClockSession):
 
     # -- the wire ----------------------------------------------------------------------------
 
-    def _send_audio(self, user: np.ndarray) -> float:
-        message = json.dumps({"realtimeInput": {"audio": {
+    def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
+        texts = len(self.text)
+        message = json.dumps({"realtimeInput": {"audio": {  # encoded before its deadline
             "data": encode_pcm16(self._up(user)), "mimeType": f"audio/pcm;rate={IN_RATE}"}}})
+        try:
+            out = self.driver.step(lambda: self._send_audio(message), self._receive,
+                                   self._handle)
+        except SystemFailure as exc:
+            raise self.failed(exc) from None
+        return StepOutput(out, "".join(str(e["text"]) for e in self.text[texts:]))
+
+    def _send_audio(self, message: str) -> float:
+        """Send one input frame (resuming a dropped transport); its monotonic send time."""
         try:
             return self.conn.send(message)
         except SystemFailure as exc:
@@ -157,10 +181,6 @@ class GeminiLiveSession(WallClockSession):
             self._resume(exc)
             return None
 
-    def _expecting(self) -> bool:
-        """A reply is being generated: its next message is due."""
-        return self._generating
-
     def _handle(self, message: Any, arrival: float) -> None:
         self._dispatch(decode_message(message), arrival)
 
@@ -168,7 +188,8 @@ class GeminiLiveSession(WallClockSession):
         if "serverContent" in message:
             self._content(message["serverContent"], arrival)
         elif "goAway" in message:
-            self.log("goAway", time_left=str(_dict(message["goAway"]).get("timeLeft", "")))
+            self.driver.log("goAway", arrival,
+                            time_left=str(_dict(message["goAway"]).get("timeLeft", "")))
         elif "sessionResumptionUpdate" in message:
             update = _dict(message["sessionResumptionUpdate"])
             if update.get("resumable") and isinstance(update.get("newHandle"), str):
@@ -192,16 +213,17 @@ class GeminiLiveSession(WallClockSession):
             text = _dict(content.get(key)).get("text")
             if isinstance(text, str) and text:
                 if key == "outputTranscription":
-                    self.text.append({"sample": self.playout.position(arrival), "text": text})
+                    self.text.append({"sample": self.driver.position(arrival), "text": text})
                 else:
-                    self.log("inputTranscription", text=text)
+                    self.driver.log("inputTranscription", arrival, text=text)
         if content.get("interrupted"):
             self.interruptions += 1
             self._generating = False
-            self.log("interrupted", dropped=self.playout.flush_from(self.now()))
+            self.driver.log("interrupted", arrival,
+                            dropped=self.driver.interrupt(arrival, "interrupted"))
         for flag in _CONTENT_FLAGS[1:]:
             if content.get(flag):
-                self.log(flag)
+                self.driver.log(flag, arrival)
                 if flag != "waitingForInput":
                     self._generating = False
 
@@ -213,16 +235,17 @@ class GeminiLiveSession(WallClockSession):
         if len(pcm):
             self._generating = True
             self.received_samples += len(pcm)
-            self.place(pcm, arrival)
+            self.driver.place(pcm, arrival)
 
     def trace(self) -> dict[str, Any]:
-        out = self.timeline_trace()
+        out: dict[str, Any] = {"sample_rate": RATE, "text": self.text, **self.driver.trace()}
         out["gemini_live"] = {"interruptions": self.interruptions, "resumes": self.resumes,
                               "received_samples": self.received_samples,
                               "ignored_messages": self.ignored}
         return out
 
     def close(self) -> None:
+        self.driver.close()
         self._close_transport()
 
 

@@ -57,7 +57,7 @@ class GeminiLiveSystem(System):
     The server's automatic activity detection is always on (manual ``activityStart`` /
     ``activityEnd`` would need the reference turn times: oracle data).  24 kHz session audio
     in 20 ms frames; the output is exactly as long as the input (see
-    :mod:`duplexeval.systems.wallclock`).  No snapshot, no teacher forcing.
+    :mod:`duplexeval.systems.realtime`).  No snapshot, no teacher forcing.
     """
 
     name = "gemini-live"

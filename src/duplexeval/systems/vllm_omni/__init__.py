@@ -2,7 +2,7 @@
 
 ``--system vllm-omni-duplex --system-arg url=ws://HOST:PORT/v1/realtime model=NAME``; the
 settings are in :mod:`.system`, the protocol (session, playback acknowledgements, resume) in
-:mod:`.session`, the timeline in :mod:`duplexeval.systems.wallclock`.  Needs the ``servers``
+:mod:`.session`, the timeline in :mod:`duplexeval.systems.realtime`.  Needs the ``servers``
 extra (``websockets``).
 """
 

@@ -14,8 +14,10 @@ PersonaPlex: ``pcm_f32le`` at 24 kHz), with ``duration_ms`` and the cumulative
 ``audio_end_ms``; the system channel comes back as ``response.output_audio.delta`` (or
 ``response.audio.delta``) of the response in progress (``response.created`` ...
 ``response.done``; ``response.listen`` / ``response.speak`` are the model's decisions, one a
-model unit of about 1 s, the first closing at 1030 ms of input).  The timeline is the
-wall-clock one of :mod:`duplexeval.systems.wallclock`.  With MiniCPM-o's units::
+model unit of about 1 s, the first closing at 1030 ms of input).  The timeline is the shared
+:class:`~duplexeval.systems.realtime.RealtimeDriver`'s (20 ms frames on absolute deadlines,
+replies placed on arrival; each response is its own jitter stream; a stall is
+``stall_timeout`` s without any server message).  With MiniCPM-o's units::
 
     input sent    |----unit 0: 1030 ms----|----unit 1: 1000 ms----|----unit 2 ...
     decision                              ^listen (user speaking)  ^speak: response.created,
@@ -57,9 +59,9 @@ from typing import Any
 
 import numpy as np
 
-from ..base import SystemFailure
+from ..base import Forced, Session, StepOutput, SystemFailure
 from ..pcm import ENCODERS, StreamResampler, decode_pcm16
-from ..wallclock import WallClockSession
+from ..realtime import Clock, RealtimeDriver
 from ..websocket import Connection
 from .wire import (
     AUDIO_EVENTS,
@@ -109,13 +111,15 @@ class _Response:
     final_acked: bool = False
 
 
-class VllmDuplexSession(WallClockSession):
+class VllmDuplexSession(Session):
     """See the module docstring."""
 
-    def __init__(self, settings: VllmDuplexSettings) -> None:
-        super().__init__(RATE, FRAME, settings.stall_timeout,
-                         tuple(v for _, v in settings.headers))
+    def __init__(self, settings: VllmDuplexSettings, clock: Clock = time.monotonic) -> None:
         self.settings = settings
+        self._secrets = tuple(v for _, v in settings.headers)
+        self.driver = RealtimeDriver(RATE, FRAME, clock, settings.stall_timeout,
+                                     stall_after="message")
+        self.text: list[dict[str, Any]] = []
         self._up = StreamResampler(RATE, settings.input_rate)
         self._encode = ENCODERS[settings.input_format]
         self._down: dict[int, StreamResampler] = {}
@@ -212,41 +216,64 @@ class VllmDuplexSession(WallClockSession):
                 break
             self._conn = conn
             self._adopt(resumed)
-            self._last_message = time.monotonic()
+            self.driver.last_message = now = self.driver.clock()
             self.resumes += 1
-            self.log("session.resumed", attempt=attempt, incarnation=self.incarnation)
+            self.driver.log("session.resumed", now, attempt=attempt,
+                            incarnation=self.incarnation)
             return
         raise SystemFailure(f"{why}; session resume failed: {refused or 'no attempt left'}")
 
-    def _close_transport(self) -> None:
-        self._conn.close()
+    @property
+    def frames(self) -> int:
+        """Frames sent so far."""
+        return self.driver.frames_sent
 
     def failed(self, exc: SystemFailure) -> SystemFailure:
         """Tell the server the session is over (best effort: a silent drop would hold its
-        slot for the resume grace period), then close the transport."""
+        slot for the resume grace period), close the transport and name the frame (a failed
+        session is never closed by the runner)."""
         with contextlib.suppress(SystemFailure):
             self._send({"type": "session.close"})
-        return super().failed(exc)
+        self._conn.close()
+        return self.driver.failed(exc, self._secrets)
 
     # -- the wire ----------------------------------------------------------------------------
 
-    def _send_audio(self, user: np.ndarray) -> float:
+    def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
+        texts = len(self.text)
         pcm, rate = self._up(user), self.settings.input_rate
-        self._sent_ms += len(pcm) * 1000 / rate
         event = {"type": "input_audio_buffer.append", "audio": self._encode(pcm),
                  "format": self.settings.input_format, "sample_rate_hz": rate,
                  "duration_ms": round(len(pcm) * 1000 / rate),
-                 "audio_end_ms": round(self._sent_ms)}
-        return self._deliver(event)
+                 "audio_end_ms": round(self._sent_ms + len(pcm) * 1000 / rate)}
+        message = json.dumps(event)  # encoded before its deadline
+        try:
+            out = self.driver.step(lambda: self._send_frame(message), self._receive,
+                                   self._handle)
+        except SystemFailure as exc:
+            raise self.failed(exc) from None
+        self._sent_ms += len(pcm) * 1000 / rate
+        return StepOutput(out, "".join(str(e["text"]) for e in self.text[texts:]))
+
+    def _send_frame(self, message: str) -> float:
+        """Send one input frame, then acknowledge playback; the frame's monotonic send time."""
+        sent = self._deliver_text(message)
+        self._after_send()
+        return sent
 
     def _deliver(self, event: dict[str, Any]) -> float:
-        """Send ``event`` mid-session: a dropped transport is resumed and the event sent again
-        (an event ack is then superseded by the resume's sequence number, which is harmless)."""
+        """Send ``event`` mid-session (see :meth:`_deliver_text`)."""
+        return self._deliver_text(json.dumps(event))
+
+    def _deliver_text(self, message: str) -> float:
+        """Send a message mid-session: a dropped transport is resumed and the message sent
+        again (an event ack is then superseded by the resume's sequence number, which is
+        harmless)."""
         try:
-            return self._send(event)
+            return self._conn.send(message)
         except SystemFailure as exc:
             self._resume(exc)
-            return self._send(event)
+            return self._conn.send(message)
 
     def _receive(self, timeout: float) -> tuple[Any, float] | None:
         try:
@@ -271,11 +298,11 @@ class VllmDuplexSession(WallClockSession):
         rid = response_id(event)
         if kind == "response.created" and rid:
             self._responses.setdefault(rid, _Response())
-            self.log(kind, response_id=rid)
+            self.driver.log(kind, arrival, response_id=rid)
         elif kind in AUDIO_EVENTS:
             self._audio(event, rid, arrival)
         elif kind in TRANSCRIPT_EVENTS:
-            self.text.append({"sample": self.playout.position(arrival),
+            self.text.append({"sample": self.driver.position(arrival),
                               "text": str(event.get("delta", ""))})
         elif kind in ("response.listen", "response.speak"):
             self.decisions[kind.split(".")[1]] += 1
@@ -286,14 +313,14 @@ class VllmDuplexSession(WallClockSession):
             state.done = True
             response = event.get("response")
             state.status = str(response.get("status", "")) if isinstance(response, dict) else ""
-            self.log(kind, response_id=rid, status=state.status)
+            self.driver.log(kind, arrival, response_id=rid, status=state.status)
         elif kind == "output_audio_buffer.cleared":
-            dropped = self.playout.flush_from(self.now())
-            self.log(kind, response_id=rid, dropped=dropped)
+            dropped = self.driver.interrupt(arrival, kind)
+            self.driver.log(kind, arrival, response_id=rid, dropped=dropped)
         elif kind == "playback.acknowledged":
             self.acks["accepted"] += 1
         elif kind == "error":
-            self._error(event)
+            self._error(event, arrival)
         elif kind in ("session.closed", "session.expired"):
             raise SystemFailure(f"the server ended the session ({kind}: "
                                 f"{event.get('reason', 'no reason given')})")
@@ -309,14 +336,14 @@ class VllmDuplexSession(WallClockSession):
             pcm = self._down.setdefault(rate, StreamResampler(rate, RATE))(pcm)
         if not len(pcm):
             return
-        at = self.place(pcm, arrival, response_id=rid)
+        at = self.driver.place(pcm, arrival, stream=rid or "")
         self._responses.setdefault(rid or "", _Response()).segments.append((at, len(pcm)))
 
-    def _error(self, event: dict[str, Any]) -> None:
+    def _error(self, event: dict[str, Any], arrival: float) -> None:
         code = error_code(event)
         if code in BENIGN_ERRORS:
             self.acks["refused"] += 1
-            self.log("playback_ack_refused", code=code)
+            self.driver.log("playback_ack_refused", arrival, code=code)
             return
         raise SystemFailure(f"the server reported an error: {error_text(event)}")
 
@@ -324,14 +351,14 @@ class VllmDuplexSession(WallClockSession):
         """Acknowledge played progress: a response's first ack on the step its audio arrived
         (it reserves the response's place in the history before any later commit), then every
         ``ack_interval`` s, and once more when a finished response has been fully played."""
-        now = time.monotonic()
+        now = self.driver.clock()
         if self._last_heartbeat is None:
-            self._last_heartbeat = self.playout.t0
+            self._last_heartbeat = self.driver.t0
         if now - self._last_heartbeat >= self.settings.heartbeat:
             self._deliver({"type": "session.heartbeat"})
             self._last_heartbeat, self.heartbeats = now, self.heartbeats + 1
         due = now - self._last_ack >= self.settings.ack_interval
-        position = self.playout.position(now)
+        position = self.driver.position(now)
         for rid, state in self._responses.items():
             if not state.segments or not rid or (state.acked_ms >= 0 and not due):
                 continue
@@ -350,7 +377,7 @@ class VllmDuplexSession(WallClockSession):
             self._last_ack = now
 
     def trace(self) -> dict[str, Any]:
-        out = self.timeline_trace()
+        out: dict[str, Any] = {"sample_rate": RATE, "text": self.text, **self.driver.trace()}
         out["vllm_omni"] = {
             "session_id": self.session_id, "server_session": self.server_session,
             "responses": {rid: {"start": s.segments[0][0] if s.segments else None,
@@ -364,4 +391,5 @@ class VllmDuplexSession(WallClockSession):
     def close(self) -> None:
         with contextlib.suppress(SystemFailure):  # already gone: nothing to release
             self._send({"type": "session.close"})
-        self._close_transport()
+        self.driver.close()
+        self._conn.close()

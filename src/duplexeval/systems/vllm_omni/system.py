@@ -65,7 +65,7 @@ class VllmOmniDuplexSystem(System):
     Clock ``wall`` (the server's model runs in real time on what it is sent): 24 kHz session
     audio in 20 ms frames, sent in the preset's input format, replies asked for at 24 kHz
     (another rate the server declares per delta is resampled); the output is exactly as long
-    as the input (see :mod:`duplexeval.systems.wallclock`).  No snapshot, no teacher forcing.
+    as the input (see :mod:`duplexeval.systems.realtime`).  No snapshot, no teacher forcing.
     """
 
     name = "vllm-omni-duplex"
