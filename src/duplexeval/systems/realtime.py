@@ -84,7 +84,7 @@ from .base import SystemFailure
 from .credentials import redact
 from .playout import Playout
 
-__all__ = ["Check", "Clock", "Handler", "RealtimeDriver", "Receiver", "drift_stats",
+__all__ = ["Check", "Clock", "Handler", "RealtimeDriver", "Receiver", "Sender", "drift_stats",
            "jitter_stats"]
 
 Clock = Callable[[], float]
@@ -92,6 +92,8 @@ Clock = Callable[[], float]
 Receiver = Callable[[float], "tuple[Any, float] | None"]
 """``recv(timeout)``: the next message and its monotonic arrival time, or ``None`` after
 ``timeout`` seconds without one (it is also how the driver waits)."""
+Sender = Callable[[], float]
+"""``send()``: put the (already encoded) frame on the wire; its monotonic send time."""
 Handler = Callable[[Any, float], None]
 """``handle(message, arrival)``: the adapter's reaction to one message (it calls
 :meth:`RealtimeDriver.place`, :meth:`RealtimeDriver.log`, :meth:`RealtimeDriver.interrupt`)."""
@@ -192,7 +194,7 @@ class RealtimeDriver:
         """The session sample at monotonic time ``t`` (0 before the first step)."""
         return 0 if self.playout is None else self.playout.position(t)
 
-    def step(self, send: Callable[[], float], recv: Receiver, handle: Handler) -> np.ndarray:
+    def step(self, send: Sender, recv: Receiver, handle: Handler) -> np.ndarray:
         """Frame ``frames_sent``: receive until its deadline, ``send()`` it (which returns the
         monotonic time it went out), record the drift; returns the played-out frame."""
         k = self.frames_sent

@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Forced, Session, StepOutput, SystemFailure
+from ..base import Forced, StepOutput, SystemFailure
+from ..driven import DrivenSession
 from ..realtime import Clock, RealtimeDriver
 from ..websocket import Connection
 from .wire import DONE, FRAME, SAMPLE_RATE, encode_frame, parse
@@ -66,7 +67,7 @@ def tls_context(url: str, verify: bool) -> ssl.SSLContext | None:
     return context
 
 
-class DuplexCascadeSession(Session):
+class DuplexCascadeSession(DrivenSession):
     """See the module docstring."""
 
     def __init__(self, settings: DuplexCascadeSettings, clock: Clock = time.monotonic) -> None:
@@ -85,23 +86,13 @@ class DuplexCascadeSession(Session):
         except SystemFailure as exc:
             raise self._failed(exc) from None
 
-    @property
-    def frames(self) -> int:
-        """Frames sent so far."""
-        return self.driver.frames_sent
-
-    def _failed(self, exc: SystemFailure) -> SystemFailure:
+    def _disconnect(self) -> None:
         self._conn.close()
-        return self.driver.failed(exc, self._secrets)
 
     def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
         message = encode_frame(np.asarray(user, dtype=np.float32))  # encoded before its deadline
-        try:
-            out = self.driver.step(lambda: self._conn.send(message), self._conn.recv,
-                                   self._handle)
-        except SystemFailure as exc:
-            raise self._failed(exc) from None
-        return StepOutput(out)
+        return StepOutput(self._drive(lambda: self._conn.send(message), self._conn.recv,
+                                      self._handle))
 
     def _wait_for_startup(self) -> None:
         end = time.monotonic() + self.settings.startup_delay

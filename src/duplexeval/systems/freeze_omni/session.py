@@ -53,7 +53,8 @@ from typing import Any
 import numpy as np
 import soxr
 
-from ..base import Forced, Session, StepOutput, SystemFailure
+from ..base import Forced, StepOutput, SystemFailure
+from ..driven import DrivenSession
 from ..realtime import Clock, RealtimeDriver
 from .link import SocketIOLink
 from .wire import CHUNK, IN_RATE, OUT_RATE, audio_payload, parse_audio
@@ -76,7 +77,7 @@ class FreezeOmniSettings:
     headers: tuple[tuple[str, str], ...] = ()
 
 
-class FreezeOmniSession(Session):
+class FreezeOmniSession(DrivenSession):
     """See the module docstring."""
 
     def __init__(self, settings: FreezeOmniSettings, clock: Clock = time.monotonic) -> None:
@@ -93,23 +94,13 @@ class FreezeOmniSession(Session):
         except SystemFailure as exc:
             raise self._failed(exc) from None
 
-    @property
-    def frames(self) -> int:
-        """Frames sent so far."""
-        return self.driver.frames_sent
-
-    def _failed(self, exc: SystemFailure) -> SystemFailure:
+    def _disconnect(self) -> None:
         self._link.close()
-        return self.driver.failed(exc, self._secrets)
 
     def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
         payload = audio_payload(np.asarray(user, dtype=np.float32))  # encoded before its deadline
-        try:
-            out = self.driver.step(lambda: self._link.emit("audio", payload),
-                                   self._link.receive, self._handle)
-        except SystemFailure as exc:
-            raise self._failed(exc) from None
-        return StepOutput(out)
+        return StepOutput(self._drive(lambda: self._link.emit("audio", payload),
+                                      self._link.receive, self._handle))
 
     def _setup(self) -> None:
         if self.settings.prompt is not None:

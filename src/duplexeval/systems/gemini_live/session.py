@@ -42,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Forced, Session, StepOutput, SystemFailure
+from ..base import Forced, StepOutput, SystemFailure
+from ..driven import DrivenSession
 from ..pcm import StreamResampler, decode_pcm16, encode_pcm16, mime_rate
 from ..realtime import Clock, RealtimeDriver
 from ..websocket import Connection
@@ -71,7 +72,7 @@ class GeminiLiveSettings:
     resume_attempts: int = 2
 
 
-class GeminiLiveSession(Session):
+class GeminiLiveSession(DrivenSession):
     """See the module docstring."""
 
     def __init__(self, settings: GeminiLiveSettings, clock: Clock = time.monotonic) -> None:
@@ -92,18 +93,7 @@ class GeminiLiveSession(Session):
         try:
             self._open(None)
         except SystemFailure as exc:
-            raise self.failed(exc) from None
-
-    @property
-    def frames(self) -> int:
-        """Frames sent so far."""
-        return self.driver.frames_sent
-
-    def failed(self, exc: SystemFailure) -> SystemFailure:
-        """Close the transport and name the frame (a failed session is never closed by the
-        runner)."""
-        self._close_transport()
-        return self.driver.failed(exc, self._secrets)
+            raise self._failed(exc) from None
 
     @property
     def conn(self) -> Connection:
@@ -133,7 +123,7 @@ class GeminiLiveSession(Session):
     def _resume(self, why: SystemFailure) -> None:
         if not self.handle:
             raise why
-        self._close_transport()
+        self._disconnect()
         refused = ""
         for attempt in range(self.settings.resume_attempts):
             time.sleep(0.05 * 2 ** attempt)
@@ -149,7 +139,7 @@ class GeminiLiveSession(Session):
             return
         raise SystemFailure(f"{why}; session resumption failed: {refused or 'no attempt left'}")
 
-    def _close_transport(self) -> None:
+    def _disconnect(self) -> None:
         if self._conn is not None:
             self._conn.close()
 
@@ -159,11 +149,7 @@ class GeminiLiveSession(Session):
         texts = len(self.text)
         message = json.dumps({"realtimeInput": {"audio": {  # encoded before its deadline
             "data": encode_pcm16(self._up(user)), "mimeType": f"audio/pcm;rate={IN_RATE}"}}})
-        try:
-            out = self.driver.step(lambda: self._send_audio(message), self._receive,
-                                   self._handle)
-        except SystemFailure as exc:
-            raise self.failed(exc) from None
+        out = self._drive(lambda: self._send_audio(message), self._receive, self._handle)
         return StepOutput(out, "".join(str(e["text"]) for e in self.text[texts:]))
 
     def _send_audio(self, message: str) -> float:
@@ -246,7 +232,7 @@ class GeminiLiveSession(Session):
 
     def close(self) -> None:
         self.driver.close()
-        self._close_transport()
+        self._disconnect()
 
 
 def decode_message(message: Any) -> dict[str, Any]:

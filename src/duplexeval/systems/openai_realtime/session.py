@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Forced, Session, StepOutput, SystemFailure
-from ..credentials import redact
+from ..base import Forced, StepOutput, SystemFailure
+from ..driven import DrivenSession
 from ..realtime import Clock, RealtimeDriver
 from ..websocket import Connection
 
@@ -74,7 +74,7 @@ def from_pcm16(text: str) -> np.ndarray:
     return np.frombuffer(base64.b64decode(text), dtype="<i2").astype(np.float32) / 32768.0
 
 
-class RealtimeApiSession(Session):
+class RealtimeApiSession(DrivenSession):
     """See the module docstring."""
 
     def __init__(self, settings: RealtimeSettings, clock: Clock = time.monotonic) -> None:
@@ -94,15 +94,8 @@ class RealtimeApiSession(Session):
         except SystemFailure as exc:
             raise self._failed(exc) from None
 
-    @property
-    def frames(self) -> int:
-        """Frames sent so far."""
-        return self.driver.frames_sent
-
-    def _failed(self, exc: SystemFailure) -> SystemFailure:
-        self.driver.close()
+    def _disconnect(self) -> None:
         self._conn.close()
-        return SystemFailure(redact(f"frame {self.frames}: {exc}", self._secrets))
 
     def _send(self, event: dict[str, Any]) -> float:
         return self._conn.send(json.dumps(event))
@@ -128,12 +121,9 @@ class RealtimeApiSession(Session):
     def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
         texts = len(self.text)
         message = json.dumps({"type": "input_audio_buffer.append", "audio": pcm16(user)})
-        try:  # the message is encoded before the deadline, so only the send is timed
-            out = self.driver.step(
-                lambda: self._conn.send(message), self._conn.recv,
-                lambda raw, arrival: self._handle(_decode(raw), arrival))
-        except SystemFailure as exc:
-            raise self._failed(exc) from None
+        # the message is encoded before the deadline, so only the send is timed
+        out = self._drive(lambda: self._conn.send(message), self._conn.recv,
+                          lambda raw, arrival: self._handle(_decode(raw), arrival))
         return StepOutput(out, "".join(str(e["text"]) for e in self.text[texts:]))
 
     def _handle(self, event: dict[str, Any], arrival: float) -> None:

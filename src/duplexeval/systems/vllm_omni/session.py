@@ -59,7 +59,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Forced, Session, StepOutput, SystemFailure
+from ..base import Forced, StepOutput, SystemFailure
+from ..driven import DrivenSession
 from ..pcm import ENCODERS, StreamResampler, decode_pcm16
 from ..realtime import Clock, RealtimeDriver
 from ..websocket import Connection
@@ -111,7 +112,7 @@ class _Response:
     final_acked: bool = False
 
 
-class VllmDuplexSession(Session):
+class VllmDuplexSession(DrivenSession):
     """See the module docstring."""
 
     def __init__(self, settings: VllmDuplexSettings, clock: Clock = time.monotonic) -> None:
@@ -143,7 +144,7 @@ class VllmDuplexSession(Session):
             self._send({"type": "session.update", "session": settings.session})
             created = self._await(self._conn, ("session.created",))
         except SystemFailure as exc:
-            raise self.failed(exc) from None
+            raise self._failed(exc) from None
         self._adopt(created)
 
     # -- transport -------------------------------------------------------------------------
@@ -223,19 +224,12 @@ class VllmDuplexSession(Session):
             return
         raise SystemFailure(f"{why}; session resume failed: {refused or 'no attempt left'}")
 
-    @property
-    def frames(self) -> int:
-        """Frames sent so far."""
-        return self.driver.frames_sent
-
-    def failed(self, exc: SystemFailure) -> SystemFailure:
+    def _disconnect(self) -> None:
         """Tell the server the session is over (best effort: a silent drop would hold its
-        slot for the resume grace period), close the transport and name the frame (a failed
-        session is never closed by the runner)."""
+        slot for the resume grace period), then close the transport."""
         with contextlib.suppress(SystemFailure):
             self._send({"type": "session.close"})
         self._conn.close()
-        return self.driver.failed(exc, self._secrets)
 
     # -- the wire ----------------------------------------------------------------------------
 
@@ -247,11 +241,7 @@ class VllmDuplexSession(Session):
                  "duration_ms": round(len(pcm) * 1000 / rate),
                  "audio_end_ms": round(self._sent_ms + len(pcm) * 1000 / rate)}
         message = json.dumps(event)  # encoded before its deadline
-        try:
-            out = self.driver.step(lambda: self._send_frame(message), self._receive,
-                                   self._handle)
-        except SystemFailure as exc:
-            raise self.failed(exc) from None
+        out = self._drive(lambda: self._send_frame(message), self._receive, self._handle)
         self._sent_ms += len(pcm) * 1000 / rate
         return StepOutput(out, "".join(str(e["text"]) for e in self.text[texts:]))
 
@@ -389,7 +379,5 @@ class VllmDuplexSession(Session):
         return out
 
     def close(self) -> None:
-        with contextlib.suppress(SystemFailure):  # already gone: nothing to release
-            self._send({"type": "session.close"})
         self.driver.close()
-        self._conn.close()
+        self._disconnect()
