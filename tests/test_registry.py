@@ -62,3 +62,25 @@ def test_module_class_form_and_bad_arguments(capsys: pytest.CaptureFixture[str])
     assert main(["run", "--system", "no.such.module:X", "--dataset", ".", "--protocol",
                  "single"]) == 2
     assert "cannot import" in capsys.readouterr().err
+
+
+def test_yes_no_arguments_and_bearer_headers(monkeypatch: pytest.MonkeyPatch) -> None:
+    from duplexeval.errors import DuplexevalError
+    from duplexeval.systems import credentials
+    from duplexeval.systems.base import SystemFailure
+
+    system = load_system("duplexcascade", {"url": "ws://127.0.0.1:9", "verify": "No"})
+    assert system.bool_arg("verify", True) is False and system.bool_arg("absent", True) is True
+    assert load_system("freeze-omni", {"verify": "YES"}).settings.verify is True
+    with pytest.raises(DuplexevalError,
+                       match=r"verify must be true or false \(1 or 0\), got 'maybe'"):
+        load_system("freeze-omni", {"verify": "maybe"})
+    with pytest.raises(DuplexevalError, match="truncate must be true or false"):
+        load_system("openai-realtime", {"truncate": "2"})
+    assert credentials.bearer("") == () and credentials.bearer(None) == ()
+    monkeypatch.setenv("DUPLEXEVAL_TEST_TOKEN", "s3cret-value")
+    assert credentials.bearer("DUPLEXEVAL_TEST_TOKEN") == (
+        ("Authorization", "Bearer s3cret-value"),)
+    monkeypatch.delenv("DUPLEXEVAL_TEST_TOKEN")
+    with pytest.raises(SystemFailure, match=r"DUPLEXEVAL_TEST_TOKEN .* is not set"):
+        credentials.bearer("DUPLEXEVAL_TEST_TOKEN")

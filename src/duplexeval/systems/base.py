@@ -73,6 +73,10 @@ __all__ = [
 ]
 
 
+_BOOL_WORDS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+"""The words :meth:`System.bool_arg` accepts (lower case)."""
+
+
 class ClockKind(StrEnum):
     """How a system's time advances."""
 
@@ -289,6 +293,16 @@ class System(abc.ABC):
         except ValueError:
             raise ValueError(f"system argument {name} must be an integer, "
                              f"got {self.args[name]!r}") from None
+
+    def bool_arg(self, name: str, default: bool) -> bool:
+        """A ``--system-arg`` as a yes/no (``1``/``true``/``yes`` or ``0``/``false``/``no``, any
+        case; ``default`` when absent)."""
+        value = self.args.get(name)
+        if value is None:
+            return default
+        if value.lower() not in _BOOL_WORDS:
+            raise ValueError(f"{name} must be true or false (1 or 0), got {value!r}")
+        return _BOOL_WORDS[value.lower()]
 
     def float_arg(self, name: str, default: float) -> float:
         """A ``--system-arg`` as a number (``default`` when absent)."""

@@ -32,6 +32,13 @@ def api_key(variable: str) -> str:
     return value
 
 
+def bearer(variable: str | None) -> tuple[tuple[str, str], ...]:
+    """An ``Authorization: Bearer`` request header with the value of environment variable
+    ``variable`` (see :func:`api_key`), or no header when ``variable`` is empty or ``None``;
+    the value is never recorded."""
+    return (("Authorization", f"Bearer {api_key(variable)}"),) if variable else ()
+
+
 def _secrets() -> list[str]:
     values = {v for k, v in os.environ.items()
               if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET}

@@ -9,7 +9,6 @@ from .wire import FRAME, SAMPLE_RATE
 
 __all__ = ["DuplexCascadeSystem"]
 
-_TRUE, _FALSE = ("1", "true", "yes"), ("0", "false", "no")
 
 
 class DuplexCascadeSystem(System):
@@ -43,11 +42,8 @@ class DuplexCascadeSystem(System):
         url = self.args.get("url", "")
         if url:
             credentials.check_url(url)
-        verify = self.args.get("verify", "1").lower()
-        if verify not in _TRUE + _FALSE:
-            raise ValueError(f"verify must be 1 or 0, got {self.args['verify']!r}")
         self.settings = DuplexCascadeSettings(
-            url=url, verify=verify in _TRUE,
+            url=url, verify=self.bool_arg("verify", True),
             startup_delay=self.float_arg("startup_delay", 1.0),
             stall_timeout=self.float_arg("stall_timeout", 30.0),
             connect_timeout=self.float_arg("connect_timeout", 10.0))
@@ -64,9 +60,6 @@ class DuplexCascadeSystem(System):
     def open(self, spec: SessionSpec) -> Session:
         if not self.settings.url:
             raise ValueError("duplexcascade needs --system-arg url=wss://HOST:PORT")
-        headers: tuple[tuple[str, str], ...] = ()
-        variable = self.args.get("api_key_env")
-        if variable:
-            headers = (("Authorization", f"Bearer {credentials.api_key(variable)}"),)
+        headers = credentials.bearer(self.args.get("api_key_env"))
         settings = DuplexCascadeSettings(**{**self.settings.__dict__, "headers": headers})
         return DuplexCascadeSession(settings)

@@ -11,7 +11,6 @@ from .wire import CHUNK, IN_RATE
 
 __all__ = ["FreezeOmniSystem"]
 
-_TRUE, _FALSE = ("1", "true", "yes"), ("0", "false", "no")
 
 
 class FreezeOmniSystem(System):
@@ -50,14 +49,12 @@ class FreezeOmniSystem(System):
             if urlsplit(url).path not in ("", "/"):
                 raise ValueError(f"url must be the server's root (https://HOST:PORT), got "
                                  f"{url!r}")
-        verify = self.args.get("verify", "1").lower()
-        if verify not in _TRUE + _FALSE:
-            raise ValueError(f"verify must be 1 or 0, got {self.args['verify']!r}")
         on_stop = self.args.get("on_stop", "flush")
         if on_stop not in STOP_MODES:
             raise ValueError(f"on_stop must be one of {', '.join(STOP_MODES)}, got {on_stop!r}")
         self.settings = FreezeOmniSettings(
-            url=url, verify=verify in _TRUE, prompt=self.args.get("prompt"), on_stop=on_stop,
+            url=url, verify=self.bool_arg("verify", True), prompt=self.args.get("prompt"),
+            on_stop=on_stop,
             stall_timeout=self.float_arg("stall_timeout", 30.0),
             connect_timeout=self.float_arg("connect_timeout", 10.0))
         if self.settings.stall_timeout <= 0:
@@ -73,9 +70,6 @@ class FreezeOmniSystem(System):
     def open(self, spec: SessionSpec) -> Session:
         if not self.settings.url:
             raise ValueError("freeze-omni needs --system-arg url=https://HOST:PORT")
-        headers: tuple[tuple[str, str], ...] = ()
-        variable = self.args.get("api_key_env")
-        if variable:
-            headers = (("Authorization", f"Bearer {credentials.api_key(variable)}"),)
+        headers = credentials.bearer(self.args.get("api_key_env"))
         settings = FreezeOmniSettings(**{**self.settings.__dict__, "headers": headers})
         return FreezeOmniSession(settings)

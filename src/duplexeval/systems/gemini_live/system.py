@@ -39,7 +39,6 @@ KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 _SENSITIVITY = {"start_sensitivity": ("START_SENSITIVITY_HIGH", "START_SENSITIVITY_LOW"),
                 "end_sensitivity": ("END_SENSITIVITY_HIGH", "END_SENSITIVITY_LOW")}
 _HANDLING = ("START_OF_ACTIVITY_INTERRUPTS", "NO_INTERRUPTION")
-_BOOL = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
 
 class GeminiLiveSystem(System):
@@ -75,8 +74,7 @@ class GeminiLiveSystem(System):
                 raise ValueError(f"{key} must be one of {', '.join(allowed)}, got {a[key]!r}")
         if a["activity_handling"] not in _HANDLING:
             raise ValueError(f"activity_handling must be one of {', '.join(_HANDLING)}")
-        if a["resume"].lower() not in _BOOL:
-            raise ValueError(f"resume must be true or false, got {a['resume']!r}")
+        self.bool_arg("resume", True)
         for key in ("prefix_padding_ms", "silence_duration_ms"):
             if a[key]:
                 self.int_arg(key, 0)
@@ -110,7 +108,7 @@ class GeminiLiveSystem(System):
             "outputAudioTranscription": {}}
         if a["instructions"]:
             setup["systemInstruction"] = {"parts": [{"text": a["instructions"]}]}
-        if _BOOL[a["resume"].lower()]:
+        if self.bool_arg("resume", True):
             setup["sessionResumption"] = {}
         return setup
 

@@ -67,10 +67,7 @@ class MoshiWsSystem(System):
     def open(self, spec: SessionSpec) -> Session:
         if not self.settings.url:
             raise ValueError("moshi-ws needs --system-arg url=ws://HOST:PORT/api/chat")
-        headers: tuple[tuple[str, str], ...] = ()
-        variable = self.args.get("api_key_env")
-        if variable:
-            headers = (("Authorization", f"Bearer {credentials.api_key(variable)}"),)
+        headers = credentials.bearer(self.args.get("api_key_env"))
         settings = MoshiWsSettings(**{**self.settings.__dict__, "headers": headers})
         if self.mode == "lockstep":
             return LockstepSession(settings)

@@ -29,7 +29,6 @@ DEFAULTS: dict[str, str] = {
 """Every setting and its default; the effective values are recorded in the run config (the
 system's arguments), so a run says which voice, VAD and reasoning effort it used."""
 
-_BOOL = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
 
 class OpenAIRealtimeSystem(System):
@@ -56,8 +55,7 @@ class OpenAIRealtimeSystem(System):
         if self.args["vad"] not in ("server_vad", "semantic_vad"):
             raise ValueError(f"vad must be server_vad or semantic_vad, got {self.args['vad']!r}")
         for key in ("interrupt_response", "truncate"):
-            if self.args[key].lower() not in _BOOL:
-                raise ValueError(f"{key} must be true or false, got {self.args[key]!r}")
+            self.bool_arg(key, True)
         self.capabilities = Capabilities(sample_rate=RATE, frame_size=FRAME,
                                          clock=ClockKind.WALL)
 
@@ -69,7 +67,7 @@ class OpenAIRealtimeSystem(System):
         """The ``session`` object of the ``session.update`` event."""
         a = self.args
         vad: dict[str, Any] = {"type": a["vad"], "create_response": True,
-                               "interrupt_response": _BOOL[a["interrupt_response"].lower()]}
+                               "interrupt_response": self.bool_arg("interrupt_response", True)}
         if a["vad"] == "server_vad":
             vad.update(threshold=self.float_arg("vad_threshold", 0.5),
                        prefix_padding_ms=self.int_arg("prefix_padding_ms", 300),
@@ -91,7 +89,7 @@ class OpenAIRealtimeSystem(System):
         url += ("&" if "?" in url else "?") + f"model={self.args['model']}"
         settings = RealtimeSettings(
             url=url, headers=(("Authorization", f"Bearer {key}"),),
-            session=self.session_config(), truncate=_BOOL[self.args["truncate"].lower()],
+            session=self.session_config(), truncate=self.bool_arg("truncate", True),
             stall_timeout=self.float_arg("stall_timeout", 30.0),
             connect_timeout=self.float_arg("connect_timeout", 10.0))
         return RealtimeApiSession(settings)

@@ -117,10 +117,7 @@ class VllmOmniDuplexSystem(System):
         if not self.args["url"] or not self.args["model"]:
             raise ValueError("vllm-omni-duplex needs --system-arg url=ws://HOST:PORT/v1/realtime "
                              "and model=NAME")
-        headers: tuple[tuple[str, str], ...] = ()
-        if self.args["api_key_env"]:
-            key = credentials.api_key(self.args["api_key_env"])
-            headers = (("Authorization", f"Bearer {key}"),)
+        headers = credentials.bearer(self.args["api_key_env"])
         settings = VllmDuplexSettings(
             url=with_query(self.args["url"], model=self.args["model"]),
             session=self.session_config(), headers=headers,
