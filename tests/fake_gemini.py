@@ -30,12 +30,10 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-import threading
 import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 from websockets.sync.server import Request, Response, ServerConnection
@@ -69,6 +67,8 @@ class LiveState:
 class FakeGeminiServer(LoopbackWsServer):
     """The server on 127.0.0.1 (a free port, or ``port``) in a daemon thread while open."""
 
+    path = PATH
+
     def __init__(self, key: str, reply_ms: int = 2000,
                  faults: dict[int, tuple[str, int]] | None = None, port: int = 0,
                  mute: bool = False) -> None:
@@ -81,21 +81,10 @@ class FakeGeminiServer(LoopbackWsServer):
         self.replies: dict[int, list[tuple[float, int]]] = {}
         self.interrupts: dict[int, list[int]] = {}
         self.resumed: list[int] = []
-        self.headers_seen: list[dict[str, str]] = []
-        self.paths: list[str] = []
-        self._lock = threading.Lock()
 
-    @property
-    def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}{PATH}"
-
-    def _check(self, conn: ServerConnection, request: Request) -> Response | None:
-        self.paths.append(request.path)
-        parts = urlsplit(request.path)
-        if parts.path != PATH:
-            return conn.respond(HTTPStatus.NOT_FOUND, "not found\n")
-        self.headers_seen.append(dict(request.headers.raw_items()))
-        key = request.headers.get("x-goog-api-key") or parse_qs(parts.query).get("key", [""])[0]
+    def _authorize(self, conn: ServerConnection, request: Request,
+                   query: dict[str, list[str]]) -> Response | None:
+        key = request.headers.get("x-goog-api-key") or query.get("key", [""])[0]
         if key != self.key:
             return conn.respond(HTTPStatus.FORBIDDEN, "API key not valid.\n")
         return None

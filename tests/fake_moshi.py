@@ -23,8 +23,6 @@ sends a 0x05 error quoting the request's ``Authorization`` header.
 from __future__ import annotations
 
 import contextlib
-import threading
-from http import HTTPStatus
 
 import numpy as np
 import sphn
@@ -70,6 +68,8 @@ class FakeMoshiServer(LoopbackWsServer):
     """The server on 127.0.0.1 (a free port, or ``port``: a resumed run needs the same URL) in a
     daemon thread while the context is open."""
 
+    path = "/api/chat"
+
     def __init__(self, reply_after: int = 4, reply_frames: int = 8,
                  faults: dict[int, tuple[str, int]] | None = None,
                  require_key: str | None = None, port: int = 0) -> None:
@@ -80,21 +80,10 @@ class FakeMoshiServer(LoopbackWsServer):
         self.connections = 0
         self.onsets: list[list[int]] = []
         self.frames: list[int] = []
-        self.headers_seen: list[dict[str, str]] = []
-        self._lock = threading.Lock()
 
-    @property
-    def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/api/chat"
-
-    def _check(self, conn: ServerConnection, request: Request) -> Response | None:
-        if request.path.split("?")[0] != "/api/chat":
-            return conn.respond(HTTPStatus.NOT_FOUND, "not found\n")
-        self.headers_seen.append(dict(request.headers.raw_items()))
-        if self.require_key is not None and \
-                request.headers.get("Authorization") != f"Bearer {self.require_key}":
-            return conn.respond(HTTPStatus.UNAUTHORIZED, "unauthorized\n")
-        return None
+    def _authorize(self, conn: ServerConnection, request: Request,
+                   query: dict[str, list[str]]) -> Response | None:
+        return self.bearer_refused(conn, request, self.require_key)
 
     def _handle(self, conn: ServerConnection) -> None:
         with self._lock:  # one session at a time, like the real server

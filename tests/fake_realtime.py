@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import json
-from http import HTTPStatus
 from typing import Any
 
 import numpy as np
@@ -140,24 +139,17 @@ class FakeRealtimeServer(LoopbackWsServer):
     ``fault="error"`` answers the session update with an error quoting the request's
     ``Authorization`` header, ``fault="garbage"`` with a message that is not JSON."""
 
+    path = "/v1/realtime"
+
     def __init__(self, key: str, reply_ms: int = 3000, fault: str | None = None) -> None:
         super().__init__()
         self.key, self.reply_ms, self.fault = key, reply_ms, fault
         self.received: list[dict[str, Any]] = []
         self.truncates: list[dict[str, Any]] = []
-        self.paths: list[str] = []
 
-    @property
-    def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/v1/realtime"
-
-    def _check(self, conn: ServerConnection, request: Request) -> Response | None:
-        self.paths.append(request.path)
-        if request.path.split("?")[0] != "/v1/realtime":
-            return conn.respond(HTTPStatus.NOT_FOUND, "not found\n")
-        if request.headers.get("Authorization") != f"Bearer {self.key}":
-            return conn.respond(HTTPStatus.UNAUTHORIZED, "invalid api key\n")
-        return None
+    def _authorize(self, conn: ServerConnection, request: Request,
+                   query: dict[str, list[str]]) -> Response | None:
+        return self.bearer_refused(conn, request, self.key, "invalid api key\n")
 
     def _handle(self, conn: ServerConnection) -> None:
         convo = _Conversation(self, conn)

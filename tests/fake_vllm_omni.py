@@ -44,12 +44,9 @@ import base64
 import contextlib
 import json
 import secrets
-import threading
 import time
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 from websockets.sync.server import Request, Response, ServerConnection
@@ -95,6 +92,8 @@ class DuplexState:
 class FakeVllmOmniServer(LoopbackWsServer):
     """The server on 127.0.0.1 (a free port, or ``port``) in a daemon thread while open."""
 
+    path = "/v1/realtime"
+
     def __init__(self, reply_ms: int = 1500, faults: dict[int, tuple[str, int]] | None = None,
                  require_key: str | None = None, port: int = 0, mute: bool = False) -> None:
         self.reply_ms, self.faults = reply_ms, faults or {}
@@ -106,27 +105,16 @@ class FakeVllmOmniServer(LoopbackWsServer):
         self.acks: list[dict[str, Any]] = []
         self.refused: list[dict[str, Any]] = []
         self.updates: list[dict[str, Any]] = []
-        self.paths: list[str] = []
-        self.headers_seen: list[dict[str, str]] = []
         self.closed: list[int] = []
         self.heartbeats: list[int] = []
         self.resumed: list[int] = []
-        self._lock = threading.Lock()
 
-    @property
-    def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/v1/realtime"
+    def _accepts(self, query: dict[str, list[str]]) -> bool:
+        return query.get("duplex") == ["1"]
 
-    def _check(self, conn: ServerConnection, request: Request) -> Response | None:
-        self.paths.append(request.path)
-        parts = urlsplit(request.path)
-        if parts.path != "/v1/realtime" or parse_qs(parts.query).get("duplex") != ["1"]:
-            return conn.respond(HTTPStatus.NOT_FOUND, "not found\n")
-        self.headers_seen.append(dict(request.headers.raw_items()))
-        if self.require_key is not None and \
-                request.headers.get("Authorization") != f"Bearer {self.require_key}":
-            return conn.respond(HTTPStatus.UNAUTHORIZED, "unauthorized\n")
-        return None
+    def _authorize(self, conn: ServerConnection, request: Request,
+                   query: dict[str, list[str]]) -> Response | None:
+        return self.bearer_refused(conn, request, self.require_key)
 
     # -- connection --------------------------------------------------------------------------
 

@@ -1,11 +1,18 @@
 """What the loopback WebSocket fakes of this suite's wall-clock adapters share: a
 ``websockets`` sync server on 127.0.0.1 (a free port, or a given one: a resumed run needs the
-same URL) in a daemon thread while a context is open."""
+same URL) in a daemon thread while a context is open, serving one request path.
+
+Every upgrade request is recorded (``paths``: path with query; ``headers_seen``: the headers of
+those on the served path); another path is refused with 404, and then a subclass's
+:meth:`LoopbackWsServer._authorize` may refuse it (:meth:`LoopbackWsServer.bearer_refused` is
+the ``Authorization: Bearer`` check)."""
 
 from __future__ import annotations
 
 import threading
+from http import HTTPStatus
 from typing import Any, Self
+from urllib.parse import parse_qs, urlsplit
 
 from websockets.sync.server import Request, Response, ServerConnection, serve
 
@@ -13,10 +20,21 @@ __all__ = ["LoopbackWsServer"]
 
 
 class LoopbackWsServer:
-    """Subclasses handle connections (:meth:`_handle`) and may refuse upgrades (:meth:`_check`)."""
+    """Subclasses set :attr:`path`, handle connections (:meth:`_handle`) and may refuse
+    upgrades (:meth:`_accepts`, :meth:`_authorize`)."""
+
+    path = "/"
+    """The one request path served."""
 
     def __init__(self, port: int = 0) -> None:
         self.port = port
+        self.paths: list[str] = []
+        self.headers_seen: list[dict[str, str]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}{self.path}"
 
     def __enter__(self) -> Self:
         self._server = serve(self._handle, "127.0.0.1", self.port, process_request=self._check,
@@ -31,6 +49,29 @@ class LoopbackWsServer:
         self._thread.join(5)
 
     def _check(self, conn: ServerConnection, request: Request) -> Response | None:
+        self.paths.append(request.path)
+        parts = urlsplit(request.path)
+        query = parse_qs(parts.query)
+        if parts.path != self.path or not self._accepts(query):
+            return conn.respond(HTTPStatus.NOT_FOUND, "not found\n")
+        self.headers_seen.append(dict(request.headers.raw_items()))
+        return self._authorize(conn, request, query)
+
+    def _accepts(self, query: dict[str, list[str]]) -> bool:
+        """Whether the request's query belongs to the served endpoint."""
+        return True
+
+    def _authorize(self, conn: ServerConnection, request: Request,
+                   query: dict[str, list[str]]) -> Response | None:
+        """A refusal of the upgrade, or ``None`` to accept it."""
+        return None
+
+    @staticmethod
+    def bearer_refused(conn: ServerConnection, request: Request, key: str | None,
+                       body: str = "unauthorized\n") -> Response | None:
+        """401 unless ``Authorization: Bearer key`` was sent (``key`` ``None``: no check)."""
+        if key is not None and request.headers.get("Authorization") != f"Bearer {key}":
+            return conn.respond(HTTPStatus.UNAUTHORIZED, body)
         return None
 
     def _handle(self, conn: ServerConnection) -> None:
