@@ -15,15 +15,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from duplexeval.data.mtr import FEATURE_SAMPLES, feature_round
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.protocols import PlanOptions, Protocol, build_plan
 from duplexeval.suites import SUITES, build_suite
-
-TASKS = {"smooth": "smooth_turn_taking", "background": "smooth_turn_taking",
-         "interruption": "barge_in", "pause": "pause_handling"}
-SPANS = {"smooth": "user_span", "background": "user_span",
-         "interruption": "interruption_span", "pause": "pause_span"}
-TOL = 2e-3
 
 
 def main() -> int:
@@ -40,21 +35,18 @@ def main() -> int:
     rounds_with: Counter[str] = Counter()
     for d in dialogues:
         record = d.extra.get("mtr") or {}
-        for r in record.get("rounds", []):
-            for feature in r["features"]:
-                if feature not in TASKS:
-                    continue
-                rounds_with[feature] += 1
-                a, b = r[SPANS[feature]]
-                if any(s.task == TASKS[feature] and a - TOL <= s.event_start <= b + TOL
-                       for s in by_dialogue.get(d.id, [])):
-                    cells[(feature, r["round"])] += 1
+        rounds = record.get("rounds", [])
+        for feature in FEATURE_SAMPLES:
+            rounds_with[feature] += sum(feature in r["features"] for r in rounds)
+            found = {feature_round(rounds, feature, s.task, s.event_start)
+                     for s in by_dialogue.get(d.id, [])}
+            cells.update((feature, k) for k in found if k is not None)
     seconds = sum(d.duration for d in dialogues)
     print(f"mtr-en: {len(dialogues)} dialogues, {seconds / 3600:.2f} h of audio, "
           f"{len(plan.samples)} multi-ref samples on user channel(s) {suite.channels}")
     print("samples per (feature, round k), every dialogue with the feature; "
           "rounds with the feature -> rounds with a sample")
-    for feature in TASKS:
+    for feature in FEATURE_SAMPLES:
         row = [cells[(feature, k)] for k in range(1, 11)]
         got = sum(row)
         print(f"  {feature:<13} k=1..10: {' '.join(f'{n:3d}' for n in row)}   min {min(row)}; "

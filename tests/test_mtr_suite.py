@@ -16,7 +16,7 @@ import pytest
 
 from duplexeval.cli import main
 from duplexeval.data.dialogue import Dialogue
-from duplexeval.data.mtr import FEATURES, mtr_problems
+from duplexeval.data.mtr import FEATURE_SAMPLES, FEATURES, feature_round, mtr_problems
 from duplexeval.errors import DatasetInvalid
 from duplexeval.events import EventKind
 from duplexeval.segment.rounds import Round, assistant_windows
@@ -209,14 +209,8 @@ def test_suite_subset_builds_lists_and_validates(tmp_path: Path,
     assert "mtr-en" in capsys.readouterr().out
 
 
-ROUND_TASKS = {"smooth": "smooth_turn_taking", "background": "smooth_turn_taking",
-               "interruption": "barge_in", "pause": "pause_handling"}
-ROUND_SPANS = {"smooth": "user_span", "background": "user_span",
-               "interruption": "interruption_span", "pause": "pause_span"}
-
-
 @needs_piper
-@pytest.mark.parametrize("feature", sorted(ROUND_TASKS))
+@pytest.mark.parametrize("feature", sorted(FEATURE_SAMPLES))
 def test_every_round_gives_a_sample(feature: str) -> None:
     """Each of the 10 rounds of a feature dialogue, synthesized with the suite's gaps, gives one
     sample of its feature under the suite's plan: no round is lost to a reply that overlaps the
@@ -237,12 +231,7 @@ def test_every_round_gives_a_sample(feature: str) -> None:
     plan = build_plan([dialogue], PlanOptions(protocol=Protocol.MULTI_REF,
                                               channels=suite.channels, mute=False))
     rounds = dialogue.extra["mtr"]["rounds"]
-    task = ROUND_TASKS[feature]
-    per_round: Counter[int] = Counter()
-    for s in plan.samples:
-        if s.task == task:  # the event starts where the round's feature does (user end:
-            per_round.update(r["round"] for r in rounds  # a shift; onset: barge-in, pause)
-                             if r[ROUND_SPANS[feature]][0] - 2e-3 <= s.event_start
-                             <= r[ROUND_SPANS[feature]][1] + 2e-3)
+    per_round = Counter(feature_round(rounds, feature, s.task, s.event_start)
+                        for s in plan.samples)
     assert [per_round[k] for k in range(1, 11)] == [1] * 10, [
         (s.task, s.event_start) for s in plan.samples]

@@ -41,12 +41,13 @@ the words an interruption talks over.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .dialogue import Dialogue
 
-__all__ = ["FEATURES", "GROUPS", "MTR_FIELD", "MTR_VERSION", "mtr_problems"]
+__all__ = ["FEATURES", "FEATURE_SAMPLES", "GROUPS", "MTR_FIELD", "MTR_VERSION", "feature_round",
+           "mtr_problems"]
 
 MTR_FIELD = "mtr"
 """The record field holding the round annotations."""
@@ -57,6 +58,13 @@ GROUPS = ("feature", "combination", "instruction_following", "safety", "dialogue
 _FEATURE_KEYS = {"pause": ("pause_span",), "interruption": ("interruption_span",),
                  "background": ("background_span", "background_text"),
                  "backchannel": ("backchannel_spans",)}
+FEATURE_SAMPLES = {"smooth": ("smooth_turn_taking", "user_span"),
+                   "background": ("smooth_turn_taking", "user_span"),
+                   "interruption": ("barge_in", "interruption_span"),
+                   "pause": ("pause_handling", "pause_span")}
+"""Per feature with a per-round success, the plan task of the sample that stands for it and the
+round span its event starts in: the shift at the user's end (``user_span``), the barge-in inside
+the interruption, the held pause inside the pause."""
 _GROUP_KEYS = {"instruction_following": ("item", "question", "answer"),
                "safety": ("item", "category", "request")}
 _TOL = 2e-3
@@ -142,3 +150,19 @@ def _round_problems(r: Mapping[str, Any], k: int, user: tuple[float, float],
     out += [f"{group} round without {key!r}" for key in _GROUP_KEYS.get(group, ())
             if not r.get(key)]
     return out
+
+
+def feature_round(rounds: Iterable[Mapping[str, Any]], feature: str, task: str,
+                  event_start: float) -> int | None:
+    """The round whose ``feature`` a sample of plan task ``task`` starting at ``event_start``
+    (dialogue seconds) stands for (:data:`FEATURE_SAMPLES`, both span ends inclusive within
+    2 ms), or ``None``."""
+    wanted, key = FEATURE_SAMPLES[feature]
+    if task != wanted:
+        return None
+    for r in rounds:
+        span = _span(r.get(key))
+        if feature in r.get("features", ()) and span is not None \
+                and span[0] - _TOL <= event_start <= span[1] + _TOL:
+            return int(r["round"])
+    return None
