@@ -30,7 +30,8 @@ merged).  Printed: the p95 (and mean, max) absolute error against ``answer_ms`` 
 events, the turns taken, and the send drift (max, p95, mean) and arrival jitter over the whole
 stream, from the session's trace, beside the lateness of a bare sleep loop on the same
 deadlines run in another process at the same time (the machine's floor: on a loaded machine no
-user-space driver wakes more punctually).
+user-space driver wakes more punctually), and how many of the frames sent over 5 ms late fell
+on a stall of that loop.
 
 ``--protocol moshi-ws`` runs the same through the ``moshi-ws`` adapter (``mode=realtime``,
 80 ms frames) against a moshi-protocol echo server (Ogg-Opus through ``sphn``); that server
@@ -316,23 +317,38 @@ def latencies(y: np.ndarray, ends: list[float]) -> list[float | None]:
     return out
 
 
-def sleep_floor(seconds: float, results: Any = None) -> dict[str, float]:
+def sleep_floor(seconds: float, results: Any = None) -> dict[str, Any]:
     """This machine's own wake-up lateness (ms): a bare loop sleeping to absolute 20 ms
     deadlines for ``seconds``, with no I/O (what no driver can beat on it right now); put on
-    ``results`` (a queue) too when given."""
-    late = []
+    ``results`` (a queue) too when given.  ``late`` lists ``(deadline, lateness ms)`` of the
+    wake-ups over 2 ms (deadline on ``time.monotonic``, s)."""
+    late, stalls = [], []
     t0 = time.monotonic()
     for k in range(round(seconds / 0.02)):
         deadline = t0 + (k + 1) * 0.02
         while (now := time.monotonic()) < deadline:
             time.sleep(deadline - now)
         late.append((time.monotonic() - deadline) * 1000)
+        if late[-1] > 2:
+            stalls.append((deadline, late[-1]))
     values = np.asarray(late or [0.0])
     out = {"max": float(values.max()), "p95": float(np.percentile(values, 95)),
-           "mean": float(values.mean())}
+           "mean": float(values.mean()), "late": stalls}
     if results is not None:
         results.put(out)
     return out
+
+
+def machine_stalls(rt: dict[str, Any], floor: dict[str, Any], over_ms: float = 5.0,
+                   window_s: float = 0.05) -> tuple[int, int]:
+    """Frames sent over ``over_ms`` late, and how many of them were late while the bare loop
+    was stalled too (one of its wake-ups over 2 ms late within ``window_s`` of the frame's
+    deadline): the machine's stalls, not the driver's."""
+    t0, period = rt["t0_monotonic"], rt["frame"] / RATE
+    stalls = np.asarray([d for d, _ in floor["late"]] or [np.inf])
+    late = [k for k, v in enumerate(rt["send_drift_ms"]["series"]) if v > over_ms]
+    shared = sum(1 for k in late if np.abs(stalls - (t0 + (k + 1) * period)).min() <= window_s)
+    return len(late), shared
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -373,6 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     print("a bare sleep loop on absolute 20 ms deadlines in another process, same time: "
           f"lateness max {floor['max']:.3f} ms, p95 {floor['p95']:.3f} ms, "
           f"mean {floor['mean']:.3f} ms")
+    over, shared = machine_stalls(rt, floor)
+    print(f"frames sent over 5 ms late: {over}, of which {shared} while the bare loop stalled "
+          "too (the machine's)")
     within = ("one stream: this echo server is silent between replies, so the gaps count"
               if args.protocol == "moshi-ws" else "within each reply: its faster-than-real-time "
               "bursts")
