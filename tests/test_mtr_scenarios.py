@@ -49,7 +49,7 @@ def mtr_quick() -> Path:
 def _run(dataset: Path, out: Path, **args: str) -> tuple[dict[tuple[str, str], float],
                                                          dict[tuple[str, int], float]]:
     cli = ["run", "--system", "scripted", "--dataset", str(dataset), "--protocol", "multi-gen",
-           "--out", str(out)]
+           "--channels", "0", "--out", str(out)]  # MTR's user is channel 0
     for key, value in {"duration": "20", **args}.items():
         cli += ["--system-arg", f"{key}={value}"]
     assert main(cli) == 0
