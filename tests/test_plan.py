@@ -242,3 +242,23 @@ def test_cli_json_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["plan", str(root), "--protocol", "single", "--channels", "1",
                  "--window", "5"]) == 0
     assert "single" in capsys.readouterr().out
+
+
+def test_a_folder_built_from_a_suite_plans_the_suites_user_channels(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """mtr-en's user is channel 0: a folder whose ``dataset.json`` names it (as a suite build
+    writes it) is planned on channel 0 alone, like the suite's name; any other folder on both,
+    and ``--channels`` still decides."""
+    events = {"0": [(e.kind.value, e.start, e.end) for e in H.events if e.channel == 0],
+              "1": [(e.kind.value, e.start, e.end) for e in H.events if e.channel == 1]}
+
+    def channels(root: Path, *extra: str) -> set[int]:
+        assert main(["plan", str(root), "--protocol", "multi-gen", "--json", *extra]) == 0
+        return {json.loads(line)["user_channel"] for line in capsys.readouterr().out.splitlines()}
+
+    plain = make_dataset(tmp_path / "plain", events, audio_seconds=None, dialogue_id="h")
+    built = make_dataset(tmp_path / "built", events, audio_seconds=None, dialogue_id="h")
+    (built / "dataset.json").write_text(json.dumps({"name": "mtr-en", "language": "en"}))
+    assert channels(plain) == {0, 1}
+    assert channels(built) == {0}
+    assert channels(built, "--channels", "0,1") == {0, 1}

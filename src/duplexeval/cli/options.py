@@ -79,7 +79,7 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--protocol", required=True, choices=["single", "multi-gen", "multi-ref"])
     p.add_argument("--channels", type=channels, default=None,
                    help="user channels to evaluate, e.g. 0,1 (chat) or 1 (QA); default: the "
-                        "suite's, else 0,1")
+                        "suite's (also for a folder built from one), else 0,1")
     p.add_argument("--window", type=positive, default=None,
                    help="evaluation window after the event (s; default 10)")
     p.add_argument("--context-max-len", type=positive, default=None,
@@ -189,17 +189,31 @@ def system_args(pairs: Sequence[str]) -> dict[str, str]:
 
 
 def dataset_folder(text: str) -> tuple[Path, tuple[int, ...] | None]:
-    """A dataset folder, or a bundled suite name (built, or taken from the cache) with the
-    user channels it evaluates."""
-    path = Path(text)
-    if path.exists() or "/" in text or "\\" in text:
-        return path, None
+    """A dataset folder, or a bundled suite name (built, or taken from the cache), with the
+    user channels it evaluates: a suite's, also for a folder built from one (its
+    ``dataset.json`` names the suite, as ``duplexeval data build`` and the suite cache write
+    it), else ``None`` (the plan's default, 0 and 1)."""
     from ..suites import SUITES, build_suite
 
+    path = Path(text)
+    if path.exists() or "/" in text or "\\" in text:
+        return path, _built_suite_channels(path)
     if text in SUITES:
         return build_suite(text), SUITES[text].channels
     raise DuplexevalError(f"{text}: no such dataset folder, and not a bundled suite "
                           f"({', '.join(SUITES)})")
+
+
+def _built_suite_channels(folder: Path) -> tuple[int, ...] | None:
+    """The user channels of the bundled suite ``folder/dataset.json`` names, if it names one."""
+    from ..data.m3 import METADATA_FILE, read_dataset_metadata
+    from ..suites import SUITES
+
+    if not (folder / METADATA_FILE).is_file():
+        return None
+    meta, _ = read_dataset_metadata(folder)  # a malformed file is reported when it is loaded
+    suite = SUITES.get(str(meta.get("name")))
+    return None if suite is None else suite.channels
 
 
 def positive_int(text: str) -> int:
