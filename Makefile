@@ -5,15 +5,21 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+# Every dependency, transitive ones included, comes from the lock file at its pinned version and
+# SHA-256 (scripts/lock.py says how it is made; `make lock` refreshes it); duplexeval itself is
+# installed without build isolation, so its build backend comes from the lock too.  A changed
+# pyproject.toml or lock file rebuilds .venv from scratch: it holds exactly the lock.
+LOCK := requirements.lock
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | sha256sum | cut -c1-12)
+UV_VERSION := 0.13.9
 
-.PHONY: demo test lint clean venv venv-moshi test-moshi
+.PHONY: demo test lint clean venv venv-moshi test-moshi lock
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,asr,tts,tts-en,dask,servers,quality]"
-	rm -f $(VENV)/.installed-*
+$(STAMP): pyproject.toml $(LOCK)
+	$(PYTHON) -m venv --clear $(VENV)
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -33,22 +39,29 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) .pytest_cache build dist
+	rm -rf $(VENV) .venv-lock .pytest_cache build dist
+
+# refresh requirements.lock and requirements-moshi.lock from pyproject.toml (needs the package
+# index; tests/test_lock.py fails while a lock is stale)
+lock:
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet "uv==$(UV_VERSION)"
+	.venv-lock/bin/python scripts/lock.py --uv .venv-lock/bin/uv
 
 # The in-process Moshi adapter (`--system moshi`) in its own environment: moshi 0.2.13 pins
 # torch<2.10, numpy<2.3 and aiohttp<3.12, which stay out of .venv. PyPI's torch wheels are the
 # CUDA build (about 7 GB); MOSHI_TORCH_INDEX=https://download.pytorch.org/whl/cpu gets a CPU build.
 MOSHI_VENV ?= .venv-moshi
 MOSHI_BIN := $(MOSHI_VENV)/bin
-MOSHI_STAMP := $(MOSHI_VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+MOSHI_LOCK := requirements-moshi.lock
+MOSHI_STAMP := $(MOSHI_VENV)/.installed-$(shell cat pyproject.toml $(MOSHI_LOCK) | sha256sum | cut -c1-12)
 MOSHI_TORCH_INDEX ?=
 
-$(MOSHI_STAMP): pyproject.toml
-	$(PYTHON) -m venv $(MOSHI_VENV)
-	$(MOSHI_BIN)/python -m pip install --quiet --upgrade pip
-	$(if $(MOSHI_TORCH_INDEX),$(MOSHI_BIN)/python -m pip install --quiet --index-url $(MOSHI_TORCH_INDEX) "torch<2.10")
-	$(MOSHI_BIN)/python -m pip install --quiet -e ".[moshi,test]"
-	rm -f $(MOSHI_VENV)/.installed-*
+# requirements-moshi.lock pins every version (no hashes: the CPU build of torch is another file)
+$(MOSHI_STAMP): pyproject.toml $(MOSHI_LOCK)
+	$(PYTHON) -m venv --clear $(MOSHI_VENV)
+	$(if $(MOSHI_TORCH_INDEX),$(MOSHI_BIN)/python -m pip install --quiet --index-url $(MOSHI_TORCH_INDEX) -c $(MOSHI_LOCK) torch)
+	$(MOSHI_BIN)/python -m pip install --quiet -c $(MOSHI_LOCK) -e ".[moshi,test]"
 	touch $(MOSHI_STAMP)
 
 venv-moshi: $(MOSHI_STAMP)

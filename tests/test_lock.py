@@ -1,0 +1,109 @@
+"""The lock files (``requirements.lock``, ``requirements-moshi.lock``; ``scripts/lock.py``) match
+``pyproject.toml``, and ``.venv`` holds exactly ``requirements.lock``.
+
+A stale lock (pyproject's requirements changed, ``make lock`` not run) fails here with the
+command that refreshes it; so does a pin that a requirement does not allow, and a package in the
+test environment at another version than its lock says (an install that did not come from the
+lock)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from importlib import metadata
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from packaging.markers import Marker
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def lock_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("lock_script", ROOT / "scripts" / "lock.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+LOCK = lock_script()
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)\s*(?:;\s*([^\\]+?))?\s*\\?$")
+
+
+def pins(path: Path) -> dict[str, tuple[Version, Marker | None]]:
+    """``name -> (version, marker)`` of a lock file (one version per package)."""
+    out: dict[str, tuple[Version, Marker | None]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        found = PIN.match(line)
+        if found:
+            name = canonicalize_name(found[1])
+            assert name not in out, f"{path.name}: {name} is pinned twice"
+            out[name] = (Version(found[2]), Marker(found[3]) if found[3] else None)
+    return out
+
+
+@pytest.mark.parametrize("lock", LOCK.LOCKS, ids=lambda lock: lock.path.name)
+def test_the_lock_was_compiled_from_pyproject_as_it_is(lock: object) -> None:
+    first = lock.path.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith(LOCK.HEADER), f"{lock.path.name} has no inputs header"
+    assert first.removeprefix(LOCK.HEADER) == LOCK.inputs_digest(lock), (
+        f"{lock.path.name} is stale: pyproject.toml's requirements changed; run `make lock`")
+
+
+@pytest.mark.parametrize("lock", LOCK.LOCKS, ids=lambda lock: lock.path.name)
+def test_every_requirement_is_met_by_its_pin(lock: object) -> None:
+    pinned = pins(lock.path)
+    assert len(pinned) > 20
+    for text in LOCK.direct_requirements(lock):
+        requirement = Requirement(text)
+        name = canonicalize_name(requirement.name)
+        assert name in pinned, f"{lock.path.name} lacks {requirement.name}"
+        version, _ = pinned[name]
+        assert requirement.specifier.contains(version, prereleases=True), (
+            f"{lock.path.name}: {name}=={version} does not meet {text!r}")
+        for extra in requirement.extras:  # e.g. dask[distributed]: its extra's packages too
+            for dependency in extra_requirements(name, extra):
+                assert canonicalize_name(dependency.name) in pinned, (
+                    f"{lock.path.name} lacks {dependency.name} ({requirement.name}[{extra}])")
+
+
+def extra_requirements(name: str, extra: str) -> list[Requirement]:
+    """What the installed ``name`` asks for under ``extra`` (none when it is not installed
+    here, e.g. the moshi lock's packages in ``.venv``)."""
+    try:
+        declared = metadata.requires(name) or []
+    except metadata.PackageNotFoundError:
+        return []
+    out = [Requirement(d) for d in declared]
+    return [r for r in out if r.marker is not None and r.marker.evaluate({"extra": extra})]
+
+
+def test_the_main_lock_pins_hashes_and_the_numeric_stack() -> None:
+    text = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    for block in re.split(r"\n(?=[A-Za-z0-9])", text.split("\n", 3)[3]):
+        if PIN.match(block.splitlines()[0]):
+            assert "--hash=sha256:" in block, f"requirements.lock: no hash for {block[:40]}"
+    pinned = pins(ROOT / "requirements.lock")
+    for name in ("numpy", "onnxruntime", "ctranslate2", "faster-whisper", "scipy", "soxr"):
+        assert name in pinned and pinned[name][1] is None, name
+
+
+def test_the_test_environment_is_the_lock() -> None:
+    """What ``make`` installed: every package of ``requirements.lock`` that applies here, at its
+    pinned version, and nothing besides them and duplexeval."""
+    pinned = pins(ROOT / "requirements.lock")
+    installed = {canonicalize_name(d.metadata["Name"]): Version(d.version)
+                 for d in metadata.distributions()}
+    wrong = {name: (str(installed.get(name)), str(version))
+             for name, (version, marker) in pinned.items()
+             if (marker is None or marker.evaluate()) and installed.get(name) != version}
+    assert not wrong, f"installed vs locked (run `make venv`): {wrong}"
+    extra = sorted(set(installed) - set(pinned) - {"duplexeval"})
+    assert not extra, f"installed but not in requirements.lock: {extra}"
