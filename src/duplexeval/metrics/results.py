@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
+from ..environment import numeric_stack
 from ..fileio import atomic_write_json, atomic_write_text, json_line
 from ..runs.directory import ScoreFiles
 from .base import EventScore, TimingVariant, Value
@@ -35,9 +36,10 @@ from .stats import IntervalFields
 
 __all__ = ["SCHEMA_VERSION", "DatasetRef", "Results", "load_results", "write_score_outputs"]
 
-SCHEMA_VERSION = 3
-"""3: ``source.protocol``, ``source.dataset`` and, per event, ``audio``, ``user_channel``,
-``event_start`` and ``event_end`` (2: ``content``; 1: timing only).  :mod:`duplexeval.results`
+SCHEMA_VERSION = 4
+"""4: ``environment``, the numeric stack's versions where the file was scored; 3:
+``source.protocol``, ``source.dataset`` and, per event, ``audio``, ``user_channel``,
+``event_start`` and ``event_end``; 2: ``content``; 1: timing only.  :mod:`duplexeval.results`
 reads every older version (their new fields take their defaults) and refuses newer ones."""
 
 
@@ -132,8 +134,13 @@ class Results(BaseModel):
     """Schema of ``results.json`` (``schema_version`` changes with any incompatible change)."""
 
     model_config = ConfigDict(extra="forbid")
-    schema_version: Literal[3] = SCHEMA_VERSION
+    schema_version: Literal[4] = SCHEMA_VERSION
     tool: str = Field(default_factory=lambda: f"duplexeval {__version__}")
+    environment: dict[str, str | None] = Field(default_factory=dict)
+    """The Python version and the resolved versions of the numeric stack (numpy, scipy, soxr,
+    onnxruntime, ctranslate2, faster-whisper, torch; ``None``: not installed) of the process
+    that wrote the file (:func:`duplexeval.environment.numeric_stack`); empty in a file of
+    schema version 3 or older."""
     source: SourceInfo
     variant: VariantInfo
     analysis: dict[str, Any] | None
@@ -163,7 +170,8 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
                    variant=VariantInfo(name=variant.name, version=variant.version,
                                        source=variant.source, settings=variant.settings(),
                                        measurement_origin=origins),
-                   analysis=analysis, events=events, aggregates=rows, content=content)
+                   analysis=analysis, events=events, aggregates=rows, content=content,
+                   environment=numeric_stack())
 
 
 def _audio(metadata: Mapping[str, Any]) -> str | None:

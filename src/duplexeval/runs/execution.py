@@ -46,7 +46,9 @@ __all__ = ["Executor", "LocalExecutor", "RunConfig", "RunResult", "TaskMap", "da
 A = TypeVar("A")
 R = TypeVar("R")
 
-PACKAGES = ("numpy", "soundfile", "soxr", "scipy", "faster-whisper", "pydantic")
+PACKAGES = ("numpy", "soundfile", "soxr", "scipy", "onnxruntime", "ctranslate2", "faster-whisper",
+            "torch", "pydantic")
+"""The distributions whose versions `config.json` records (those installed)."""
 
 
 def dataset_hash(dataset: Dataset) -> str:
