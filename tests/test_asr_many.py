@@ -50,13 +50,13 @@ def test_channels_share_windows_and_keep_their_own_words(transcriber: Transcribe
     items = [(xa, SR, [Span(1.0, 1.0 + a.duration)]), (silent, SR, [Span(0.5, 1.5)]),
              (xb, SR, [Span(2.5, 2.5 + b.duration)])]
     calls = []
-    real = transcriber._transcribe_chunk
+    real = transcriber.decode_window
 
     def counting(piece: np.ndarray, language: str | None) -> list:
         calls.append(len(piece) / SR)
         return real(piece, language)
 
-    monkeypatch.setattr(transcriber, "_transcribe_chunk", counting)
+    monkeypatch.setattr(transcriber, "decode_window", counting)
     words_a, words_silent, words_b = transcriber.transcribe_many(items, "en")
     assert len(calls) == 1  # both clips in one window; the silent channel is never decoded
     assert words_silent == []

@@ -112,7 +112,14 @@ class AnalysisOptions:
     each sample's regions on their own, as before shared windows).  Also bounds the audio held
     in memory."""
 
+    asr_processes: int | None = None
+    """Processes that decode the Whisper windows of a batch (None: one per CPU, at most 4, and
+    1 inside a Dask worker; :func:`~duplexeval.speech.asr_pool.default_processes`).  Changes
+    speed only, so it is not a recorded setting: the words are the same for any count."""
+
     def __post_init__(self) -> None:
+        if self.asr_processes is not None and self.asr_processes < 1:
+            raise ValueError(f"asr_processes must be >= 1 or None, got {self.asr_processes}")
         if self.asr_shared_samples < 1:
             raise ValueError(f"asr_shared_samples must be >= 1, got {self.asr_shared_samples}")
         if self.asr_max_segment is not None and self.asr_max_segment <= 0:
@@ -154,7 +161,7 @@ class _Analyzer:
     @property
     def transcriber(self) -> Any:
         if self._transcriber is None and self.options.asr != "none":
-            self._transcriber = _transcriber(self.options.asr)
+            self._transcriber = _transcriber(self.options.asr, self.options.asr_processes)
         return self._transcriber
 
     def settings(self) -> dict[str, Any]:
@@ -236,17 +243,21 @@ def _store(path: Path | None, segments: list[SpeechSegment]) -> None:
         atomic_write_json(path, [s.to_json() for s in segments])
 
 
-_TRANSCRIBERS: dict[str, Any] = {}
+_TRANSCRIBERS: dict[tuple[str, int], Any] = {}
 
 
-def _transcriber(model: str) -> Any:
-    """One :class:`~duplexeval.speech.asr.Transcriber` per model name and process, so that
-    the Whisper model loads once however many runs are analysed (it is thread-safe)."""
-    if model not in _TRANSCRIBERS:
+def _transcriber(model: str, processes: int | None) -> Any:
+    """One :class:`~duplexeval.speech.asr.Transcriber` per model name, worker count and
+    process, so that the Whisper model (and its worker pool) loads once however many runs are
+    analysed (it is thread-safe)."""
+    from ..speech.asr_pool import default_processes
+
+    key = (model, processes if processes is not None else default_processes())
+    if key not in _TRANSCRIBERS:
         from ..speech.asr import Transcriber
 
-        _TRANSCRIBERS[model] = Transcriber(model=model)
-    return _TRANSCRIBERS[model]
+        _TRANSCRIBERS[key] = Transcriber(model=model, processes=key[1])
+    return _TRANSCRIBERS[key]
 
 
 def _segment_from_json(channel: int, s: dict[str, Any]) -> SpeechSegment:

@@ -119,6 +119,13 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
                    help="faster-whisper model name or path; base-packaged (offline default) "
                         "or none (voice activity only)")
     p.add_argument("--language", default=None, help="ASR language (default: the dataset's)")
+    p.add_argument("--scope", choices=["default", "timing"], default=None,
+                   help="what Whisper transcribes: default = the words the timing metrics read "
+                        "(system segments under 1 s) and the full transcripts of the TURN_SHIFT "
+                        "samples that the content metrics read; timing = the former only")
+    p.add_argument("--asr-processes", type=positive_int, default=None, metavar="N",
+                   help="processes decoding Whisper windows (default: one per CPU, at most 4); "
+                        "speed only, the words are the same")
 
 
 def analysis_options(args: argparse.Namespace) -> Any:
@@ -127,7 +134,8 @@ def analysis_options(args: argparse.Namespace) -> Any:
     from ..analysis.pipeline import AnalysisOptions
     from ..speech.activity import VadEngine
 
-    if all(getattr(args, k) is None for k in ("vad", "vad_threshold", "asr", "language")):
+    keys = ("vad", "vad_threshold", "asr", "language", "scope", "asr_processes")
+    if all(getattr(args, k) is None for k in keys):
         return None
     options = AnalysisOptions()
     if args.vad is not None:
@@ -138,6 +146,10 @@ def analysis_options(args: argparse.Namespace) -> Any:
         options = replace(options, asr=args.asr)
     if args.language is not None:
         options = replace(options, language=args.language)
+    if args.scope == "timing":
+        options = replace(options, content_event_types=())
+    if args.asr_processes is not None:
+        options = replace(options, asr_processes=args.asr_processes)
     return options
 
 

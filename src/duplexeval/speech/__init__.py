@@ -1,2 +1,13 @@
 """Speech engines: voice activity, ASR (Whisper), TTS engines, Japanese text handling and the
-packaged clip bank.  The lowest stage above the core: it knows audio and text, not dialogues."""
+packaged clip bank.  The lowest stage above the core: it knows audio and text, not dialogues.
+
+Importing it pins the CPU kernels of CTranslate2 (:mod:`duplexeval.speech.kernels`) before
+anything here imports faster-whisper, so that transcripts do not depend on the machine."""
+
+from contextlib import suppress
+
+from ..errors import DuplexevalError
+from .kernels import pin_kernels
+
+with suppress(DuplexevalError):  # a bad DUPLEXEVAL_CPU_KERNELS is reported where ASR is used
+    pin_kernels()

@@ -9,7 +9,8 @@ Conventions
   punctuation (``"Sure,"``); words made only of punctuation are dropped.  Japanese words come
   from :func:`merge_japanese_pieces` (no punctuation).
 * Decoding is deterministic: temperature 0 only (no fallback), beam search, no conditioning on
-  previous text, Whisper's own VAD off.
+  previous text, Whisper's own VAD off, and CPU kernels pinned (:mod:`.kernels`), so that the
+  same audio gives the same words on any x86-64 machine, process or thread count.
 
 Regions
 -------
@@ -59,6 +60,7 @@ import numpy as np
 
 from ..timeline import Span, merge_spans
 from . import japanese
+from .kernels import kernel_settings
 from .whisper_model import PACKAGED, faster_whisper_versions, load_whisper, model_provenance
 
 __all__ = ["AsrWord", "Transcriber", "merge_japanese_pieces"]
@@ -102,7 +104,14 @@ class Transcriber:
                  beam_size: int = 5, device: str = "cpu", *, region_pad: float = 0.2,
                  merge_gap: float = 0.3, silence_dbfs: float = -60.0,
                  pack_seconds: float = 28.0, pack_gap: float = 0.6,
-                 tokens_per_second: float = 12.0, max_compression: float = 2.4) -> None:
+                 tokens_per_second: float = 12.0, max_compression: float = 2.4,
+                 processes: int = 1) -> None:
+        if processes < 1:
+            raise ValueError(f"processes must be >= 1, got {processes}")
+        self.processes = processes
+        """Worker processes that decode the windows of one :meth:`transcribe_many` call
+        (:mod:`.asr_pool`; 1: this process).  Like ``cpu_threads``, it changes speed only."""
+        self._pool: Any = None
         self.model = model
         self.compute_type = compute_type
         self.cpu_threads = cpu_threads
@@ -121,7 +130,8 @@ class Transcriber:
     def settings(self) -> dict[str, Any]:
         """Everything that changes the output, for cache keys and results provenance.
 
-        Does not load the model.  (``cpu_threads`` is left out: it changes speed only.)
+        Does not load the model.  (``cpu_threads`` and ``processes`` are left out: they change
+        speed only.)
         """
         return {
             "engine": "faster-whisper",
@@ -142,6 +152,7 @@ class Transcriber:
             "max_compression": self.max_compression,
             "sample_rate": ASR_RATE,
             "japanese_segmenter": japanese.segmenter(),
+            "cpu_kernels": kernel_settings(),
         }
 
     def _model(self) -> Any:
@@ -180,23 +191,15 @@ class Transcriber:
             if duration > 0:
                 kept += [(index, chunk, piece) for chunk, piece in self._chunks(x, cores)]
         words: list[list[AsrWord]] = [[] for _ in items]
-        for window in self._windows(kept):
-            pieces, offsets = [], []
-            at = 0
-            sep = np.zeros(round(self.pack_gap * ASR_RATE), np.float32)
-            for k, (_, _, piece) in enumerate(window):
-                if k:
-                    pieces.append(sep)
-                    at += len(sep)
-                offsets.append(at)
-                pieces.append(piece)
-                at += len(piece)
-            packed = np.concatenate(pieces)
-            for w in self._transcribe_chunk(packed, language):
+        windows = self._windows(kept)
+        packed = [self._pack(window) for window in windows]
+        decoded = self._decode_all([audio for audio, _ in packed], language)
+        for window, (_, offsets), found in zip(windows, packed, decoded, strict=True):
+            for w in found:
                 # the chunk holding the word's middle; times back to that chunk's base
                 mid = (w.start + w.end) / 2 * ASR_RATE
                 k = max(0, int(np.searchsorted(offsets, mid, side="right")) - 1)
-                index, chunk, piece = window[k]
+                index, chunk, _ = window[k]
                 base = offsets[k] / ASR_RATE
                 local = AsrWord(max(0.0, w.start - base), max(w.end - base, MIN_WORD_S), w.text)
                 inside = [s for s in cores_of[index] if s.overlaps(chunk)]
@@ -240,8 +243,55 @@ class Transcriber:
                 length = seconds
         return out
 
-    def _transcribe_chunk(self, piece: np.ndarray, language: str | None) -> list[AsrWord]:
-        """Words of one chunk, times relative to the chunk (not yet clipped)."""
+    def _pack(self, window: list[tuple[int, Span, np.ndarray]]) -> tuple[np.ndarray, list[int]]:
+        """A window's chunks in one array, ``pack_gap`` of silence between them, and the
+        sample offset of each chunk in it."""
+        pieces, offsets = [], []
+        at = 0
+        sep = np.zeros(round(self.pack_gap * ASR_RATE), np.float32)
+        for k, (_, _, piece) in enumerate(window):
+            if k:
+                pieces.append(sep)
+                at += len(sep)
+            offsets.append(at)
+            pieces.append(piece)
+            at += len(piece)
+        return np.concatenate(pieces), offsets
+
+    def _decode_all(self, windows: list[np.ndarray], language: str | None,
+                    ) -> list[list[AsrWord]]:
+        """The words of each packed window: in this process, or spread over the worker
+        processes when there are several windows and ``processes`` > 1."""
+        from .asr_pool import WindowPool, can_fork_workers
+
+        if self.processes <= 1 or len(windows) < 2 or not can_fork_workers():
+            return [self.decode_window(w, language) for w in windows]
+        with self._lock:
+            if self._pool is None:
+                self._pool = WindowPool(self._options(), self.processes)
+            pool = self._pool
+        return [[AsrWord(*w) for w in found] for found in pool.decode(windows, language)]
+
+    def _options(self) -> dict[str, Any]:
+        """The keyword arguments that make this transcriber in a pool worker (one thread
+        each, so that the workers share the cores this process would have used)."""
+        return {"model": self.model, "compute_type": self.compute_type,
+                "cpu_threads": max(1, self.cpu_threads // self.processes),
+                "beam_size": self.beam_size, "device": self.device,
+                "region_pad": self.region_pad, "merge_gap": self.merge_gap,
+                "silence_dbfs": self.silence_dbfs, "pack_seconds": self.pack_seconds,
+                "pack_gap": self.pack_gap, "tokens_per_second": self.tokens_per_second,
+                "max_compression": self.max_compression}
+
+    def close(self) -> None:
+        """Stop the worker processes, if any were started (they restart when needed)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    def decode_window(self, piece: np.ndarray, language: str | None) -> list[AsrWord]:
+        """Words of one packed window (16 kHz), times relative to it (not yet clipped)."""
         with self._lock:
             model = self._model()
             limit = max(16, math.ceil(len(piece) / ASR_RATE * self.tokens_per_second))

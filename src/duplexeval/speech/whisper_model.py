@@ -35,6 +35,7 @@ from typing import IO, Any
 
 from ..cache import cache_root
 from ..errors import DuplexevalError
+from .kernels import pin_kernels
 
 __all__ = [
     "PACKAGED",
@@ -200,6 +201,7 @@ def load_whisper(model: str = PACKAGED, device: str = "cpu", compute_type: str =
 
     The packaged model is loaded with ``HF_HUB_OFFLINE=1`` set for the duration of the load.
     """
+    pin_kernels()
     try:
         from faster_whisper import WhisperModel
     except ImportError as exc:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ...speech.kernels import pin_kernels
+
 __all__ = ["MODEL_IN_WHEEL", "SmartTurn", "find_model"]
 
 MODEL_IN_WHEEL = "pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"
@@ -45,6 +47,8 @@ class SmartTurn:
 
     def __init__(self, path: Path, threads: int = 1) -> None:
         import onnxruntime as ort
+
+        pin_kernels()  # before faster-whisper imports ctranslate2
         from faster_whisper.feature_extractor import FeatureExtractor
 
         options = ort.SessionOptions()

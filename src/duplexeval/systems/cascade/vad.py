@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ...speech.kernels import pin_kernels
+
 __all__ = ["VAD_RATE", "VAD_WINDOW", "StreamingVad"]
 
 VAD_RATE = 16_000
@@ -29,6 +31,7 @@ class StreamingVad:
     """Speech probabilities of consecutive 32 ms windows, state kept by the caller."""
 
     def __init__(self) -> None:
+        pin_kernels()  # before faster-whisper imports ctranslate2
         try:
             from faster_whisper.vad import get_vad_model
         except ImportError as exc:  # pragma: no cover - the [asr] extra is missing

@@ -1,0 +1,84 @@
+"""Whisper windows transcribed by a pool of worker processes, each with its own model.
+
+A packed Whisper window (:meth:`~duplexeval.speech.asr.Transcriber.transcribe_many`) is decoded
+on its own, so the windows of one call can go to different processes and the words come back
+the same as from one process: the kernels are pinned (:mod:`.kernels`), and a window's words
+depend only on its audio and the settings.  On 2 cores two single-threaded processes beat one
+process with two CTranslate2 threads, whose matrix products are too small to keep two threads
+busy (``benchmarks/analysis_speed.py``).
+
+Workers are started with ``spawn`` (a fork after CTranslate2 or onnxruntime started their
+OpenMP threads can hang), load the model once, and live as long as their pool; the pool is shut
+down when its :class:`WindowPool` is closed or garbage-collected, or at interpreter exit.  A pool
+is never started inside a daemonic process (a Dask worker, a pool worker): such a caller
+decodes in its own process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import weakref
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import numpy as np
+
+__all__ = ["WindowPool", "can_fork_workers", "default_processes"]
+
+Word = tuple[float, float, str]
+"""A word as it crosses the process boundary: start and end (seconds, window time) and text."""
+
+_worker: Any = None  # the Transcriber of this pool worker
+
+
+def default_processes() -> int:
+    """Worker processes a local analysis uses by default: one per CPU this process may use, at
+    most 4 (each holds a model; more gave no gain on the machines measured), 1 where a pool
+    cannot start (:func:`can_fork_workers`)."""
+    if not can_fork_workers():
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+def can_fork_workers() -> bool:
+    """False inside a daemonic process (a Dask worker, a pool worker), which may not have
+    children."""
+    return not multiprocessing.current_process().daemon
+
+
+def _start(options: dict[str, Any]) -> None:
+    global _worker
+    from .asr import Transcriber
+
+    _worker = Transcriber(**options, processes=1)
+
+
+def _decode(audio: np.ndarray, language: str | None) -> list[Word]:
+    return [(w.start, w.end, w.text) for w in _worker.decode_window(audio, language)]
+
+
+class WindowPool:
+    """``processes`` workers, each holding a Transcriber made with ``options`` (the keyword
+    arguments of :class:`~duplexeval.speech.asr.Transcriber`, ``cpu_threads`` included)."""
+
+    def __init__(self, options: dict[str, Any], processes: int) -> None:
+        self._executor = ProcessPoolExecutor(
+            max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start, initargs=(options,))
+        self._finalizer = weakref.finalize(self, self._executor.shutdown, wait=True,
+                                           cancel_futures=True)
+
+    def decode(self, windows: Sequence[np.ndarray], language: str | None) -> list[list[Word]]:
+        """The words of each window, in order."""
+        futures = [self._executor.submit(_decode, w, language) for w in windows]
+        return [f.result() for f in futures]
+
+    def close(self) -> None:
+        """Stop the workers (idempotent)."""
+        self._finalizer()
