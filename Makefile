@@ -27,10 +27,13 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/duplexeval demo $(DEMO_ARGS)
 
+# the tests spread over the cores (pytest-xdist; one worker per CPU, at most 4)
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')
+
 test: $(STAMP)
 	$(BIN)/python -m ruff check src tests benchmarks
 	$(BIN)/lint-imports
-	@$(BIN)/python -m pytest -q $(PYTEST_ARGS); rc=$$?; \
+	@$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=25 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest ran no tests; that is a failure" >&2; exit 1; fi; \
 	exit $$rc
 

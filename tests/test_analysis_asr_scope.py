@@ -48,7 +48,7 @@ def _bursts(spans: list[tuple[float, float]], seconds: float = 6.0) -> np.ndarra
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeTranscriber:
     fake = FakeTranscriber()
-    monkeypatch.setattr(pipeline, "_transcriber", lambda model: fake)
+    monkeypatch.setattr(pipeline, "_transcriber", lambda model, processes=None: fake)
     return fake
 
 

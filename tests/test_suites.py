@@ -51,3 +51,32 @@ def test_data_list_and_unknown_suite(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert main(["data", "build", "nope"]) == 2
     err = capsys.readouterr().err
     assert "unknown suite 'nope'" in err and "m3-chat-ja" in err
+
+
+def test_concurrent_builds_of_one_key_build_once(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two builders of the same suite at once (parallel test workers, two terminals): the
+    second waits for the first's lock and takes its build."""
+    import threading
+    import time
+
+    from duplexeval.suites import build as suite_build
+
+    monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path))
+    calls: list[str] = []
+
+    def slow_build(suite: object, target: Path, *args: object) -> None:
+        calls.append(target.name)
+        time.sleep(0.3)
+        target.mkdir(parents=True)
+        (target / "quality.json").write_text("{}")
+
+    monkeypatch.setattr(suite_build, "_build_into", slow_build)
+    found: list[Path] = []
+    workers = [threading.Thread(target=lambda: found.append(
+        suite_build.build_suite("m3-qa-en", limit=2, progress=False))) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(calls) == 1 and found == [suite_path("m3-qa-en", limit=2)] * 2

@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["WindowPool", "can_fork_workers", "default_processes"]
+from ..errors import DuplexevalError
+
+__all__ = ["PROCESSES_VARIABLE", "WindowPool", "can_fork_workers", "default_processes"]
 
 Word = tuple[float, float, str]
 """A word as it crosses the process boundary: start and end (seconds, window time) and text."""
@@ -33,12 +35,22 @@ Word = tuple[float, float, str]
 _worker: Any = None  # the Transcriber of this pool worker
 
 
+PROCESSES_VARIABLE = "DUPLEXEVAL_ASR_PROCESSES"
+"""Overrides the default worker count (e.g. 1 where the cores are already shared out: parallel
+test workers, a batch job's other processes)."""
+
+
 def default_processes() -> int:
-    """Worker processes a local analysis uses by default: one per CPU this process may use, at
-    most 4 (each holds a model; more gave no gain on the machines measured), 1 where a pool
-    cannot start (:func:`can_fork_workers`)."""
+    """Worker processes a local analysis uses by default: :data:`PROCESSES_VARIABLE` when set,
+    else one per CPU this process may use, at most 4 (each worker holds a model); 1 where a
+    pool cannot start (:func:`can_fork_workers`)."""
     if not can_fork_workers():
         return 1
+    given = os.environ.get(PROCESSES_VARIABLE, "").strip()
+    if given:
+        if not given.isdigit() or int(given) < 1:
+            raise DuplexevalError(f"{PROCESSES_VARIABLE}={given!r}: expected a whole number >= 1")
+        return int(given)
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

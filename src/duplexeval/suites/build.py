@@ -5,13 +5,14 @@ See :mod:`duplexeval.suites` for the cache layout and the quick subset.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,9 +110,40 @@ def build_suite(name: str, force: bool = False, progress: bool = True, quality: 
     smallest prefix reaching :data:`QUICK_MIN_SHIFTS`; cached separately)."""
     suite = get_suite(name)
     target = suite_path(name, limit)
-    if target.is_dir() and (target / "quality.json").is_file() and not force:
+    if _complete(target) and not force:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    with _exclusive(target.parent / f".{target.name}.lock"):
+        if _complete(target) and not force:
+            return target  # another process built it while this one waited
+        _build_into(suite, target, progress, quality, log, limit, force)
+    return target
+
+
+def _complete(target: Path) -> bool:
+    return target.is_dir() and (target / "quality.json").is_file()
+
+
+@contextlib.contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    """One builder of a key at a time across processes (parallel test workers, two terminals):
+    an advisory lock on ``lock`` (POSIX ``flock``; elsewhere no lock, and the publish step
+    still keeps the first complete build)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _build_into(suite: Suite, target: Path, progress: bool, quality: bool,
+                log: Callable[[str], None], limit: Subset, force: bool) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         if suite.from_toy:
@@ -124,13 +156,28 @@ def build_suite(name: str, force: bool = False, progress: bool = True, quality: 
             _build_from_specs(suite, tmp, progress, limit)
         if quality:
             _write_quality(suite, tmp, log, asr=limit is None)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
+        _publish(tmp, target, keep_complete=not force)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return target
+
+
+def _publish(tmp: Path, target: Path, keep_complete: bool) -> None:
+    """Move the finished build ``tmp`` to ``target``.  Another process may have built the same
+    key meanwhile (parallel test workers, two terminals): a complete build there is kept
+    (``keep_complete``; builds of one key are identical) and ours dropped, since removing it
+    could pull a dataset from under its reader; an incomplete one is replaced."""
+    for _ in range(3):
+        if keep_complete and (target / "quality.json").is_file():
+            return  # the caller's `finally` removes tmp
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)
+        try:
+            os.replace(tmp, target)
+            return
+        except OSError:  # another build landed between the check and the rename
+            continue
+    raise DuplexevalError(f"cannot move the build of {target.name} into {target.parent}")
 
 
 def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> int:
