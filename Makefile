@@ -13,7 +13,7 @@ LOCK := requirements.lock
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | sha256sum | cut -c1-12)
 UV_VERSION := 0.13.9
 
-.PHONY: demo test lint clean venv venv-moshi test-moshi lock
+.PHONY: demo test test-fast lint clean venv venv-moshi test-moshi lock
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv --clear $(VENV)
@@ -36,6 +36,13 @@ test: $(STAMP)
 	@$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=25 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest ran no tests; that is a failure" >&2; exit 1; fi; \
 	exit $$rc
+
+# everything but the tests marked slow (suite scenarios, the demo, long streams): the quick
+# check while editing; `make test` runs them all
+test-fast: $(STAMP)
+	$(BIN)/python -m ruff check src tests benchmarks
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=10 -m "not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/python -m ruff check src tests benchmarks

@@ -55,6 +55,7 @@ def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_words_are_the_same_for_any_thread_count_and_process(model_cache: Path) -> None:
     env = {"DUPLEXEVAL_CACHE": str(model_cache)}
     one = transcribe_in_child(1, env)
@@ -95,6 +96,7 @@ def test_importing_duplexeval_speech_pins_before_ctranslate2_loads() -> None:
 
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_words_of_one_process(model_cache: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DUPLEXEVAL_CACHE", str(model_cache))

@@ -155,6 +155,7 @@ def test_arguments_are_checked() -> None:
 
 # -- the QA suite ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_takes_the_turn_with_its_declared_latency(qa_run: Path, cascade: System) -> None:
     results, _ = score_run_dir(qa_run, options=None, truth=True, progress=False)
     assert _aggregate(results, "TURN_SHIFT", "tor ↑") >= 0.8
@@ -184,6 +185,7 @@ def test_retrieval_answers_with_the_reference_answer(qa_run: Path, qa: Dataset) 
     assert first["text"] == "Mary Shelley." and first["source"] == "retrieval"
 
 
+@pytest.mark.slow
 def test_same_run_twice_is_bit_identical(qa_run: Path, qa: Dataset, tmp_path: Path) -> None:
     """A fresh system with empty caches reproduces every output file of the first run."""
     from duplexeval.systems.cascade.engines import clear_caches

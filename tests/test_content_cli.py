@@ -35,6 +35,7 @@ def qa_run(sample_voiced: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 
 
 @needs_extra("asr")
+@pytest.mark.slow
 def test_score_judges_over_http_and_rescoring_is_free(
         qa_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cache = tmp_path / "judge.sqlite"

@@ -87,6 +87,7 @@ def test_vad_analysis_on_two_workers_is_byte_identical(qa_run: Path, tmp_path: P
 
 
 @needs_extra("asr")
+@pytest.mark.slow
 def test_asr_analysis_on_two_workers_is_byte_identical(qa_run: Path, tmp_path: Path,
                                                        scheduler: str) -> None:
     # timing ASR (segments under 1 s of the system channel), Whisper window groups of 6

@@ -15,6 +15,7 @@ from duplexeval.speech.tts import engine_class
 
 @pytest.mark.skipif(engine_class("piper").unavailable_reason() is not None,
                     reason="piper (duplexeval[tts-en]) not installed")
+@pytest.mark.slow
 def test_demo_on_one_bundled_dialogue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("DUPLEXEVAL_M3_TOY", str(tmp_path / "absent"))

@@ -24,6 +24,8 @@ from tiny_duplex import tiny_dataset
 from tls_cert import self_signed
 from tone_dataset import has_driver_trace, trace_file
 
+pytestmark = pytest.mark.realtime
+
 FAST = ("--system-arg", "startup_delay=0.1", "--system-arg", "verify=0")
 
 
@@ -86,6 +88,7 @@ def test_a_run_hears_each_reply_when_the_server_sent_it(tmp_path: Path,
     assert config["system"]["args"]["verify"] == "0"
 
 
+@pytest.mark.slow
 def test_failures_are_recorded_per_sample_and_retried_on_resume(
         tmp_path: Path, tls: tuple[Path, Path]) -> None:
     dataset = tiny_dataset(tmp_path / "ds")

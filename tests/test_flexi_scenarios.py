@@ -29,7 +29,7 @@ from duplexeval.analysis.pipeline import AnalysisOptions
 from duplexeval.cli import main
 from duplexeval.metrics.score_run import score_run_dir
 
-pytestmark = needs_extra("tts-en", "asr")
+pytestmark = [needs_extra("tts-en", "asr"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,8 @@ from tiny_duplex import tiny_dataset
 from tls_cert import self_signed
 from tone_dataset import has_driver_trace, trace_file
 
+pytestmark = pytest.mark.realtime
+
 FRAME = 256
 
 
@@ -89,6 +91,7 @@ def test_a_run_hears_each_reply_when_the_server_sent_it(tmp_path: Path) -> None:
     assert config["system"]["capabilities"]["frame_size"] == FRAME
 
 
+@pytest.mark.slow
 def test_failures_are_recorded_per_sample_and_retried_on_resume(tmp_path: Path) -> None:
     dataset = tiny_dataset(tmp_path / "ds")
     faults = {0: ("disconnect", 20), 1: ("stall", 20), 2: ("garbage", 20)}

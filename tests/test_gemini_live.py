@@ -28,6 +28,8 @@ from tone_dataset import (
     trace_file,
 )
 
+pytestmark = pytest.mark.realtime
+
 RATE, FRAME = 24000, 480
 KEY = "AIza-gemini-SENTINEL-0123456789"
 WINDOW = "2.2"
@@ -156,6 +158,7 @@ def test_go_away_then_resumption_carries_the_session_on() -> None:
     assert 0 <= heard - (sent_at - trace["realtime"]["t0_monotonic"]) <= FRAME / RATE + late
 
 
+@pytest.mark.slow
 def test_failures_are_recorded_per_sample_and_resume_retries_them(tmp_path: Path) -> None:
     dataset = tone_dataset(tmp_path / "data", tone_turns(4), 16.0)
     faults = {1: ("disconnect", 400), 2: ("stall", 900), 3: ("garbage", 400)}

@@ -36,7 +36,7 @@ from conftest import needs_extra
 from duplexeval.cli import main
 from duplexeval.metrics.score_run import score_run_dir
 
-pytestmark = needs_extra("tts-en", "asr")
+pytestmark = [needs_extra("tts-en", "asr"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

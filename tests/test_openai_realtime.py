@@ -15,6 +15,8 @@ from duplexeval.systems.base import SessionSpec, SystemFailure
 from duplexeval.systems.registry import load_system
 from fake_realtime import RATE, FakeRealtimeServer
 
+pytestmark = pytest.mark.realtime
+
 KEY = "sk-realtime-SENTINEL-9876543210"
 FRAME = 480
 

@@ -16,6 +16,8 @@ import soundfile as sf
 from duplexeval.systems.base import SystemFailure
 from duplexeval.systems.realtime import RealtimeDriver, jitter_stats
 
+pytestmark = pytest.mark.realtime
+
 
 class FakeTime:
     """A monotonic clock that only moves when waited on (``recv``) or spent (``send``).

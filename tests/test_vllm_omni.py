@@ -28,6 +28,8 @@ from tone_dataset import (
     trace_file,
 )
 
+pytestmark = pytest.mark.realtime
+
 RATE, FRAME = 24000, 480
 WINDOW = "2.2"
 """Seconds after each 0.3 s user turn: the fake model answers at its unit 1 (2.03 s)."""
@@ -234,6 +236,7 @@ def test_the_personaplex_preset_sends_float32_at_24_khz() -> None:
         load_system("vllm-omni-duplex", {"preset": "qwen"})
 
 
+@pytest.mark.slow
 def test_failures_are_recorded_per_sample_and_resume_retries_them(tmp_path: Path) -> None:
     dataset = tone_dataset(tmp_path / "data", tone_turns(4), 16.0)
     faults = {1: ("disconnect", 0), 2: ("stall", 0), 3: ("garbage", 0)}
