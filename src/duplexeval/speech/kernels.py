@@ -4,8 +4,9 @@ the audio and the settings, not on the machine.
 Why
 ---
 CTranslate2 picks its matrix library and instruction set from the CPU it runs on: Intel MKL on
-Intel CPUs and oneDNN elsewhere, its own kernels for the widest ISA it trusts (AVX-512 on Intel,
-AVX2 on AMD), and oneDNN its widest JIT kernels (AVX-512 with VNNI where present).  Each choice
+Intel CPUs and oneDNN elsewhere (``CT2_USE_MKL`` overrides it), its own kernels for the widest
+ISA it trusts (AVX2 on the AMD EPYC measured here, although it has AVX-512), and oneDNN its
+widest JIT kernels (AVX-512 with VNNI on that CPU, by ``ONEDNN_VERBOSE``).  Each choice
 rounds floats differently, and Whisper's beam search turns a last-bit difference into another
 word or another word time now and then.  Measured on the ``reference`` multi-ref run of the
 voiced sample (22 samples, timing scope, one 2-core AMD EPYC with AVX-512): the default kernels,
