@@ -106,6 +106,9 @@ class Transcriber:
                  pack_seconds: float = 28.0, pack_gap: float = 0.6,
                  tokens_per_second: float = 12.0, max_compression: float = 2.4,
                  processes: int = 1) -> None:
+        # what a pool worker's transcriber is made with: every argument but the worker count,
+        # so that no setting can be left out of the workers
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "processes")}
         if processes < 1:
             raise ValueError(f"processes must be >= 1, got {processes}")
         self.processes = processes
@@ -273,15 +276,9 @@ class Transcriber:
         return [[AsrWord(*w) for w in found] for found in pool.decode(windows, language)]
 
     def _options(self) -> dict[str, Any]:
-        """The keyword arguments that make this transcriber in a pool worker (one thread
-        each, so that the workers share the cores this process would have used)."""
-        return {"model": self.model, "compute_type": self.compute_type,
-                "cpu_threads": max(1, self.cpu_threads // self.processes),
-                "beam_size": self.beam_size, "device": self.device,
-                "region_pad": self.region_pad, "merge_gap": self.merge_gap,
-                "silence_dbfs": self.silence_dbfs, "pack_seconds": self.pack_seconds,
-                "pack_gap": self.pack_gap, "tokens_per_second": self.tokens_per_second,
-                "max_compression": self.max_compression}
+        """The keyword arguments that make this transcriber in a pool worker, with the CPU
+        threads shared out, so that the workers use the cores this process would have used."""
+        return {**self._arguments, "cpu_threads": max(1, self.cpu_threads // self.processes)}
 
     def close(self) -> None:
         """Stop the worker processes, if any were started (they restart when needed)."""
