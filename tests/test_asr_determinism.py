@@ -123,3 +123,27 @@ def test_analysis_scope_and_processes_options() -> None:
     default = analysis_options(build_parser().parse_args(["analyze", "RUN", "--scope",
                                                           "default"]))
     assert default.content_event_types == ("TURN_SHIFT",)
+
+
+@pytest.mark.parametrize(("variable", "value", "message"), [
+    ("DUPLEXEVAL_CPU_KERNELS", "fast", "DUPLEXEVAL_CPU_KERNELS='fast': expected 'portable'"),
+    ("DUPLEXEVAL_ASR_PROCESSES", "0", "DUPLEXEVAL_ASR_PROCESSES='0': expected a whole number"),
+    ("DUPLEXEVAL_ASR_PROCESSES", "nan", "DUPLEXEVAL_ASR_PROCESSES='nan': expected a whole"),
+])
+def test_a_bad_environment_variable_is_refused_before_any_work(
+        sample_voiced: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], variable: str, value: str, message: str) -> None:
+    from duplexeval.cli import main
+
+    run = tmp_path / "run"
+    assert main(["run", "--system", "silence", "--dataset", str(sample_voiced), "--protocol",
+                 "single", "--out", str(run)]) == 0
+    before = sorted(p.relative_to(run) for p in run.rglob("*"))
+    capsys.readouterr()
+    monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path / "cache"))
+    assert main(["analyze", str(run)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert sorted(p.relative_to(run) for p in run.rglob("*")) == before
+    assert not (tmp_path / "cache").exists()

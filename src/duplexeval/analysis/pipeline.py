@@ -339,6 +339,8 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     run = RunDir(run_dir)
     rows = run.read_metadata()
     language, _domain = run.dataset_language()
+    if options.asr != "none" and not truth:
+        _check_environment(options)
     if cache is None:
         cache = cache_root() / "analysis"
     files = run.analysis(truth)
@@ -370,6 +372,17 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     files.finish(out_rows, AnalysisInputs(metadata_sha256=metadata_sha, audio=audio_sha),
                  TRUTH_SETTINGS if truth else _Analyzer(options, language).settings())
     return files.root
+
+
+def _check_environment(options: AnalysisOptions) -> None:
+    """Refuse a bad ``DUPLEXEVAL_CPU_KERNELS`` or ``DUPLEXEVAL_ASR_PROCESSES`` before any
+    work starts (one line, nothing written), rather than from inside the first batch."""
+    from ..speech.asr_pool import default_processes
+    from ..speech.kernels import kernel_mode
+
+    kernel_mode()
+    if options.asr_processes is None:
+        default_processes()
 
 
 def _file_sha256(path: Path) -> str:
