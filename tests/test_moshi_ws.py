@@ -151,6 +151,7 @@ def test_server_errors_are_redacted() -> None:
         load_system("moshi-ws", {"url": "ws://127.0.0.1:1/api/chat", "mode": "fast"})
 
 
+@pytest.mark.realtime
 def test_realtime_mode_paces_on_deadlines_and_plays_out_on_arrival() -> None:
     x = np.zeros(FRAME * 30, np.float32)
     t = np.arange(FRAME * 8) / RATE
