@@ -1,6 +1,6 @@
 """``python -m duplexeval``: the command line."""
 
-from .cli import main
+from duplexeval.cli import main
 
 if __name__ == "__main__":  # not when a spawned worker process imports it
     raise SystemExit(main())

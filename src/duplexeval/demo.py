@@ -38,18 +38,18 @@ import numpy as np
 import soundfile as sf
 from tqdm import tqdm
 
-from .data.dialogue import Dataset
-from .data.locate import bundled_dataset, find_m3_toy
-from .data.validate import Need, load_dataset
-from .events import EventKind
-from .fileio import atomic_write_json
-from .protocols import PlanOptions, Protocol, build_plan
-from .report.text import PLAN_HEADER, format_table, plan_row
-from .runs.directory import RunDir
-from .speech.activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.data.dialogue import Dataset
+from duplexeval.data.locate import bundled_dataset, find_m3_toy
+from duplexeval.data.validate import Need, load_dataset
+from duplexeval.events import EventKind
+from duplexeval.fileio import atomic_write_json
+from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.report.text import PLAN_HEADER, format_table, plan_row
+from duplexeval.runs.directory import RunDir
+from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
 
 if TYPE_CHECKING:
-    from .metrics.results import Results
+    from duplexeval.metrics.results import Results
 
 __all__ = ["AnnotationCheck", "DemoDataset", "annotation_check", "default_datasets",
            "demo_suites", "run_demo"]
@@ -109,7 +109,7 @@ def annotation_check(dataset: Dataset, tolerance: float = ANNOTATION_TOLERANCE,
     audio event of the same kind and channel whose start and end are both within
     ``tolerance`` seconds (inclusive).  Dialogues without audio are skipped.
     """
-    from .events import annotate_spans
+    from duplexeval.events import annotate_spans
 
     options = activity or ActivityOptions(engine=VadEngine.SILERO)
     found: dict[str, list[int]] = {}
@@ -147,7 +147,7 @@ def demo_suites(full: bool, names: list[str] | None = None,
     unless ``full``, or their first ``limit`` dialogues.  Without ``names``: the suites marked
     ``in_demo``, the toy-based suite only when the toy data is found (its first dialogue unless
     ``full``)."""
-    from .suites import SUITES, build_suite
+    from duplexeval.suites import SUITES, build_suite
 
     chosen = names if names is not None else [
         n for n, s in SUITES.items()
@@ -281,8 +281,8 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
                  runs: list[tuple[str, str, Path]], variants: bool = False) -> list[str]:
     """Run the demo systems on each dataset under multi-gen, appending (dataset, system, run
     dir) to ``runs``; returns the lines to print."""
-    from .runs import execute_run
-    from .systems.registry import load_system
+    from duplexeval.runs import execute_run
+    from duplexeval.systems.registry import load_system
 
     lines = ["", "Runs (multi-gen)"]
     for demo in datasets:
@@ -309,7 +309,7 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
 
 def _write_report(runs: list[tuple[str, str, Path]], runs_root: Path) -> list[str]:
     """The HTML report of every demo run into ``runs_root/report``; the lines to print."""
-    from .report.html_report import html_report_of
+    from duplexeval.report.html_report import html_report_of
 
     if not runs:
         return []
@@ -333,11 +333,11 @@ def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = No
     the short system segments the timing metrics read, and, for the datasets in
     ``content_suites`` (``None``: all), on both channels of TURN_SHIFT samples for the content
     metrics) is reused when current."""
-    from .analysis.pipeline import AnalysisOptions, ensure_analysis
-    from .metrics.score_run import score_run_dir
-    from .report.content import content_table_lines
-    from .report.paper_tables import table5_lines
-    from .report.text import timing_table_lines
+    from duplexeval.analysis.pipeline import AnalysisOptions, ensure_analysis
+    from duplexeval.metrics.score_run import score_run_dir
+    from duplexeval.report.content import content_table_lines
+    from duplexeval.report.paper_tables import table5_lines
+    from duplexeval.report.text import timing_table_lines
 
     timer = timer or StageTimer()
     scored: list[tuple[str, Results]] = []
@@ -386,12 +386,12 @@ def _flexi_stage(runs_root: Path, timer: StageTimer, full: bool,
     the demo systems under multi-gen (turn taking, pause handling, model interrupt and
     backchannel) and multi-ref (user interrupt and backchannel, over the teacher-forced
     reference turn), scored with the ``flexi`` variant; the FLEXI tables."""
-    from .analysis.pipeline import AnalysisOptions
-    from .metrics.score_run import score_run_dir
-    from .report.text import FLEXI_COLUMNS, timing_table_lines
-    from .runs import execute_run
-    from .suites import build_suite
-    from .systems.registry import load_system
+    from duplexeval.analysis.pipeline import AnalysisOptions
+    from duplexeval.metrics.score_run import score_run_dir
+    from duplexeval.report.text import FLEXI_COLUMNS, timing_table_lines
+    from duplexeval.runs import execute_run
+    from duplexeval.suites import build_suite
+    from duplexeval.systems.registry import load_system
 
     with timer("synthesis"):
         root = build_suite("flexi-en", limit=None if full else "quick")

@@ -67,7 +67,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .timeline import TOL, Span, time_gt, time_le
+from duplexeval.timeline import TOL, Span, time_gt, time_le
 
 __all__ = [
     "EVENT_TO_DIMENSION",

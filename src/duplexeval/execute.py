@@ -57,10 +57,10 @@ from typing import Any
 import numpy as np
 import soxr
 
-from .data.dialogue import Dialogue, Word
-from .protocols import Protocol, Sample, split_passes
-from .session_view import session_spec
-from .systems.base import (
+from duplexeval.data.dialogue import Dialogue, Word
+from duplexeval.protocols import Protocol, Sample, split_passes
+from duplexeval.session_view import session_spec
+from duplexeval.systems.base import (
     BatchRowFailure,
     BatchSession,
     Capabilities,

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import DuplexevalError
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_json", "atomic_write_text",
            "format_seconds", "json_line", "name_problem", "read_json", "safe_name"]

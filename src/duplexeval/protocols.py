@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .data.dialogue import Dialogue
-from .events import EVENT_TO_TASK, TASKS, EventKind
-from .timeline import Span, approx_eq, time_ge, time_le, time_lt
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.events import EVENT_TO_TASK, TASKS, EventKind
+from duplexeval.timeline import Span, approx_eq, time_ge, time_le, time_lt
 
 __all__ = [
     "SAMPLE_JSON_KEYS",

@@ -30,11 +30,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import DuplexevalError
-from .fileio import atomic_write_text, read_json
-from .metrics.content.summary import ContentRecord, OfflineRecord
-from .metrics.results import SCHEMA_VERSION, DatasetRef, Results
-from .runs.directory import RunDir, ScoreFiles
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import atomic_write_text, read_json
+from duplexeval.metrics.content.summary import ContentRecord, OfflineRecord
+from duplexeval.metrics.results import SCHEMA_VERSION, DatasetRef, Results
+from duplexeval.runs.directory import RunDir, ScoreFiles
 
 __all__ = ["SCHEMA_VERSION", "ScoredRun", "json_schema", "load", "load_scored",
            "results_file", "write_json_schema"]

@@ -37,10 +37,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import DuplexevalError
-from .fileio import atomic_write_text, json_line
-from .judge import AnswerCache, JudgeClient, JudgeItem, JudgeResult, judge_batch, load_prompt
-from .judge.meter import UsageMeter
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import atomic_write_text, json_line
+from duplexeval.judge import (
+    AnswerCache,
+    JudgeClient,
+    JudgeItem,
+    JudgeResult,
+    judge_batch,
+    load_prompt,
+)
+from duplexeval.judge.meter import UsageMeter
 
 __all__ = ["RECORDS_FILE", "STEPS", "RewriteOutcome", "RewriteRecord", "dialogue_lines",
            "read_specs", "rewrite_specs", "write_rewritten"]
@@ -87,7 +94,7 @@ class RewriteOutcome:
 def read_specs(folder: Path) -> list[tuple[Path, dict[str, Any]]]:
     """The ``*.json`` dialogue specs of ``folder`` (sorted by name), each checked by the spec
     format; a bad one, or an id used twice, is an error naming the file."""
-    from .synth.spec import load_spec
+    from duplexeval.synth.spec import load_spec
 
     paths = sorted(p for p in folder.glob("*.json") if p.name != "suite.json") \
         if folder.is_dir() else []
@@ -147,7 +154,7 @@ def _applied(spec: dict[str, Any], step: str, texts: list[str]) -> dict[str, Any
 def _valid(spec: dict[str, Any]) -> str | None:
     from pydantic import ValidationError
 
-    from .synth.spec import DialogueSpec
+    from duplexeval.synth.spec import DialogueSpec
 
     try:
         DialogueSpec.model_validate(spec)

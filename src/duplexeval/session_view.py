@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from .data.dialogue import Dialogue
-from .events import EventKind
-from .systems.base import Capabilities, DialogueInfo, Oracle, SessionSpec
-from .timeline import time_ge, time_le
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.events import EventKind
+from duplexeval.systems.base import Capabilities, DialogueInfo, Oracle, SessionSpec
+from duplexeval.timeline import time_ge, time_le
 
 __all__ = ["dialogue_info", "oracle_data", "reference_transcript", "session_spec"]
 

@@ -62,15 +62,15 @@ import numpy as np
 import soundfile as sf
 from tqdm import tqdm
 
-from .. import __version__
-from ..cache import cache_root
-from ..errors import DuplexevalError
-from ..fileio import atomic_write_json
-from ..runs.directory import AnalysisInputs, AnalysisRow, MetadataRow, RunDir
-from ..runs.execution import LocalExecutor, TaskMap
-from ..speech.activity import ActivityOptions, VadEngine, detect_activity
-from ..timeline import Span
-from .segments import Chunk, SpeechSegment, segments_from_spans, transcript_json
+from duplexeval import __version__
+from duplexeval.analysis.segments import Chunk, SpeechSegment, segments_from_spans, transcript_json
+from duplexeval.cache import cache_root
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import atomic_write_json
+from duplexeval.runs.directory import AnalysisInputs, AnalysisRow, MetadataRow, RunDir
+from duplexeval.runs.execution import LocalExecutor, TaskMap
+from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.timeline import Span
 
 __all__ = ["AnalysisOptions", "BatchTask", "analyze_batch", "analyze_channel", "analyze_run",
            "ensure_analysis", "stale_reason"]
@@ -250,11 +250,11 @@ def _transcriber(model: str, processes: int | None) -> Any:
     """One :class:`~duplexeval.speech.asr.Transcriber` per model name, worker count and
     process, so that the Whisper model (and its worker pool) loads once however many runs are
     analysed (it is thread-safe)."""
-    from ..speech.asr_pool import default_processes
+    from duplexeval.speech.asr_pool import default_processes
 
     key = (model, processes if processes is not None else default_processes())
     if key not in _TRANSCRIBERS:
-        from ..speech.asr import Transcriber
+        from duplexeval.speech.asr import Transcriber
 
         _TRANSCRIBERS[key] = Transcriber(model=model, processes=key[1])
     return _TRANSCRIBERS[key]
@@ -377,8 +377,8 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
 def _check_environment(options: AnalysisOptions) -> None:
     """Refuse a bad ``DUPLEXEVAL_CPU_KERNELS`` or ``DUPLEXEVAL_ASR_PROCESSES`` before any
     work starts (one line, nothing written), rather than from inside the first batch."""
-    from ..speech.asr_pool import default_processes
-    from ..speech.kernels import kernel_mode
+    from duplexeval.speech.asr_pool import default_processes
+    from duplexeval.speech.kernels import kernel_mode
 
     kernel_mode()
     if options.asr_processes is None:

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from ..fileio import read_json
-from ..timeline import Span
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import read_json
+from duplexeval.timeline import Span
 
 __all__ = [
     "SEGMENT_GAP",

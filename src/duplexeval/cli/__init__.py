@@ -10,14 +10,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
-from ..errors import DuplexevalError
-from .bc_commands import add_bc_reference
-from .data_commands import add_annotate, add_data, add_synth, add_validate
-from .report_commands import add_compare, add_report, add_results
-from .run_commands import add_plan, add_run, add_systems
-from .score_commands import add_analyze, add_demo, add_score
-from .segment_commands import add_segment
+from duplexeval import __version__
+from duplexeval.cli.bc_commands import add_bc_reference
+from duplexeval.cli.data_commands import add_annotate, add_data, add_synth, add_validate
+from duplexeval.cli.report_commands import add_compare, add_report, add_results
+from duplexeval.cli.run_commands import add_plan, add_run, add_systems
+from duplexeval.cli.score_commands import add_analyze, add_demo, add_score
+from duplexeval.cli.segment_commands import add_segment
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["build_parser", "main"]
 

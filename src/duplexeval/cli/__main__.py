@@ -1,6 +1,6 @@
 """``python -m duplexeval.cli``: the command line."""
 
-from . import main
+from duplexeval.cli import main
 
 if __name__ == "__main__":  # not when a spawned worker process imports it
     raise SystemExit(main())

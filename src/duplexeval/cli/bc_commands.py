@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from .options import add_judge_endpoint_options
+from duplexeval.cli.options import add_judge_endpoint_options
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_bc_reference"]
 
@@ -32,9 +32,9 @@ def add_bc_reference(sub: Any) -> None:
 
 
 def _bc_reference(args: argparse.Namespace) -> int:
-    from ..fileio import atomic_write_json, atomic_write_text, json_line
-    from ..metrics.content.bc_reference import annotate_positions, narratives_from
-    from ..metrics.content.score import JudgeSettings
+    from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line
+    from duplexeval.metrics.content.bc_reference import annotate_positions, narratives_from
+    from duplexeval.metrics.content.score import JudgeSettings
 
     if args.judge_url is None or args.judge_model is None:
         raise DuplexevalError("bc-reference needs --judge-url URL and --judge-model MODEL")

@@ -11,11 +11,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from .import_commands import add_import, add_segment, add_split, add_stats
-from .options import non_negative, positive, warn
-from .quality_commands import add_quality
-from .rewrite_commands import add_rewrite, add_voices
+from duplexeval.cli.import_commands import add_import, add_segment, add_split, add_stats
+from duplexeval.cli.options import non_negative, positive, warn
+from duplexeval.cli.quality_commands import add_quality
+from duplexeval.cli.rewrite_commands import add_rewrite, add_voices
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_annotate", "add_data", "add_synth", "add_validate"]
 
@@ -33,7 +33,7 @@ def add_validate(sub: Subparsers) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from ..data.validate import Need, check_dataset
+    from duplexeval.data.validate import Need, check_dataset
 
     need = Need.OPTIONAL if args.annotations_only else Need.REQUIRE
     report = check_dataset(Path(args.dataset), args.split, audio=need, alignment=need)
@@ -76,11 +76,11 @@ def add_annotate(sub: Subparsers) -> None:
 
 
 def _annotate(args: argparse.Namespace) -> int:
-    from ..data.annotate import SourceKind, annotate_source
-    from ..data.m3 import record_json
-    from ..events import AnnotationRules
-    from ..fileio import atomic_write_text, json_line
-    from ..speech.activity import ActivityOptions, VadEngine
+    from duplexeval.data.annotate import SourceKind, annotate_source
+    from duplexeval.data.m3 import record_json
+    from duplexeval.events import AnnotationRules
+    from duplexeval.fileio import atomic_write_text, json_line
+    from duplexeval.speech.activity import ActivityOptions, VadEngine
 
     rules = AnnotationRules(args.ipu_gap, args.bc_max, args.max_shift_overlap)
     activity = ActivityOptions(engine=VadEngine(args.vad), threshold_db=args.vad_threshold_db)
@@ -117,9 +117,9 @@ def _synth(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from ..synth.build import SynthSettings, reference_gaps
-    from ..synth.mtr import synthesizer_for
-    from ..synth.spec import load_specs
+    from duplexeval.synth.build import SynthSettings, reference_gaps
+    from duplexeval.synth.mtr import synthesizer_for
+    from duplexeval.synth.spec import load_specs
 
     specs = load_specs(Path(args.spec))
     out = Path(args.output)
@@ -141,8 +141,8 @@ def _synth(args: argparse.Namespace) -> int:
 
 
 def _gaps_from(dataset: str) -> tuple[float, ...]:
-    from ..data.validate import load_dataset
-    from ..synth.quality import turn_shift_gaps
+    from duplexeval.data.validate import load_dataset
+    from duplexeval.synth.quality import turn_shift_gaps
 
     reference, _ = load_dataset(Path(dataset))
     gaps = tuple(turn_shift_gaps(reference))
@@ -152,9 +152,9 @@ def _gaps_from(dataset: str) -> tuple[float, ...]:
 
 
 def _quality(out: Path, split: str, gaps: tuple[float, ...], asr: bool) -> None:
-    from ..data.validate import Need, load_dataset
-    from ..fileio import atomic_write_json
-    from ..synth.quality import quality_report
+    from duplexeval.data.validate import Need, load_dataset
+    from duplexeval.fileio import atomic_write_json
+    from duplexeval.synth.quality import quality_report
 
     dataset, _ = load_dataset(out, split, audio=Need.REQUIRE)
     report = quality_report(dataset, gaps, asr=asr)
@@ -196,8 +196,8 @@ def add_data(sub: Subparsers) -> None:
 
 
 def _voice_bursts(args: argparse.Namespace) -> int:
-    from ..data.validate import Need, load_dataset
-    from ..data.voice_bursts import voice_bursts
+    from duplexeval.data.validate import Need, load_dataset
+    from duplexeval.data.voice_bursts import voice_bursts
 
     dataset, _ = load_dataset(Path(args.dataset), args.split, alignment=Need.REQUIRE)
     written = voice_bursts(dataset, Path(args.output), args.sample_rate)
@@ -206,7 +206,7 @@ def _voice_bursts(args: argparse.Namespace) -> int:
 
 
 def _data_build(args: argparse.Namespace) -> int:
-    from ..suites import SUITES, build_suite
+    from duplexeval.suites import SUITES, build_suite
 
     names = list(SUITES) if args.name == "all" else [args.name]
     for name in names:
@@ -216,8 +216,8 @@ def _data_build(args: argparse.Namespace) -> int:
 
 
 def _data_list(args: argparse.Namespace) -> int:
-    from ..report.text import format_table
-    from ..suites import suite_rows
+    from duplexeval.report.text import format_table
+    from duplexeval.suites import suite_rows
 
     print("\n".join(format_table(["suite", "lang", "domain", "dialogues", "state", "audio min",
                                   "MB", "path / how to build"], suite_rows())))

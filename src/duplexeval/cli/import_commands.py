@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from .quality_commands import add_dnsmos_options, dnsmos_for_split
+from duplexeval.cli.quality_commands import add_dnsmos_options, dnsmos_for_split
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_import", "add_segment", "add_split", "add_stats"]
 
@@ -20,7 +20,7 @@ Subparsers = Any  # argparse's private _SubParsersAction
 def add_import(data_sub: Subparsers) -> None:
     """``data import FORMAT ...``: one sub-subcommand per recipe of
     :data:`duplexeval.data.recipes.RECIPE_MODULES`."""
-    from ..data.recipes import recipes
+    from duplexeval.data.recipes import recipes
 
     table = recipes()
     p = data_sub.add_parser("import", help="a corpus you have, in the M3 layout (nothing is "
@@ -38,7 +38,7 @@ def add_import(data_sub: Subparsers) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from ..data.recipes import recipe, staged_output
+    from duplexeval.data.recipes import recipe, staged_output
 
     item = recipe(args.recipe_name)
     out = Path(args.output)
@@ -56,8 +56,8 @@ def _import(args: argparse.Namespace) -> int:
 
 def _synth_specs(root: Path, split: str) -> str:
     """Voice ``root/specs/`` into ``root`` with the synthesizer's defaults."""
-    from ..synth.build import Synthesizer, SynthSettings
-    from ..synth.spec import load_specs
+    from duplexeval.synth.build import Synthesizer, SynthSettings
+    from duplexeval.synth.spec import load_specs
 
     specs = load_specs(root / "specs")
     synth = Synthesizer(SynthSettings())
@@ -78,10 +78,10 @@ def add_stats(data_sub: Subparsers) -> None:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from ..data.m3 import available_splits
-    from ..data.stats import dataset_groups, stats_rows
-    from ..data.validate import load_dataset
-    from ..report.text import format_table
+    from duplexeval.data.m3 import available_splits
+    from duplexeval.data.stats import dataset_groups, stats_rows
+    from duplexeval.data.validate import load_dataset
+    from duplexeval.report.text import format_table
 
     root = Path(args.dataset)
     splits = args.split or available_splits(root)
@@ -123,10 +123,10 @@ def add_split(data_sub: Subparsers) -> None:
 
 
 def _split(args: argparse.Namespace) -> int:
-    from ..data.m3 import record_json
-    from ..data.split import speaker_disjoint_split
-    from ..data.validate import load_dataset
-    from ..fileio import atomic_write_json, atomic_write_text, json_line, read_json
+    from duplexeval.data.m3 import record_json
+    from duplexeval.data.split import speaker_disjoint_split
+    from duplexeval.data.validate import load_dataset
+    from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line, read_json
 
     root = Path(args.dataset)
     if args.source_split in ("test", "dev"):
@@ -162,7 +162,7 @@ def _split(args: argparse.Namespace) -> int:
 
 def add_segment(data_sub: Subparsers) -> None:
     """``data segment DATASET_DIR -o OUT [--segment 120]``."""
-    from ..data.recipes.common import add_segment_arguments
+    from duplexeval.data.recipes.common import add_segment_arguments
 
     q = data_sub.add_parser("segment", help="cut every dialogue of a dataset into ~120 s "
                             "segments in silences of both speakers (ids ID.START-END)")
@@ -175,9 +175,9 @@ def add_segment(data_sub: Subparsers) -> None:
 
 
 def _segment(args: argparse.Namespace) -> int:
-    from ..data.recipes import staged_output
-    from ..data.segment_dataset import segment_dataset
-    from ..data.validate import load_dataset
+    from duplexeval.data.recipes import staged_output
+    from duplexeval.data.segment_dataset import segment_dataset
+    from duplexeval.data.validate import load_dataset
 
     dataset, _ = load_dataset(Path(args.dataset), args.split)
     out = Path(args.output)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
+from duplexeval.errors import DuplexevalError
 
 __all__ = [
     "add_analysis_options",
@@ -95,7 +95,7 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
 def plan_options(args: argparse.Namespace, default_channels: tuple[int, ...] | None = None,
                  ) -> Any:
     """The :class:`~duplexeval.protocols.PlanOptions` the arguments ask for."""
-    from ..protocols import PlanOptions, Protocol
+    from duplexeval.protocols import PlanOptions, Protocol
 
     given: dict[str, Any] = {"protocol": Protocol(args.protocol),
                              "context_max_len": args.context_max_len,
@@ -131,8 +131,8 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
 def analysis_options(args: argparse.Namespace) -> Any:
     """The :class:`~duplexeval.analysis.pipeline.AnalysisOptions` asked for, or ``None`` when
     no analysis option was given (the caller's default applies)."""
-    from ..analysis.pipeline import AnalysisOptions
-    from ..speech.activity import VadEngine
+    from duplexeval.analysis.pipeline import AnalysisOptions
+    from duplexeval.speech.activity import VadEngine
 
     keys = ("vad", "vad_threshold", "asr", "language", "scope", "asr_processes")
     if all(getattr(args, k) is None for k in keys):
@@ -184,7 +184,7 @@ def executor_from(args: argparse.Namespace) -> Any:
     if args.workers is not None and (args.workers < 1 or args.scheduler):
         raise DuplexevalError("--workers needs a positive count and no --scheduler (the "
                               "scheduler's own workers run the tasks)")
-    from ..runs.dask_executor import DaskExecutor, parse_resources
+    from duplexeval.runs.dask_executor import DaskExecutor, parse_resources
 
     return DaskExecutor(args.scheduler, args.workers, parse_resources(resources))
 
@@ -205,7 +205,7 @@ def dataset_folder(text: str) -> tuple[Path, tuple[int, ...] | None]:
     user channels it evaluates: a suite's, also for a folder built from one (its
     ``dataset.json`` names the suite, as ``duplexeval data build`` and the suite cache write
     it), else ``None`` (the plan's default, 0 and 1)."""
-    from ..suites import SUITES, build_suite
+    from duplexeval.suites import SUITES, build_suite
 
     path = Path(text)
     if path.exists() or "/" in text or "\\" in text:
@@ -218,8 +218,8 @@ def dataset_folder(text: str) -> tuple[Path, tuple[int, ...] | None]:
 
 def _built_suite_channels(folder: Path) -> tuple[int, ...] | None:
     """The user channels of the bundled suite ``folder/dataset.json`` names, if it names one."""
-    from ..data.m3 import METADATA_FILE, read_dataset_metadata
-    from ..suites import SUITES
+    from duplexeval.data.m3 import METADATA_FILE, read_dataset_metadata
+    from duplexeval.suites import SUITES
 
     if not (folder / METADATA_FILE).is_file():
         return None

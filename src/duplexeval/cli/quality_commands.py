@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from .options import positive, positive_int
+from duplexeval.cli.options import positive, positive_int
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["REPORT_FILE", "SCORES_FILE", "add_dnsmos_options", "add_quality", "dnsmos_for_split"]
 
@@ -64,16 +64,16 @@ def _progress(total: int) -> Any:
 
 
 def _quality(args: argparse.Namespace) -> int:
-    from ..data.validate import Need, load_dataset
-    from ..fileio import atomic_write_json
-    from ..report.text import format_table
-    from ..synth.data_quality import dnsmos_scores, quality_table, table2_rows
+    from duplexeval.data.validate import Need, load_dataset
+    from duplexeval.fileio import atomic_write_json
+    from duplexeval.report.text import format_table
+    from duplexeval.synth.data_quality import dnsmos_scores, quality_table, table2_rows
 
     root = Path(args.dataset)
     dataset, _ = load_dataset(root, args.split, audio=Need.REQUIRE)
     transcriber = None
     if not args.no_asr and args.asr_model:
-        from ..speech.asr import Transcriber
+        from duplexeval.speech.asr import Transcriber
 
         transcriber = Transcriber(args.asr_model)
     bar, tick = _progress(0 if args.no_dnsmos else len(dataset.dialogues))
@@ -100,7 +100,7 @@ def _quality(args: argparse.Namespace) -> int:
 def dnsmos_for_split(args: argparse.Namespace, dataset: Any) -> dict[str, float]:
     """The DNSMOS score of every dialogue of ``dataset`` for ``data split --dnsmos``; a
     dialogue without audio is an error (it could not be ranked)."""
-    from ..synth.data_quality import dnsmos_dataset, dnsmos_scores
+    from duplexeval.synth.data_quality import dnsmos_dataset, dnsmos_scores
 
     silent = [d.id for d in dataset.dialogues if d.audio is None]
     if silent:

@@ -25,7 +25,7 @@ def add_results(sub: Subparsers) -> None:
 
 
 def _results_schema(args: argparse.Namespace) -> int:
-    from ..results import json_schema_text, write_json_schema
+    from duplexeval.results import json_schema_text, write_json_schema
 
     if args.output is None:
         sys.stdout.write(json_schema_text())
@@ -41,7 +41,7 @@ def _scorer(enabled: bool) -> Any:
         return None
 
     def score(run_dir: Path) -> None:
-        from ..metrics.score_run import score_run_dir
+        from duplexeval.metrics.score_run import score_run_dir
 
         print(f"duplexeval: {run_dir} has no scores; scoring it (duplexeval score)",
               file=sys.stderr)
@@ -76,8 +76,8 @@ def add_report(sub: Subparsers) -> None:
 
 def _write_variant_tables(runs: list[tuple[str, Any]], out: Path) -> list[Path]:
     """``flexi.md``, ``mtr.md``, ``fdb-v1.md``: the tables of runs scored with those variants."""
-    from ..fileio import atomic_write_text
-    from ..report.text import variant_report_lines
+    from duplexeval.fileio import atomic_write_text
+    from duplexeval.report.text import variant_report_lines
 
     written = []
     for stem, lines in variant_report_lines(runs).items():
@@ -88,8 +88,8 @@ def _write_variant_tables(runs: list[tuple[str, Any]], out: Path) -> list[Path]:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from ..report.paper_tables import parse_formats, sources_of, table5_lines, write_tables
-    from ..results import load_scored
+    from duplexeval.report.paper_tables import parse_formats, sources_of, table5_lines, write_tables
+    from duplexeval.results import load_scored
 
     formats = parse_formats(args.format)
     scorer = _scorer(not args.no_score)
@@ -101,7 +101,7 @@ def _report(args: argparse.Namespace) -> int:
     files, comparisons = _write_comparisons(scored, Path(args.output))
     written += files
     if args.html:
-        from ..report.html_report import write_html_report
+        from duplexeval.report.html_report import write_html_report
 
         labelled = [(label, s) for (label, _), s in zip(_label_pairs(runs), scored, strict=True)]
         written.append(write_html_report(labelled, Path(args.output), sources, comparisons,
@@ -113,7 +113,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _label_pairs(runs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     """``(name, results)`` with each name replaced by the run's table label."""
-    from ..report.table_data import label_runs
+    from duplexeval.report.table_data import label_runs
 
     return list(zip(label_runs(runs), [r for _, r in runs], strict=True))
 
@@ -121,9 +121,9 @@ def _label_pairs(runs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 def _write_comparisons(scored: list[Any], out: Path) -> tuple[list[Path], list[Any]]:
     """``compare.md`` and ``compare.json``: each system's protocols against its Single run;
     returns the files and the comparisons."""
-    from ..errors import DuplexevalError
-    from ..fileio import atomic_write_text
-    from ..report.compare import compare_runs, comparisons_markdown, protocol_pairs
+    from duplexeval.errors import DuplexevalError
+    from duplexeval.fileio import atomic_write_text
+    from duplexeval.report.compare import compare_runs, comparisons_markdown, protocol_pairs
 
     comparisons = []
     for a, b in protocol_pairs(scored):
@@ -153,9 +153,9 @@ def add_compare(sub: Subparsers) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from ..fileio import atomic_write_text
-    from ..report.compare import compare_lines, compare_runs
-    from ..results import load_scored
+    from duplexeval.fileio import atomic_write_text
+    from duplexeval.report.compare import compare_lines, compare_runs
+    from duplexeval.results import load_scored
 
     scorer = _scorer(not args.no_score)
     a, b = load_scored(args.run_a, scorer), load_scored(args.run_b, scorer)

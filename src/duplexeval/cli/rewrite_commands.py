@@ -9,8 +9,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from .options import positive_int
+from duplexeval.cli.options import positive_int
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_rewrite", "add_voices"]
 
@@ -45,8 +45,8 @@ def add_rewrite(data_sub: Subparsers) -> None:
 
 
 def _rewrite(args: argparse.Namespace) -> int:
-    from ..judge import AnswerCache, JudgeClient, Sampling, default_cache_path
-    from ..rewrite import read_specs, rewrite_specs, write_rewritten
+    from duplexeval.judge import AnswerCache, JudgeClient, Sampling, default_cache_path
+    from duplexeval.rewrite import read_specs, rewrite_specs, write_rewritten
 
     steps = ([] if args.no_spoken else ["spoken"]) + (["translate"] if args.translate else [])
     if not steps:
@@ -94,12 +94,12 @@ def add_voices(data_sub: Subparsers) -> None:
 def _voices(args: argparse.Namespace) -> int:
     import json
 
-    from ..data.validate import Need, load_dataset
-    from ..fileio import atomic_write_json, atomic_write_text
-    from ..rewrite import read_specs
-    from ..speech.tts import load_engine
-    from ..synth.build import DEFAULT_ENGINES
-    from ..synth.voice_choice import assign_voices, speaker_profiles, voice_profiles
+    from duplexeval.data.validate import Need, load_dataset
+    from duplexeval.fileio import atomic_write_json, atomic_write_text
+    from duplexeval.rewrite import read_specs
+    from duplexeval.speech.tts import load_engine
+    from duplexeval.synth.build import DEFAULT_ENGINES
+    from duplexeval.synth.voice_choice import assign_voices, speaker_profiles, voice_profiles
 
     source, out = Path(args.specs), Path(args.output)
     if out.resolve() == source.resolve():

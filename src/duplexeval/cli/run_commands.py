@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from .options import (
+from duplexeval.cli.options import (
     add_executor_options,
     add_plan_options,
     dataset_folder,
@@ -18,6 +17,7 @@ from .options import (
     system_args,
     warn,
 )
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_plan", "add_run", "add_systems"]
 
@@ -35,8 +35,8 @@ def add_plan(sub: Subparsers) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from ..data.validate import load_dataset
-    from ..protocols import build_plan
+    from duplexeval.data.validate import load_dataset
+    from duplexeval.protocols import build_plan
 
     folder, channels = dataset_folder(args.dataset)
     dataset, warnings = load_dataset(folder, args.split)
@@ -48,7 +48,7 @@ def _plan(args: argparse.Namespace) -> int:
     if args.summary_json:
         print(json.dumps(plan.summary_json(), ensure_ascii=False))
     if not (args.json or args.summary_json):
-        from ..report.text import plan_summary_lines
+        from duplexeval.report.text import plan_summary_lines
 
         print("\n".join(plan_summary_lines(dataset.name or str(args.dataset), plan)))
     return 0
@@ -61,8 +61,8 @@ def add_systems(sub: Subparsers) -> None:
 
 
 def _systems(args: argparse.Namespace) -> int:
-    from ..report.text import format_table
-    from ..systems.registry import available_systems, load_system
+    from duplexeval.report.text import format_table
+    from duplexeval.systems.registry import available_systems, load_system
 
     rows = []
     for info in available_systems().values():
@@ -107,11 +107,11 @@ def add_run(sub: Subparsers) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..data.validate import Need, load_dataset
-    from ..execute import DEFAULT_BATCH_SIZE
-    from ..protocols import build_plan
-    from ..runs import execute_run, summary_lines
-    from ..systems.registry import load_system
+    from duplexeval.data.validate import Need, load_dataset
+    from duplexeval.execute import DEFAULT_BATCH_SIZE
+    from duplexeval.protocols import build_plan
+    from duplexeval.runs import execute_run, summary_lines
+    from duplexeval.systems.registry import load_system
 
     with executor_from(args) as executor:  # connected first: an unreachable scheduler fails fast
         system = load_system(args.system, system_args(args.system_arg))

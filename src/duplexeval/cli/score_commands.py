@@ -6,14 +6,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from .options import (
+from duplexeval.cli.options import (
     add_analysis_options,
     add_executor_options,
     add_judge_endpoint_options,
     analysis_options,
     executor_from,
 )
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_analyze", "add_demo", "add_score"]
 
@@ -32,7 +32,7 @@ def add_analyze(sub: Subparsers) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from ..analysis.pipeline import AnalysisOptions, analyze_run
+    from duplexeval.analysis.pipeline import AnalysisOptions, analyze_run
 
     options = analysis_options(args) or AnalysisOptions()
     with executor_from(args) as executor:
@@ -96,7 +96,7 @@ def _variant_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def _judge_settings(args: argparse.Namespace, workers: Any = None) -> Any:
     """The judge the options name; ``workers``: the executor its calls are spread over."""
-    from ..metrics.content.score import JudgeSettings
+    from duplexeval.metrics.content.score import JudgeSettings
 
     if (args.judge_url is None) != (args.judge_model is None):
         raise DuplexevalError("--judge-url and --judge-model go together")
@@ -108,7 +108,7 @@ def _judge_settings(args: argparse.Namespace, workers: Any = None) -> Any:
     if args.judge_batch_api:
         from functools import partial
 
-        from ..judge.batch_api import BatchApiOptions, prefetch_with_batch_api
+        from duplexeval.judge.batch_api import BatchApiOptions, prefetch_with_batch_api
 
         prefetch = partial(prefetch_with_batch_api,
                            options=BatchApiOptions(poll_seconds=args.judge_batch_poll))
@@ -135,7 +135,7 @@ def _add_peer_options(p: argparse.ArgumentParser) -> None:
 
 
 def _score_peer(args: argparse.Namespace) -> int:
-    from ..peers.registry import PeerOptions, check_task, get_peer
+    from duplexeval.peers.registry import PeerOptions, check_task, get_peer
 
     scorer = get_peer(args.peer)
     if args.task is None or args.output is None:
@@ -152,14 +152,14 @@ def _score_peer(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from ..metrics.score_run import score_official, score_run_dir
-    from ..report.text import (
+    from duplexeval.metrics.score_run import score_official, score_run_dir
+    from duplexeval.report.text import (
         FLEXI_COLUMNS,
         timing_table_lines,
         variant_curve_lines,
         variant_table_lines,
     )
-    from ..runs.directory import ScoreFiles
+    from duplexeval.runs.directory import ScoreFiles
 
     if args.peer is not None:
         return _score_peer(args)
@@ -171,7 +171,7 @@ def _score(args: argparse.Namespace) -> int:
         results = score_official(path, out, args.variant, args.language or "",
                                  args.domain or "", args.transcript_key)
     else:
-        from ..metrics.content.inputs import ContentMode, ContentOptions, HistorySource
+        from duplexeval.metrics.content.inputs import ContentMode, ContentOptions, HistorySource
 
         content = ContentOptions(ContentMode(args.content_mode), HistorySource(args.history))
         if args.judge_batch_api and args.executor == "dask":
@@ -200,7 +200,7 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _print_content(label: str, results: Any) -> None:
-    from ..report.content import content_curve_lines, content_table_lines
+    from duplexeval.report.content import content_curve_lines, content_table_lines
 
     lines = content_table_lines([(label, results)])
     if lines:
@@ -229,7 +229,7 @@ def add_demo(sub: Subparsers) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from ..demo import run_demo
+    from duplexeval.demo import run_demo
 
     return run_demo([Path(p) for p in args.data], full=args.full,
                     limit=1 if args.quick else None, flexi=not args.no_flexi,

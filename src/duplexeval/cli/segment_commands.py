@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from .options import add_judge_endpoint_options, positive_int
+from duplexeval.cli.options import add_judge_endpoint_options, positive_int
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_segment"]
 
@@ -26,7 +26,7 @@ def _temperature(text: str) -> float:
 
 def add_segment(sub: Subparsers) -> None:
     """``segment DATASET_DIR|TRANSCRIPT -o OUT.jsonl``."""
-    from ..segment.propose import PROPOSAL_MAX_TOKENS, PROPOSAL_TEMPERATURE
+    from duplexeval.segment.propose import PROPOSAL_MAX_TOKENS, PROPOSAL_TEMPERATURE
 
     p = sub.add_parser(
         "segment", help="split two-channel conversations into user rounds (MTR-style), by "
@@ -56,9 +56,9 @@ def add_segment(sub: Subparsers) -> None:
 
 def _judged(args: argparse.Namespace, dialogues: list[Any], settings: Any,
             language: str | None) -> list[Any]:
-    from ..judge import AnswerCache, JudgeClient, default_cache_path
-    from ..segment import segment_with_judge
-    from ..segment.propose import proposal_sampling
+    from duplexeval.judge import AnswerCache, JudgeClient, default_cache_path
+    from duplexeval.segment import segment_with_judge
+    from duplexeval.segment.propose import proposal_sampling
 
     sampling = proposal_sampling(args.judge_temperature, args.judge_max_tokens)
     client = JudgeClient(args.judge_url, args.judge_model, timeout=args.judge_timeout,
@@ -76,8 +76,13 @@ def _judged(args: argparse.Namespace, dialogues: list[Any], settings: Any,
 
 
 def _segment(args: argparse.Namespace) -> int:
-    from ..segment import SegmentSettings, load_dialogues, segment_fallback, write_segmentations
-    from ..segment.propose import dialogue_language
+    from duplexeval.segment import (
+        SegmentSettings,
+        load_dialogues,
+        segment_fallback,
+        write_segmentations,
+    )
+    from duplexeval.segment.propose import dialogue_language
 
     if (args.judge_url is None) != (args.judge_model is None):
         raise DuplexevalError("segment: give both --judge-url and --judge-model, or neither "

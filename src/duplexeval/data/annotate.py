@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from ..errors import DatasetInvalid, DuplexevalError, Problem
-from ..events import AnnotationRules, annotate_spans
-from ..speech.activity import ActivityOptions, detect_activity
-from ..timeline import Span
-from .dialogue import Dialogue
-from .m3 import ALIGN_DIR, AUDIO_DIR, read_alignment
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.data.m3 import ALIGN_DIR, AUDIO_DIR, read_alignment
+from duplexeval.errors import DatasetInvalid, DuplexevalError, Problem
+from duplexeval.events import AnnotationRules, annotate_spans
+from duplexeval.speech.activity import ActivityOptions, detect_activity
+from duplexeval.timeline import Span
 
 __all__ = ["SourceKind", "annotate_alignment_files", "annotate_audio_files", "annotate_source",
            "find_sources"]

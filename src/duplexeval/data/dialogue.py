@@ -13,8 +13,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..events import Event, EventKind
-from ..timeline import Span
+from duplexeval.events import Event, EventKind
+from duplexeval.timeline import Span
 
 __all__ = ["AudioInfo", "Dataset", "Dialogue", "Word"]
 

@@ -48,13 +48,13 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from ..errors import DuplexevalError
-from ..events import Event, EventKind, annotate_spans
-from ..fileio import atomic_path, read_json, safe_name
-from ..speech.activity import detect_activity
-from ..timeline import TOL, Span
-from .dialogue import AudioInfo, Dialogue, Word
-from .m3 import audio_path, write_dataset
+from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
+from duplexeval.data.m3 import audio_path, write_dataset
+from duplexeval.errors import DuplexevalError
+from duplexeval.events import Event, EventKind, annotate_spans
+from duplexeval.fileio import atomic_path, read_json, safe_name
+from duplexeval.speech.activity import detect_activity
+from duplexeval.timeline import TOL, Span
 
 __all__ = ["FDB_TASK_FILES", "import_fdb"]
 

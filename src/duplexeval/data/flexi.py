@@ -56,9 +56,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..events import EventKind
-from ..timeline import TOL
-from .dialogue import Dialogue
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.events import EventKind
+from duplexeval.timeline import TOL
 
 __all__ = ["ANCHOR_KINDS", "FLEXI_FIELD", "FLEXI_VERSION", "SCENARIOS", "flexi_problems"]
 

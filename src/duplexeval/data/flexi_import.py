@@ -60,12 +60,12 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from ..errors import DuplexevalError
-from ..events import AnnotationRules, Event, EventKind, annotate_spans, sort_events
-from ..fileio import atomic_path, read_json, safe_name
-from ..timeline import Span
-from .dialogue import AudioInfo, Dialogue, Word
-from .m3 import audio_path, write_dataset
+from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
+from duplexeval.data.m3 import audio_path, write_dataset
+from duplexeval.errors import DuplexevalError
+from duplexeval.events import AnnotationRules, Event, EventKind, annotate_spans, sort_events
+from duplexeval.fileio import atomic_path, read_json, safe_name
+from duplexeval.timeline import Span
 
 __all__ = ["SCENARIOS", "find_scenarios", "import_flexi", "scenario_of", "summary"]
 
@@ -159,7 +159,7 @@ def _user_words(folder: Path, duration: float) -> list[Word] | None:
 
 
 def _activity(x: np.ndarray, rate: int) -> list[Span]:
-    from ..speech.activity import ActivityOptions, detect_activity
+    from duplexeval.speech.activity import ActivityOptions, detect_activity
 
     return detect_activity(x, rate, ActivityOptions())
 

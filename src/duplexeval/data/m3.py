@@ -31,9 +31,10 @@ from typing import Any
 
 import soundfile as sf
 
-from ..errors import Problem
-from ..events import Event, EventKind
-from ..fileio import (
+from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
+from duplexeval.errors import Problem
+from duplexeval.events import Event, EventKind
+from duplexeval.fileio import (
     atomic_path,
     atomic_write_text,
     format_seconds,
@@ -41,8 +42,7 @@ from ..fileio import (
     name_problem,
     safe_name,
 )
-from ..timeline import TOL
-from .dialogue import AudioInfo, Dialogue, Word
+from duplexeval.timeline import TOL
 
 __all__ = [
     "ALIGN_DIR",

@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .dialogue import Dialogue
+from duplexeval.data.dialogue import Dialogue
 
 __all__ = ["FEATURES", "FEATURE_SAMPLES", "GROUPS", "MTR_FIELD", "MTR_VERSION", "feature_round",
            "mtr_problems"]

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import soundfile as sf
 
-from ..events import AnnotationRules, EventKind, ipus_from_spans
-from ..fileio import atomic_path
-from ..timeline import Span
-from .dialogue import AudioInfo, Dataset, Dialogue
-from .m3 import audio_path, write_dataset
-from .segmentation import cut_events, cut_words, plan_segments, segment_id
+from duplexeval.data.dialogue import AudioInfo, Dataset, Dialogue
+from duplexeval.data.m3 import audio_path, write_dataset
+from duplexeval.data.segmentation import cut_events, cut_words, plan_segments, segment_id
+from duplexeval.events import AnnotationRules, EventKind, ipus_from_spans
+from duplexeval.fileio import atomic_path
+from duplexeval.timeline import Span
 
 __all__ = ["segment_dataset", "segment_dialogue"]
 

@@ -35,9 +35,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ..events import Event
-from ..timeline import TOL, Span
-from .dialogue import Word
+from duplexeval.data.dialogue import Word
+from duplexeval.events import Event
+from duplexeval.timeline import TOL, Span
 
 __all__ = ["cut_events", "cut_words", "plan_segments", "segment_id", "speech_blocks"]
 

@@ -24,7 +24,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .dialogue import Dialogue
+from duplexeval.data.dialogue import Dialogue
 
 __all__ = ["SplitResult", "dialogue_speakers", "speaker_disjoint_split"]
 

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..events import TASK_TABLE, EventKind
-from .dialogue import Dataset, Dialogue
+from duplexeval.data.dialogue import Dataset, Dialogue
+from duplexeval.events import TASK_TABLE, EventKind
 
 __all__ = ["KindStats", "StatsGroup", "dataset_groups", "stats_rows"]
 

@@ -26,12 +26,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from ..errors import DatasetInvalid, Problem
-from ..events import EventKind
-from ..timeline import TOL
-from .dialogue import AudioInfo, Dataset, Dialogue, Word
-from .flexi import flexi_problems
-from .m3 import (
+from duplexeval.data.dialogue import AudioInfo, Dataset, Dialogue, Word
+from duplexeval.data.flexi import flexi_problems
+from duplexeval.data.m3 import (
     alignment_path,
     audio_path,
     available_splits,
@@ -40,7 +37,10 @@ from .m3 import (
     read_dataset_metadata,
     read_events_jsonl,
 )
-from .mtr import mtr_problems
+from duplexeval.data.mtr import mtr_problems
+from duplexeval.errors import DatasetInvalid, Problem
+from duplexeval.events import EventKind
+from duplexeval.timeline import TOL
 
 __all__ = ["Need", "ValidationReport", "check_dataset", "load_dataset"]
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from ..errors import DuplexevalError
-from ..fileio import atomic_path
-from ..speech.clipbank import ClipBank, fill_span
-from .dialogue import Dataset, Dialogue
-from .m3 import METADATA_FILE, alignment_path, audio_path, write_dataset
+from duplexeval.data.dialogue import Dataset, Dialogue
+from duplexeval.data.m3 import METADATA_FILE, alignment_path, audio_path, write_dataset
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import atomic_path
+from duplexeval.speech.clipbank import ClipBank, fill_span
 
 __all__ = ["voice_bursts", "voice_dialogue"]
 

@@ -28,12 +28,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from .client import JudgeClient
-from .meter import UsageMeter
-from .parse import parse_answer, parse_json_object
-from .records import JudgeItem, JudgeResult
-from .retry import Backoff, CallFailed, RetryPolicy, call_with_retries
-from .store import AnswerCache, CachedAnswer, cache_key
+from duplexeval.judge.client import JudgeClient
+from duplexeval.judge.meter import UsageMeter
+from duplexeval.judge.parse import parse_answer, parse_json_object
+from duplexeval.judge.records import JudgeItem, JudgeResult
+from duplexeval.judge.retry import Backoff, CallFailed, RetryPolicy, call_with_retries
+from duplexeval.judge.store import AnswerCache, CachedAnswer, cache_key
 
 __all__ = ["BatchOutcome", "BatchStopped", "judge_batch"]
 

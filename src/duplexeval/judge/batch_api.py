@@ -31,10 +31,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..fileio import atomic_write_json
-from .client import JudgeClient
-from .records import JudgeItem
-from .store import AnswerCache, CachedAnswer, cache_key
+from duplexeval.fileio import atomic_write_json
+from duplexeval.judge.client import JudgeClient
+from duplexeval.judge.records import JudgeItem
+from duplexeval.judge.store import AnswerCache, CachedAnswer, cache_key
 
 __all__ = ["BatchApiOptions", "prefetch_with_batch_api", "request_lines"]
 

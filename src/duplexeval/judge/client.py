@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import openai
 
-from .records import JudgeItem, Sampling
+from duplexeval.judge.records import JudgeItem, Sampling
 
 __all__ = ["KEY_VARIABLES", "NO_KEY", "Completion", "JudgeClient", "resolve_api_key"]
 

@@ -27,8 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from duplexeval.cache import cache_root
-
-from .records import JudgeItem, Sampling
+from duplexeval.judge.records import JudgeItem, Sampling
 
 __all__ = ["AnswerCache", "CachedAnswer", "cache_key", "default_cache_path"]
 

@@ -36,7 +36,7 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-from .records import JudgeItem, JudgePrompt
+from duplexeval.judge.records import JudgeItem, JudgePrompt
 
 __all__ = ["PromptTemplate", "load_prompt", "prompt_ids"]
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .base import DimensionScore, EventScore, EventView
+from duplexeval.metrics.base import DimensionScore, EventScore, EventView
 
 __all__ = [
     "ACCURACY_PROTOCOLS",

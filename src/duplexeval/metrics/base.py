@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..analysis.segments import SpeechSegment
-from ..errors import DuplexevalError
+from duplexeval.analysis.segments import SpeechSegment
+from duplexeval.errors import DuplexevalError
 
 __all__ = [
     "INPUT_CHANNEL",

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..timeline import Span
+from duplexeval.timeline import Span
 
 __all__ = [
     "BACKCHANNEL_MAX_WORDS",

@@ -50,8 +50,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..timeline import Span
-from .base import (
+from duplexeval.metrics.base import (
     INPUT_CHANNEL,
     SYSTEM_CHANNEL,
     DimensionScore,
@@ -61,7 +60,7 @@ from .base import (
     TimingVariant,
     register_variant,
 )
-from .fdb_rules import (
+from duplexeval.metrics.fdb_rules import (
     JSD_WINDOW_S,
     MODEL_MERGE_GAP_S,
     USER_MERGE_GAP_S,
@@ -76,6 +75,7 @@ from .fdb_rules import (
     stop_latency_intervals,
     takeover,
 )
+from duplexeval.timeline import Span
 
 __all__ = ["FdbV1Timing"]
 

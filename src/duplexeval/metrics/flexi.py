@@ -64,8 +64,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import flexi_rules as rules
-from .base import (
+from duplexeval.metrics import flexi_rules as rules
+from duplexeval.metrics.base import (
     INPUT_CHANNEL,
     SYSTEM_CHANNEL,
     DimensionScore,

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..timeline import Span
-from . import fdb_rules
-from .fdb_rules import Word
+from duplexeval.metrics import fdb_rules
+from duplexeval.metrics.fdb_rules import Word
+from duplexeval.timeline import Span
 
 __all__ = [
     "BACKCHANNEL_GAP_CODE", "BACKCHANNEL_GAP_PAPER", "BC_WINDOW", "HOLD_CLUSTER", "JSD_EPSILON",

@@ -68,10 +68,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from ..analysis.segments import SpeechSegment
-from ..events import EVENT_TO_DIMENSION
-from ..timeline import TOL
-from .base import (
+from duplexeval.analysis.segments import SpeechSegment
+from duplexeval.events import EVENT_TO_DIMENSION
+from duplexeval.metrics.base import (
     INPUT_CHANNEL,
     SYSTEM_CHANNEL,
     DimensionScore,
@@ -81,6 +80,7 @@ from .base import (
     TimingVariant,
     register_variant,
 )
+from duplexeval.timeline import TOL
 
 __all__ = ["M3_DIMENSIONS", "M3Timing"]
 

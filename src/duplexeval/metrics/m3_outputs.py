@@ -16,9 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..analysis.segments import read_transcript
-from ..errors import DatasetInvalid, DuplexevalError, Problem
-from .base import EventView
+from duplexeval.analysis.segments import read_transcript
+from duplexeval.errors import DatasetInvalid, DuplexevalError, Problem
+from duplexeval.metrics.base import EventView
 
 __all__ = ["METADATA_NAMES", "find_metadata", "read_m3_outputs"]
 

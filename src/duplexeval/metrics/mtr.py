@@ -47,8 +47,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..analysis.segments import SpeechSegment
-from .base import (
+from duplexeval.analysis.segments import SpeechSegment
+from duplexeval.metrics.base import (
     INPUT_CHANNEL,
     SYSTEM_CHANNEL,
     DimensionScore,
@@ -58,7 +58,12 @@ from .base import (
     TimingVariant,
     register_variant,
 )
-from .mtr_rules import backchannel_frequency, background_success, latency, speaking
+from duplexeval.metrics.mtr_rules import (
+    backchannel_frequency,
+    background_success,
+    latency,
+    speaking,
+)
 
 __all__ = ["MtrTiming"]
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..analysis.segments import SpeechSegment
+from duplexeval.analysis.segments import SpeechSegment
 
 __all__ = ["BACKGROUND_ONSET_S", "backchannel_frequency", "background_success", "latency",
            "speaking"]

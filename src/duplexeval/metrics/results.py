@@ -24,15 +24,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .. import __version__
-from ..environment import numeric_stack
-from ..fileio import atomic_write_json, atomic_write_text, json_line
-from ..runs.directory import ScoreFiles
-from .base import EventScore, TimingVariant, Value
-from .content.score import ContentOutcome
-from .content.summary import ContentResults
-from .scoring import aggregate_rows, official_aggregate, per_event_rows
-from .stats import IntervalFields
+from duplexeval import __version__
+from duplexeval.environment import numeric_stack
+from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line
+from duplexeval.metrics.base import EventScore, TimingVariant, Value
+from duplexeval.metrics.content.score import ContentOutcome
+from duplexeval.metrics.content.summary import ContentResults
+from duplexeval.metrics.scoring import aggregate_rows, official_aggregate, per_event_rows
+from duplexeval.metrics.stats import IntervalFields
+from duplexeval.runs.directory import ScoreFiles
 
 __all__ = ["SCHEMA_VERSION", "DatasetRef", "Results", "load_results", "write_score_outputs"]
 

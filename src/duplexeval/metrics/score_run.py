@@ -7,22 +7,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..analysis.pipeline import AnalysisOptions, ensure_analysis
-from ..data.dialogue import Dialogue
-from ..data.validate import load_dataset
-from ..errors import DuplexevalError
-from ..runs.directory import AnalysisFiles, RunDir
-from ..runs.execution import TaskMap
-from ..segment.pipeline import read_rounds
-from ..timeline import TOL
-from .base import EventView, get_variant
-from .content.context import generated_histories
-from .content.inputs import CONTENT_EVENT_TYPES, ContentOptions, HistorySource
-from .content.rounds import RoundFinder, annotated_rounds
-from .content.score import JudgeSettings, content_not_computed, score_content
-from .m3_outputs import read_m3_outputs
-from .results import DatasetRef, Results, SourceInfo, write_score_outputs
-from .scoring import score_events
+from duplexeval.analysis.pipeline import AnalysisOptions, ensure_analysis
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.data.validate import load_dataset
+from duplexeval.errors import DuplexevalError
+from duplexeval.metrics.base import EventView, get_variant
+from duplexeval.metrics.content.context import generated_histories
+from duplexeval.metrics.content.inputs import CONTENT_EVENT_TYPES, ContentOptions, HistorySource
+from duplexeval.metrics.content.rounds import RoundFinder, annotated_rounds
+from duplexeval.metrics.content.score import JudgeSettings, content_not_computed, score_content
+from duplexeval.metrics.m3_outputs import read_m3_outputs
+from duplexeval.metrics.results import DatasetRef, Results, SourceInfo, write_score_outputs
+from duplexeval.metrics.scoring import score_events
+from duplexeval.runs.directory import AnalysisFiles, RunDir
+from duplexeval.runs.execution import TaskMap
+from duplexeval.segment.pipeline import read_rounds
+from duplexeval.timeline import TOL
 
 __all__ = ["run_source", "score_official", "score_run_dir"]
 

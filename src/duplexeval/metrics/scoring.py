@@ -14,8 +14,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .base import EventScore, EventView, TimingVariant
-from .stats import summarize
+from duplexeval.metrics.base import EventScore, EventView, TimingVariant
+from duplexeval.metrics.stats import summarize
 
 __all__ = [
     "AggregateKey",

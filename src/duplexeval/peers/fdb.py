@@ -50,10 +50,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from ..metrics.fdb_rules import Takeover, mean_or_none, takeover
-from .fdb_io import read_chunks, read_event_time, write_outputs
-from .fdb_samples import (
+from duplexeval.errors import DuplexevalError
+from duplexeval.metrics.fdb_rules import Takeover, mean_or_none, takeover
+from duplexeval.peers.fdb_io import read_chunks, read_event_time, write_outputs
+from duplexeval.peers.fdb_samples import (
     OUTPUT_JSON,
     Listed,
     interruption_folders,
@@ -61,8 +61,8 @@ from .fdb_samples import (
     paired_outputs,
     sample_name,
 )
-from .fdb_vad_tasks import score_backchannel, score_timing
-from .registry import PeerOptions, PeerScorer, register_peer
+from duplexeval.peers.fdb_vad_tasks import score_backchannel, score_timing
+from duplexeval.peers.registry import PeerOptions, PeerScorer, register_peer
 
 __all__ = ["FDB_V1", "TASKS", "score_fdb"]
 

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from ..fileio import atomic_write_json, atomic_write_text, json_line, read_json
-from ..metrics.fdb_rules import Word
-from ..speech.activity import ActivityOptions, VadEngine, detect_activity
-from ..timeline import Span
-from .vad_segments import VAD_SEGMENTS_FILE, read_vad_segments
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line, read_json
+from duplexeval.metrics.fdb_rules import Word
+from duplexeval.peers.vad_segments import VAD_SEGMENTS_FILE, read_vad_segments
+from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.timeline import Span
 
 __all__ = ["FDB_VAD_OPTIONS", "PER_SAMPLE_FILE", "SILERO_ASSUMED_RATE", "AudioInfo",
            "as_fdb_backchannel_seconds", "audio_info", "on_16k_grid", "read_chunks",

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import DuplexevalError
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["OUTPUT_JSON", "Listed", "inside", "interruption_folders", "listed_outputs",
            "paired_outputs", "sample_name"]

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DuplexevalError
-from ..metrics.fdb_rules import (
+from duplexeval.errors import DuplexevalError
+from duplexeval.metrics.fdb_rules import (
     MODEL_MERGE_GAP_S,
     USER_MERGE_GAP_S,
     BackchannelOutcome,
@@ -36,8 +36,7 @@ from ..metrics.fdb_rules import (
     response_latency_intervals,
     stop_latency_intervals,
 )
-from ..timeline import Span
-from .fdb_io import (
+from duplexeval.peers.fdb_io import (
     SILERO_ASSUMED_RATE,
     AudioInfo,
     as_fdb_backchannel_seconds,
@@ -47,8 +46,9 @@ from .fdb_io import (
     read_reference_distribution,
     speech_segments,
 )
-from .fdb_samples import OUTPUT_JSON, inside
-from .registry import PeerOptions
+from duplexeval.peers.fdb_samples import OUTPUT_JSON, inside
+from duplexeval.peers.registry import PeerOptions
+from duplexeval.timeline import Span
 
 __all__ = ["score_backchannel", "score_timing"]
 

@@ -25,15 +25,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from ..fileio import atomic_write_json, atomic_write_text, json_line
-from ..metrics.flexi_rules import latency_level
-from ..runs.directory import ScoreFiles
-from .flexi_backchannel import score_model_backchannel
-from .flexi_judged import JUDGED, judge_flexi
-from .flexi_overlap import score_user_backchannel, score_user_interrupt
-from .flexi_tasks import LATENCY_LEVEL, PAPER_DIFFERENCES, TASKS, TaskResult
-from .registry import PeerOptions, PeerScorer, register_peer
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line
+from duplexeval.metrics.flexi_rules import latency_level
+from duplexeval.peers.flexi_backchannel import score_model_backchannel
+from duplexeval.peers.flexi_judged import JUDGED, judge_flexi
+from duplexeval.peers.flexi_overlap import score_user_backchannel, score_user_interrupt
+from duplexeval.peers.flexi_tasks import LATENCY_LEVEL, PAPER_DIFFERENCES, TASKS, TaskResult
+from duplexeval.peers.registry import PeerOptions, PeerScorer, register_peer
+from duplexeval.runs.directory import ScoreFiles
 
 __all__ = ["FLEXI", "PER_SAMPLE_FILE", "score_flexi"]
 

@@ -20,12 +20,18 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DuplexevalError
-from ..metrics import flexi_rules as rules
-from .flexi_io import OUTPUT_JSON, load_json, parse_words, sample_name, top_level_dirs
-from .flexi_tasks import TaskResult
-from .flexi_vad import OUTPUT_WAV, audio_seconds, model_segments
-from .registry import PeerOptions
+from duplexeval.errors import DuplexevalError
+from duplexeval.metrics import flexi_rules as rules
+from duplexeval.peers.flexi_io import (
+    OUTPUT_JSON,
+    load_json,
+    parse_words,
+    sample_name,
+    top_level_dirs,
+)
+from duplexeval.peers.flexi_tasks import TaskResult
+from duplexeval.peers.flexi_vad import OUTPUT_WAV, audio_seconds, model_segments
+from duplexeval.peers.registry import PeerOptions
 
 __all__ = ["read_reference", "score_model_backchannel"]
 

@@ -28,15 +28,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..judge.batch import judge_batch
-from ..judge.client import JudgeClient
-from ..judge.records import JudgeItem, JudgeResult
-from ..judge.store import AnswerCache, default_cache_path
-from ..judge.templates import load_prompt
-from ..metrics.content.score import JudgeSettings
-from ..metrics.flexi_rules import Word
-from .flexi_io import INPUT_JSON, OUTPUT_JSON, load_json, parse_words
-from .flexi_tasks import TaskResult
+from duplexeval.judge.batch import judge_batch
+from duplexeval.judge.client import JudgeClient
+from duplexeval.judge.records import JudgeItem, JudgeResult
+from duplexeval.judge.store import AnswerCache, default_cache_path
+from duplexeval.judge.templates import load_prompt
+from duplexeval.metrics.content.score import JudgeSettings
+from duplexeval.metrics.flexi_rules import Word
+from duplexeval.peers.flexi_io import INPUT_JSON, OUTPUT_JSON, load_json, parse_words
+from duplexeval.peers.flexi_tasks import TaskResult
 
 __all__ = ["JUDGED", "judge_flexi"]
 

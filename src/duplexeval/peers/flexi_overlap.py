@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from ..metrics import flexi_rules as rules
-from .flexi_io import (
+from duplexeval.errors import DuplexevalError
+from duplexeval.metrics import flexi_rules as rules
+from duplexeval.peers.flexi_io import (
     INPUT_JSON,
     OUTPUT_JSON,
     load_json,
@@ -20,8 +20,8 @@ from .flexi_io import (
     timestamp_pair,
     try_load_json,
 )
-from .flexi_tasks import INTERRUPT_JSON, METADATA_JSON, TaskResult, _mean
-from .registry import PeerOptions
+from duplexeval.peers.flexi_tasks import INTERRUPT_JSON, METADATA_JSON, TaskResult, _mean
+from duplexeval.peers.registry import PeerOptions
 
 __all__ = ["score_user_backchannel", "score_user_interrupt"]
 

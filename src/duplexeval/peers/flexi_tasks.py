@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from ..metrics import flexi_rules as rules
-from .flexi_io import (
+from duplexeval.errors import DuplexevalError
+from duplexeval.metrics import flexi_rules as rules
+from duplexeval.peers.flexi_io import (
     INPUT_JSON,
     OUTPUT_JSON,
     chunk_time,
@@ -34,7 +34,7 @@ from .flexi_io import (
     top_level_dirs,
     try_load_json,
 )
-from .registry import PeerOptions
+from duplexeval.peers.registry import PeerOptions
 
 __all__ = ["LATENCY_LEVEL", "PAPER_DIFFERENCES", "TASKS", "TaskResult"]
 

@@ -33,9 +33,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
-from ..fileio import read_json
-from .vad_segments import VAD_SEGMENTS_FILE, read_vad_segments
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import read_json
+from duplexeval.peers.vad_segments import VAD_SEGMENTS_FILE, read_vad_segments
 
 __all__ = ["OUTPUT_WAV", "SILERO_RATE", "audio_seconds", "model_segments", "silero_padding"]
 
@@ -131,7 +131,7 @@ def _run_silero(folder: Path, duration: float) -> list[tuple[float, float]]:
     import numpy as np
     import soundfile as sf
 
-    from ..speech.activity import ActivityOptions, VadEngine, detect_activity
+    from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
 
     wav = folder / OUTPUT_WAV
     if not wav.is_file():

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import DuplexevalError
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["PEER_MODULES", "PeerOptions", "PeerScorer", "check_task", "get_peer", "peer_names",
            "register_peer"]

@@ -24,12 +24,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..errors import DuplexevalError
-from ..metrics.paired import BOOTSTRAP_RESAMPLES, PERMUTATIONS, holm, paired_difference
-from ..metrics.results import EventResult
-from ..results import ScoredRun
-from .columns import protocol_order
-from .text import format_table
+from duplexeval.errors import DuplexevalError
+from duplexeval.metrics.paired import BOOTSTRAP_RESAMPLES, PERMUTATIONS, holm, paired_difference
+from duplexeval.metrics.results import EventResult
+from duplexeval.report.columns import protocol_order
+from duplexeval.report.text import format_table
+from duplexeval.results import ScoredRun
 
 __all__ = ["CompareRow", "Comparison", "compare_lines", "compare_runs", "comparisons_markdown",
            "metric_values", "protocol_pairs"]

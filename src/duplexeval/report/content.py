@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..metrics.stats import Summary
-from .text import ORACLE_MARK, curve_line, format_table
+from duplexeval.metrics.stats import Summary
+from duplexeval.report.text import ORACLE_MARK, curve_line, format_table
 
 if TYPE_CHECKING:
-    from ..metrics.content.summary import ContentAggregate
-    from ..metrics.results import Results
+    from duplexeval.metrics.content.summary import ContentAggregate
+    from duplexeval.metrics.results import Results
 
 __all__ = ["CONTENT_COLUMNS", "content_curve_lines", "content_table_lines"]
 

@@ -36,14 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..analysis.segments import Chunk, read_transcript, segments_from_words
-from ..errors import DuplexevalError
-from ..metrics.content.summary import ContentRecord, OfflineRecord
-from ..metrics.results import EventResult, Results
-from ..metrics.score_run import run_dialogues
-from ..results import ScoredRun
-from ..runs.directory import MetadataRow, RunDir
-from .realtime_trace import RealtimeSummary
+from duplexeval.analysis.segments import Chunk, read_transcript, segments_from_words
+from duplexeval.errors import DuplexevalError
+from duplexeval.metrics.content.summary import ContentRecord, OfflineRecord
+from duplexeval.metrics.results import EventResult, Results
+from duplexeval.metrics.score_run import run_dialogues
+from duplexeval.report.realtime_trace import RealtimeSummary
+from duplexeval.results import ScoredRun
+from duplexeval.runs.directory import MetadataRow, RunDir
 
 __all__ = ["EventCase", "Segment", "Verdict", "event_cases", "matched_across_languages",
            "matched_across_protocols",
@@ -246,7 +246,7 @@ def event_cases(scored: ScoredRun, label: str) -> list[EventCase]:
 def matched_across_protocols(cases: Sequence[EventCase]) -> list[list[EventCase]]:
     """Groups of one system's cases of the same event under several protocols (in Single,
     Multi (gen), Multi (ref) order), for the side-by-side views."""
-    from .columns import protocol_order
+    from duplexeval.report.columns import protocol_order
 
     groups: dict[tuple[str, tuple[str, str, str, str]], dict[str, EventCase]] = {}
     for case in cases:

@@ -13,13 +13,13 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from .columns import language_title
-from .event_cases import EventCase, Segment
-from .html_assets import FILTERS
-from .plots import protocol_name
-from .realtime_trace import realtime_html
-from .render_md import DASH, header
-from .tables import Table, cell_text
+from duplexeval.report.columns import language_title
+from duplexeval.report.event_cases import EventCase, Segment
+from duplexeval.report.html_assets import FILTERS
+from duplexeval.report.plots import protocol_name
+from duplexeval.report.realtime_trace import realtime_html
+from duplexeval.report.render_md import DASH, header
+from duplexeval.report.tables import Table, cell_text
 
 __all__ = ["case_html", "filters_html", "table_html", "url"]
 

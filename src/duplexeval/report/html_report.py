@@ -30,18 +30,17 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
-from ..fileio import atomic_write_text
-from ..results import ScoredRun, load_scored
-from .compare import Comparison, compare_lines
-from .event_cases import (
+from duplexeval.fileio import atomic_write_text
+from duplexeval.report.compare import Comparison, compare_lines
+from duplexeval.report.event_cases import (
     EventCase,
     event_cases,
     matched_across_languages,
     matched_across_protocols,
 )
-from .html_assets import BROWSER, ERROR_TRAP, FILTERS, STYLE
-from .html_parts import case_html, filters_html, table_html, url
-from .plots import (
+from duplexeval.report.html_assets import BROWSER, ERROR_TRAP, FILTERS, STYLE
+from duplexeval.report.html_parts import case_html, filters_html, table_html, url
+from duplexeval.report.plots import (
     latency_cdf,
     protocol_name,
     round_curves,
@@ -50,9 +49,10 @@ from .plots import (
     timeline_legend,
     tor_bars,
 )
-from .svg_timeline import timeline_svg
-from .table_data import label_runs
-from .tables import RowSource, has_protocol_comparison, table5, table6
+from duplexeval.report.svg_timeline import timeline_svg
+from duplexeval.report.table_data import label_runs
+from duplexeval.report.tables import RowSource, has_protocol_comparison, table5, table6
+from duplexeval.results import ScoredRun, load_scored
 
 __all__ = ["MAX_SIDE_BY_SIDE", "html_report_of", "write_html_report"]
 
@@ -164,7 +164,7 @@ def html_report_of(paths: Sequence[Path], out: Path) -> Path:
     """The HTML report of scored runs (run directories, scores folders or results files),
     labelled as ``duplexeval report`` labels them, without the table files or comparisons
     (the demo's report)."""
-    from .paper_tables import sources_of
+    from duplexeval.report.paper_tables import sources_of
 
     scored = [load_scored(path) for path in paths]
     runs = [(s.files.root.resolve().parent.name, s.results) for s in scored]

@@ -36,9 +36,15 @@ matplotlib.use("Agg")
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ..metrics.results import Results
-from .columns import PAUSE_TOR, SHIFT_TOR, MetricColumn, protocol_order, protocol_title
-from .event_cases import EventCase
+from duplexeval.metrics.results import Results
+from duplexeval.report.columns import (
+    PAUSE_TOR,
+    SHIFT_TOR,
+    MetricColumn,
+    protocol_order,
+    protocol_title,
+)
+from duplexeval.report.event_cases import EventCase
 
 __all__ = ["FORMATS", "TIMELINE_KEYS", "event_timeline", "latency_cdf", "round_curves",
            "run_names", "save_figure", "side_by_side", "timeline_legend", "tor_bars"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 import csv
 import io
 
-from .render_md import cell
-from .tables import Table, cell_text
+from duplexeval.report.render_md import cell
+from duplexeval.report.tables import Table, cell_text
 
 __all__ = ["CSV_FIELDS", "render_csv"]
 

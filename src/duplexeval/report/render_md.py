@@ -10,8 +10,8 @@ as a list.
 
 from __future__ import annotations
 
-from .columns import domain_title, language_title, protocol_title
-from .tables import CellText, Table, TableColumn, cell_text
+from duplexeval.report.columns import domain_title, language_title, protocol_title
+from duplexeval.report.tables import CellText, Table, TableColumn, cell_text
 
 __all__ = ["DASH", "markdown_table", "render_markdown"]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from .columns import domain_title, language_title, protocol_title
-from .tables import CellText, Table, cell_text
+from duplexeval.report.columns import domain_title, language_title, protocol_title
+from duplexeval.report.tables import CellText, Table, cell_text
 
 __all__ = ["escape", "render_latex"]
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from html import escape
 
-from .event_cases import EventCase, Segment
-from .plots import SYSTEM, TIMELINE_KEYS, USER, VERDICT_COLOURS, protocol_name
+from duplexeval.report.event_cases import EventCase, Segment
+from duplexeval.report.plots import SYSTEM, TIMELINE_KEYS, USER, VERDICT_COLOURS, protocol_name
 
 __all__ = ["HEIGHT", "WIDTH", "timeline_svg"]
 

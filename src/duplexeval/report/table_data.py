@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..metrics.results import Results
-from .columns import MetricColumn, domain_columns
-from .tables import CellValue, RowSource
+from duplexeval.metrics.results import Results
+from duplexeval.report.columns import MetricColumn, domain_columns
+from duplexeval.report.tables import CellValue, RowSource
 
 __all__ = ["label_runs", "merge_rows", "row_sources"]
 

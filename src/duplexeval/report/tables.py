@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..errors import DuplexevalError
-from ..metrics.stats import FEW_EVENTS
-from .columns import (
+from duplexeval.errors import DuplexevalError
+from duplexeval.metrics.stats import FEW_EVENTS
+from duplexeval.report.columns import (
     MetricColumn,
     domain_columns,
     domain_order,
@@ -37,7 +37,7 @@ from .columns import (
     protocol_order,
     protocol_title,
 )
-from .text import ORACLE_MARK
+from duplexeval.report.text import ORACLE_MARK
 
 __all__ = ["ORACLE_MARK", "Cell", "CellValue", "RowSource", "Table", "TableColumn",
            "TableRow", "table5", "table6"]

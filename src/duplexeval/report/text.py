@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..events import TASK_SHORT, TASKS
-from ..metrics.stats import IntervalFields, Summary
-from ..protocols import Plan
+from duplexeval.events import TASK_SHORT, TASKS
+from duplexeval.metrics.stats import IntervalFields, Summary
+from duplexeval.protocols import Plan
 
 if TYPE_CHECKING:
-    from ..metrics.results import AggregateRow, Results
+    from duplexeval.metrics.results import AggregateRow, Results
 
 __all__ = [
     "ORACLE_MARK",

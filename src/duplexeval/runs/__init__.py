@@ -15,8 +15,8 @@
 :mod:`duplexeval.runs.dask_executor`); the run directory comes out the same.
 """
 
-from .dask_executor import DaskExecutor
-from .directory import (
+from duplexeval.runs.dask_executor import DaskExecutor
+from duplexeval.runs.directory import (
     AnalysisFiles,
     MetadataRow,
     RunConfigFile,
@@ -26,7 +26,7 @@ from .directory import (
     ScoreFiles,
     open_run,
 )
-from .execution import (
+from duplexeval.runs.execution import (
     Executor,
     LocalExecutor,
     RunConfig,

@@ -44,9 +44,16 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, TypeVar
 
-from ..errors import DuplexevalError
-from ..systems.base import System
-from .units import OnDone, SystemRef, UnitReport, UnitTask, record_lost, run_unit_on_worker
+from duplexeval.errors import DuplexevalError
+from duplexeval.runs.units import (
+    OnDone,
+    SystemRef,
+    UnitReport,
+    UnitTask,
+    record_lost,
+    run_unit_on_worker,
+)
+from duplexeval.systems.base import System
 
 __all__ = ["DaskExecutor", "parse_resources"]
 

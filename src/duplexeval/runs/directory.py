@@ -45,8 +45,8 @@ import numpy as np
 import soundfile as sf
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import DuplexevalError
-from ..fileio import (
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import (
     atomic_path,
     atomic_write_json,
     atomic_write_text,

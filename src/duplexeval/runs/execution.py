@@ -22,15 +22,14 @@ from typing import Any, Protocol, TypeVar
 
 from tqdm import tqdm
 
-from .. import __version__
-from ..data.dialogue import Dataset
-from ..data.m3 import ALIGN_DIR, AUDIO_DIR
-from ..errors import DuplexevalError
-from ..execute import DEFAULT_BATCH_SIZE
-from ..fileio import safe_name
-from ..protocols import Plan
-from ..systems.base import System
-from .directory import (
+from duplexeval import __version__
+from duplexeval.data.dialogue import Dataset
+from duplexeval.data.m3 import ALIGN_DIR, AUDIO_DIR
+from duplexeval.errors import DuplexevalError
+from duplexeval.execute import DEFAULT_BATCH_SIZE
+from duplexeval.fileio import safe_name
+from duplexeval.protocols import Plan
+from duplexeval.runs.directory import (
     DatasetInfo,
     MetadataRow,
     RunConfigFile,
@@ -38,7 +37,8 @@ from .directory import (
     RunSummary,
     SystemInfo,
 )
-from .units import OnDone, UnitReport, UnitTask, plan_units, run_unit
+from duplexeval.runs.units import OnDone, UnitReport, UnitTask, plan_units, run_unit
+from duplexeval.systems.base import System
 
 __all__ = ["Executor", "LocalExecutor", "RunConfig", "RunResult", "TaskMap", "dataset_hash",
            "execute_run", "summary_lines"]

@@ -22,13 +22,13 @@ from pathlib import Path
 
 import soundfile as sf
 
-from ..data.dialogue import Dataset, Dialogue
-from ..errors import DuplexevalError
-from ..execute import DEFAULT_BATCH_SIZE, DialogueAudio, SampleOutput, run_group
-from ..protocols import Plan, Protocol, Sample, split_passes
-from ..systems.base import System
-from ..systems.registry import load_system, resolve_system_class
-from .directory import RunDir, SampleRecord, Trace
+from duplexeval.data.dialogue import Dataset, Dialogue
+from duplexeval.errors import DuplexevalError
+from duplexeval.execute import DEFAULT_BATCH_SIZE, DialogueAudio, SampleOutput, run_group
+from duplexeval.protocols import Plan, Protocol, Sample, split_passes
+from duplexeval.runs.directory import RunDir, SampleRecord, Trace
+from duplexeval.systems.base import System
+from duplexeval.systems.registry import load_system, resolve_system_class
 
 __all__ = ["SystemRef", "UnitReport", "UnitTask", "WorkUnit", "plan_units", "record_lost",
            "run_unit", "run_unit_on_worker"]

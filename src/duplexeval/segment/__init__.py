@@ -12,7 +12,7 @@ The layer sits between ``metrics`` (MTR dialogue quality per round reads its rou
 ``judge``; it imports ``judge``, ``data`` and the core modules.
 """
 
-from .pipeline import (
+from duplexeval.segment.pipeline import (
     JudgeInfo,
     Segmentation,
     SegmentSettings,
@@ -21,7 +21,7 @@ from .pipeline import (
     segment_with_judge,
     write_segmentations,
 )
-from .rounds import OVERLAP_THRESHOLD, Round, assistant_windows, combine_proposals
+from duplexeval.segment.rounds import OVERLAP_THRESHOLD, Round, assistant_windows, combine_proposals
 
 __all__ = [
     "OVERLAP_THRESHOLD",

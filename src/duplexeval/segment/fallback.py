@@ -19,10 +19,10 @@ No vote is taken: the rounds' ``votes`` are ``None``.
 
 from __future__ import annotations
 
-from ..data.dialogue import Dialogue
-from ..events import AnnotationRules, Event, EventKind, annotate_spans
-from ..timeline import Span, approx_eq
-from .rounds import Round, resolve_overlaps
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.events import AnnotationRules, Event, EventKind, annotate_spans
+from duplexeval.segment.rounds import Round, resolve_overlaps
+from duplexeval.timeline import Span, approx_eq
 
 __all__ = ["annotator_events", "fallback_rounds"]
 

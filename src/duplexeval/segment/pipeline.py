@@ -47,20 +47,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..data.dialogue import Dialogue
-from ..data.m3 import read_alignment
-from ..data.validate import load_dataset
-from ..errors import DatasetInvalid, DuplexevalError
-from ..fileio import atomic_write_text, json_line
-from ..judge.batch import BatchOutcome, judge_batch
-from ..judge.client import JudgeClient
-from ..judge.retry import RetryPolicy
-from ..judge.store import AnswerCache
-from ..judge.templates import load_prompt
-from ..timeline import Span
-from .fallback import fallback_rounds
-from .propose import PROMPT_ID, Proposal, dialogue_language, read_proposal, render_items
-from .rounds import OVERLAP_THRESHOLD, Round, assistant_windows, combine_proposals
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.data.m3 import read_alignment
+from duplexeval.data.validate import load_dataset
+from duplexeval.errors import DatasetInvalid, DuplexevalError
+from duplexeval.fileio import atomic_write_text, json_line
+from duplexeval.judge.batch import BatchOutcome, judge_batch
+from duplexeval.judge.client import JudgeClient
+from duplexeval.judge.retry import RetryPolicy
+from duplexeval.judge.store import AnswerCache
+from duplexeval.judge.templates import load_prompt
+from duplexeval.segment.fallback import fallback_rounds
+from duplexeval.segment.propose import (
+    PROMPT_ID,
+    Proposal,
+    dialogue_language,
+    read_proposal,
+    render_items,
+)
+from duplexeval.segment.rounds import OVERLAP_THRESHOLD, Round, assistant_windows, combine_proposals
+from duplexeval.timeline import Span
 
 __all__ = [
     "JudgeInfo",

@@ -41,11 +41,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..data.dialogue import Dialogue, Word
-from ..events import AnnotationRules, ipus_from_spans
-from ..judge.records import JudgeItem, JudgeResult, Sampling
-from ..judge.templates import load_prompt
-from ..timeline import Span
+from duplexeval.data.dialogue import Dialogue, Word
+from duplexeval.events import AnnotationRules, ipus_from_spans
+from duplexeval.judge.records import JudgeItem, JudgeResult, Sampling
+from duplexeval.judge.templates import load_prompt
+from duplexeval.timeline import Span
 
 __all__ = [
     "PROMPT_ID",

@@ -67,7 +67,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..timeline import TOL, Span
+from duplexeval.timeline import TOL, Span
 
 __all__ = [
     "OVERLAP_THRESHOLD",

@@ -6,8 +6,8 @@ anything here imports faster-whisper, so that transcripts do not depend on the m
 
 from contextlib import suppress
 
-from ..errors import DuplexevalError
-from .kernels import pin_kernels
+from duplexeval.errors import DuplexevalError
+from duplexeval.speech.kernels import pin_kernels
 
 with suppress(DuplexevalError):  # a bad DUPLEXEVAL_CPU_KERNELS is reported where ASR is used
     pin_kernels()

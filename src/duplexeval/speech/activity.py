@@ -35,8 +35,8 @@ from enum import StrEnum
 
 import numpy as np
 
-from ..errors import DuplexevalError
-from ..timeline import Span, merge_spans
+from duplexeval.errors import DuplexevalError
+from duplexeval.timeline import Span, merge_spans
 
 __all__ = ["ActivityOptions", "VadEngine", "detect_activity"]
 

@@ -58,10 +58,15 @@ from typing import Any
 
 import numpy as np
 
-from ..timeline import Span, merge_spans
-from . import japanese
-from .kernels import kernel_settings
-from .whisper_model import PACKAGED, faster_whisper_versions, load_whisper, model_provenance
+from duplexeval.speech import japanese
+from duplexeval.speech.kernels import kernel_settings
+from duplexeval.speech.whisper_model import (
+    PACKAGED,
+    faster_whisper_versions,
+    load_whisper,
+    model_provenance,
+)
+from duplexeval.timeline import Span, merge_spans
 
 __all__ = ["AsrWord", "Transcriber", "merge_japanese_pieces"]
 
@@ -265,7 +270,7 @@ class Transcriber:
                     ) -> list[list[AsrWord]]:
         """The words of each packed window: in this process, or spread over the worker
         processes when there are several windows and ``processes`` > 1."""
-        from .asr_pool import WindowPool, can_fork_workers
+        from duplexeval.speech.asr_pool import WindowPool, can_fork_workers
 
         if self.processes <= 1 or len(windows) < 2 or not can_fork_workers():
             return [self.decode_window(w, language) for w in windows]

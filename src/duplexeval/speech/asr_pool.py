@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DuplexevalError
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["PROCESSES_VARIABLE", "WindowPool", "can_fork_workers", "default_processes"]
 
@@ -66,7 +66,7 @@ def can_fork_workers() -> bool:
 
 def _start(options: dict[str, Any]) -> None:
     global _worker
-    from .asr import Transcriber
+    from duplexeval.speech.asr import Transcriber
 
     _worker = Transcriber(**options, processes=1)
 

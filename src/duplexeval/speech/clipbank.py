@@ -25,7 +25,7 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from ..errors import DuplexevalError
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["KINDS", "Clip", "ClipBank", "ClipBankInvalid", "fill_span"]
 

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DuplexevalError
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["MODEL_SHA256", "Dnsmos", "DnsmosScores", "mel_db", "mel_filters", "model_provenance"]
 

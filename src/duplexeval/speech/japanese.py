@@ -41,7 +41,7 @@ import unicodedata
 from importlib import metadata
 from types import ModuleType
 
-from ..errors import DuplexevalError
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["is_ignorable", "normalized", "normalized_key", "segment_words", "segmenter", "to_kana",
            "word_spans"]

@@ -41,7 +41,7 @@ import os
 import sys
 from typing import Any
 
-from ..errors import DuplexevalError
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["MODE_VARIABLE", "PORTABLE", "kernel_mode", "kernel_settings", "pin_kernels"]
 

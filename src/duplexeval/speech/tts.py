@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import DuplexevalError
+from duplexeval.errors import DuplexevalError
 
 __all__ = [
     "ENGINES",

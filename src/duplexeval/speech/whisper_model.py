@@ -33,9 +33,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import IO, Any
 
-from ..cache import cache_root
-from ..errors import DuplexevalError
-from .kernels import pin_kernels
+from duplexeval.cache import cache_root
+from duplexeval.errors import DuplexevalError
+from duplexeval.speech.kernels import pin_kernels
 
 __all__ = [
     "PACKAGED",

@@ -31,8 +31,8 @@ prefix of its dialogues whose multi-gen plan has :data:`QUICK_MIN_SHIFTS` (or th
 samples on the suite's user channels; it is found while synthesizing, dialogue by dialogue.
 """
 
-from .build import build_suite, shift_samples, subset_label, suite_path, suite_rows
-from .registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
+from duplexeval.suites.build import build_suite, shift_samples, subset_label, suite_path, suite_rows
+from duplexeval.suites.registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
 
 __all__ = ["QUICK_MIN_SHIFTS", "SUITES", "Suite", "build_suite", "get_suite", "shift_samples",
            "subset_label", "suite_path", "suite_rows"]

@@ -18,11 +18,11 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ..cache import cache_root
-from ..data.dialogue import Dialogue
-from ..errors import DuplexevalError
-from ..fileio import atomic_write_json
-from .registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
+from duplexeval.cache import cache_root
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import atomic_write_json
+from duplexeval.suites.registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
 
 __all__ = ["build_suite", "quick_min_shifts", "shift_samples", "subset_label", "suite_gaps",
            "suite_path", "suite_rows"]
@@ -33,7 +33,7 @@ BUILD_VERSION = 3
 
 def _source_files(suite: Suite) -> list[Path]:
     if suite.from_toy:
-        from ..synth.toy import find_toy
+        from duplexeval.synth.toy import find_toy
 
         toy = find_toy()
         return sorted(p for p in toy.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".txt"))
@@ -68,14 +68,14 @@ def _key(suite: Suite, settings: dict[str, Any], limit: Subset = None) -> str:
 def suite_gaps(suite: Suite) -> tuple[float, ...]:
     """The turn-shift gaps (seconds) a suite's synthesis draws from: its timing reference,
     without the negative (overlapping) ones unless :attr:`Suite.overlapping_shifts`."""
-    from ..synth.build import reference_gaps
+    from duplexeval.synth.build import reference_gaps
 
     gaps = reference_gaps(suite.gaps)
     return gaps if suite.overlapping_shifts else tuple(g for g in gaps if g > 0)
 
 
 def _settings(suite: Suite) -> dict[str, Any]:
-    from ..synth.build import Synthesizer, SynthSettings
+    from duplexeval.synth.build import Synthesizer, SynthSettings
 
     settings = SynthSettings(gaps=suite_gaps(suite))
     engine = Synthesizer(settings).engine(suite.language)
@@ -147,7 +147,7 @@ def _build_into(suite: Suite, target: Path, progress: bool, quality: bool,
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         if suite.from_toy:
-            from ..synth.toy import voice_toy
+            from duplexeval.synth.toy import voice_toy
 
             if limit == "quick":
                 raise DuplexevalError(f"suite {suite.name} has no quick subset; give a count")
@@ -183,8 +183,8 @@ def _publish(tmp: Path, target: Path, keep_complete: bool) -> None:
 def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> int:
     """Smooth-turn-taking (TURN_SHIFT) samples of the multi-gen plan of ``dialogues`` on the
     user ``channels``: the n of a smooth-turn-taking cell."""
-    from ..events import EventKind
-    from ..protocols import PlanOptions, Protocol, build_plan
+    from duplexeval.events import EventKind
+    from duplexeval.protocols import PlanOptions, Protocol, build_plan
 
     plan = build_plan(dialogues, PlanOptions(protocol=Protocol.MULTI_GEN, channels=channels))
     return sum(s.event_type is EventKind.TURN_SHIFT for s in plan.samples)
@@ -193,9 +193,9 @@ def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> i
 def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) -> None:
     """Synthesize the suite's specs in order: all of them, the first ``limit``, or (quick)
     until the dialogues built so far reach :func:`quick_min_shifts` shift samples."""
-    from ..synth.build import SynthSettings
-    from ..synth.mtr import synthesizer_for
-    from ..synth.spec import load_specs
+    from duplexeval.synth.build import SynthSettings
+    from duplexeval.synth.mtr import synthesizer_for
+    from duplexeval.synth.spec import load_specs
 
     specs = load_specs(suite.spec_folder())
     if isinstance(limit, int):
@@ -216,13 +216,13 @@ def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None],
     """``quality.json``; ``asr=False`` leaves out the ASR round trip (WER / kana CER), which
     costs as much as the synthesis itself: subsets (the demo's quick subsets) skip it, the
     full suites (``duplexeval data build``) measure it."""
-    from ..data.validate import Need, load_dataset
-    from ..synth.quality import quality_report
+    from duplexeval.data.validate import Need, load_dataset
+    from duplexeval.synth.quality import quality_report
 
     dataset, _ = load_dataset(folder, audio=Need.REQUIRE)
     report = quality_report(dataset, suite_gaps(suite), asr=asr)
     if suite.from_toy:
-        from ..synth.toy import annotation_round_trip
+        from duplexeval.synth.toy import annotation_round_trip
 
         report["annotation_round_trip"] = annotation_round_trip(dataset)
     atomic_write_json(folder / "quality.json", report)

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..errors import DuplexevalError
-from ..fileio import safe_name
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import safe_name
 
 __all__ = ["QUICK_MIN_SHIFTS", "SUITES", "Suite", "get_suite"]
 

@@ -1,6 +1,6 @@
 """Dialogue synthesis from text specs (speech from :mod:`duplexeval.speech.tts`)."""
 
-from ..speech.tts import (
+from duplexeval.speech.tts import (
     ENGINES,
     TimedWord,
     TtsEngine,

@@ -47,17 +47,17 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from ..data.dialogue import AudioInfo, Dialogue, Word
-from ..data.flexi import FLEXI_FIELD
-from ..data.m3 import audio_path, write_dataset
-from ..errors import DuplexevalError
-from ..events import annotate_spans
-from ..fileio import atomic_path
-from ..speech.tts import TimedWord, TtsEngine, Utterance, load_engine
-from ..timeline import Span
-from .flexi import flexi_record
-from .placement import PlacedTurn, _boundary, _Piece, _span_of
-from .spec import DialogueSpec, Turn
+from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
+from duplexeval.data.flexi import FLEXI_FIELD
+from duplexeval.data.m3 import audio_path, write_dataset
+from duplexeval.errors import DuplexevalError
+from duplexeval.events import annotate_spans
+from duplexeval.fileio import atomic_path
+from duplexeval.speech.tts import TimedWord, TtsEngine, Utterance, load_engine
+from duplexeval.synth.flexi import flexi_record
+from duplexeval.synth.placement import PlacedTurn, _boundary, _Piece, _span_of
+from duplexeval.synth.spec import DialogueSpec, Turn
+from duplexeval.timeline import Span
 
 __all__ = [
     "DEFAULT_ENGINES",
@@ -351,7 +351,7 @@ class Synthesizer:
 
     def _asr_words(self, utt: Utterance, language: str) -> list[TimedWord]:
         if self._transcriber is None:
-            from ..speech.asr import Transcriber
+            from duplexeval.speech.asr import Transcriber
 
             self._transcriber = Transcriber()
         words = self._transcriber.transcribe(utt.audio, utt.sample_rate, language)

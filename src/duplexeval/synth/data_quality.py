@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from ..data.dialogue import Dataset, Dialogue
-from ..speech.dnsmos import Dnsmos, DnsmosScores, model_provenance
-from .quality import asr_round_trip
+from duplexeval.data.dialogue import Dataset, Dialogue
+from duplexeval.speech.dnsmos import Dnsmos, DnsmosScores, model_provenance
+from duplexeval.synth.quality import asr_round_trip
 
 __all__ = ["MEASURES", "NOT_COMPUTED", "SELECTION_MEASURE", "dialogue_dnsmos",
            "dnsmos_dataset", "dnsmos_scores", "quality_table", "table2_rows"]

@@ -32,12 +32,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..data.flexi import ANCHOR_KINDS, FLEXI_VERSION
-from ..errors import DuplexevalError
-from ..events import Event, EventKind
-from ..timeline import TOL, Span
-from .placement import PlacedTurn
-from .spec import DialogueSpec
+from duplexeval.data.flexi import ANCHOR_KINDS, FLEXI_VERSION
+from duplexeval.errors import DuplexevalError
+from duplexeval.events import Event, EventKind
+from duplexeval.synth.placement import PlacedTurn
+from duplexeval.synth.spec import DialogueSpec
+from duplexeval.timeline import TOL, Span
 
 __all__ = ["BIN_S", "REFERENCE_SOURCE", "SIGMA_S", "flexi_record", "spread"]
 

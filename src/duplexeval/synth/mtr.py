@@ -28,16 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..data.dialogue import AudioInfo, Dialogue
-from ..data.mtr import MTR_FIELD, MTR_VERSION
-from ..errors import DuplexevalError
-from .build import SynthesizedDialogue, Synthesizer, SynthSettings
-from .mtr_spec import mtr_layout
-from .spec import DialogueSpec, Turn
+from duplexeval.data.dialogue import AudioInfo, Dialogue
+from duplexeval.data.mtr import MTR_FIELD, MTR_VERSION
+from duplexeval.errors import DuplexevalError
+from duplexeval.synth.build import SynthesizedDialogue, Synthesizer, SynthSettings
+from duplexeval.synth.mtr_spec import mtr_layout
+from duplexeval.synth.spec import DialogueSpec, Turn
 
 if TYPE_CHECKING:
-    from ..speech.tts import TimedWord
-    from .build import _Piece
+    from duplexeval.speech.tts import TimedWord
+    from duplexeval.synth.build import _Piece
 
 __all__ = ["MtrSynthesized", "MtrSynthesizer", "mtr_record", "synthesizer_for"]
 

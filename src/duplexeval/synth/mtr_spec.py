@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from .spec import DialogueSpec, Turn
+    from duplexeval.synth.spec import DialogueSpec, Turn
 
 __all__ = ["MtrRound", "MtrSpec", "mtr_layout", "mtr_problem"]
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.dialogue import Word
-from ..speech.tts import TimedWord
-from ..timeline import Span
-from .spec import _Position
+from duplexeval.data.dialogue import Word
+from duplexeval.speech.tts import TimedWord
+from duplexeval.synth.spec import _Position
+from duplexeval.timeline import Span
 
 __all__ = ["PlacedTurn"]
 

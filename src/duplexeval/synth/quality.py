@@ -23,9 +23,9 @@ import numpy as np
 import soundfile as sf
 from scipy import stats
 
-from ..data.dialogue import Dataset
-from ..events import EventKind, ipus_from_spans
-from ..timeline import Span
+from duplexeval.data.dialogue import Dataset
+from duplexeval.events import EventKind, ipus_from_spans
+from duplexeval.timeline import Span
 
 __all__ = ["asr_round_trip", "gap_distance", "normalize_en", "quality_report"]
 
@@ -59,7 +59,7 @@ def normalize_en(text: str) -> str:
 
 def _normalize(text: str, language: str) -> str:
     if language == "ja":
-        from ..speech.japanese import to_kana
+        from duplexeval.speech.japanese import to_kana
 
         return " ".join(to_kana(text))  # characters as tokens: the CER
     return normalize_en(text)
@@ -69,7 +69,7 @@ def asr_round_trip(dataset: Dataset, transcriber: Any | None = None,
                    pad: float = 0.05) -> dict[str, Any]:
     """Transcribe every IPU of every dialogue and compare with its aligned words."""
     if transcriber is None:
-        from ..speech.asr import Transcriber
+        from duplexeval.speech.asr import Transcriber
 
         transcriber = Transcriber()
     language = dataset.language or "en"

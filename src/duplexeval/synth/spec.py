@@ -24,10 +24,10 @@ from pydantic import (
     model_validator,
 )
 
-from ..data.flexi import SCENARIOS
-from ..errors import DatasetInvalid, Problem
-from ..fileio import name_problem
-from .mtr_spec import MtrSpec, mtr_problem
+from duplexeval.data.flexi import SCENARIOS
+from duplexeval.errors import DatasetInvalid, Problem
+from duplexeval.fileio import name_problem
+from duplexeval.synth.mtr_spec import MtrSpec, mtr_problem
 
 __all__ = ["FLEXI_SCENARIOS", "Backchannel", "Background", "DialogueSpec", "FlexiSpec", "MtrSpec",
            "Pause", "Speaker", "Turn", "TurnPosition", "load_spec", "load_specs"]

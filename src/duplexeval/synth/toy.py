@@ -21,15 +21,15 @@ import soundfile as sf
 import soxr
 from tqdm import tqdm
 
-from ..data.dialogue import AudioInfo, Dataset, Dialogue, Word
-from ..data.locate import find_m3_toy
-from ..data.m3 import audio_path, write_dataset
-from ..data.validate import load_dataset
-from ..errors import DuplexevalError
-from ..events import EventKind
-from ..fileio import atomic_path
-from ..speech.tts import load_engine
-from .build import speech_bounds
+from duplexeval.data.dialogue import AudioInfo, Dataset, Dialogue, Word
+from duplexeval.data.locate import find_m3_toy
+from duplexeval.data.m3 import audio_path, write_dataset
+from duplexeval.data.validate import load_dataset
+from duplexeval.errors import DuplexevalError
+from duplexeval.events import EventKind
+from duplexeval.fileio import atomic_path
+from duplexeval.speech.tts import load_engine
+from duplexeval.synth.build import speech_bounds
 
 __all__ = ["CHUNK_GAP", "annotation_round_trip", "voice_toy"]
 
@@ -134,8 +134,8 @@ def voice_toy(out: Path, progress: bool = True, limit: int | None = None) -> Dat
 def annotation_round_trip(dataset: Dataset, tolerance: float = 0.1) -> dict[str, Any]:
     """Annotate the voiced audio from voice activity (energy VAD) and count the official
     TURN_SHIFT events recovered: same channel, start and end within ``tolerance`` s."""
-    from ..events import annotate_spans
-    from ..speech.activity import detect_activity
+    from duplexeval.events import annotate_spans
+    from duplexeval.speech.activity import detect_activity
 
     total = found = 0
     for d in dataset.dialogues:

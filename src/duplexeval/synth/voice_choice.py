@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from ..data.dialogue import Dataset, Dialogue
-from ..speech.pitch import gender_of, median_f0
-from ..speech.tts import TtsEngine
+from duplexeval.data.dialogue import Dataset, Dialogue
+from duplexeval.speech.pitch import gender_of, median_f0
+from duplexeval.speech.tts import TtsEngine
 
 __all__ = ["MAX_SPEECH_S", "SAMPLE_TEXT", "Profile", "assign_voices", "closest_voice",
            "speaker_profiles", "voice_profiles"]

@@ -8,7 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from .base import Capabilities, Forced, Oracle, Session, SessionSpec, StepOutput, System
+from duplexeval.systems.base import (
+    Capabilities,
+    Forced,
+    Oracle,
+    Session,
+    SessionSpec,
+    StepOutput,
+    System,
+)
 
 __all__ = ["ReferenceSystem", "SilenceSystem"]
 

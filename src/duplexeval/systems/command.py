@@ -51,7 +51,7 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from .base import (
+from duplexeval.systems.base import (
     Capabilities,
     ClockKind,
     Forced,
@@ -61,7 +61,7 @@ from .base import (
     System,
     SystemFailure,
 )
-from .credentials import redact
+from duplexeval.systems.credentials import redact
 
 __all__ = ["CommandSystem"]
 

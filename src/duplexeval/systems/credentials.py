@@ -14,7 +14,7 @@ import os
 import re
 from urllib.parse import urlsplit
 
-from .base import SystemFailure
+from duplexeval.systems.base import SystemFailure
 
 __all__ = ["api_key", "check_url", "redact"]
 

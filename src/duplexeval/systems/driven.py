@@ -18,8 +18,8 @@ import abc
 
 import numpy as np
 
-from .base import Session, SystemFailure
-from .realtime import Handler, RealtimeDriver, Receiver, Sender
+from duplexeval.systems.base import Session, SystemFailure
+from duplexeval.systems.realtime import Handler, RealtimeDriver, Receiver, Sender
 
 __all__ = ["DrivenSession"]
 

@@ -20,7 +20,7 @@ from math import gcd
 import numpy as np
 from scipy.signal import firwin
 
-from .base import SystemFailure
+from duplexeval.systems.base import SystemFailure
 
 __all__ = ["ENCODERS", "TAPS_PER_PHASE", "StreamResampler", "decode_pcm16", "encode_f32le",
            "encode_pcm16", "mime_rate"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import BatchRowFailure, BatchSession, Session, StepOutput
+from duplexeval.systems.base import BatchRowFailure, BatchSession, Session, StepOutput
 
 __all__ = ["PlainStateBatch", "PlainStateSession", "log_speech", "rng_state"]
 

@@ -87,9 +87,9 @@ from typing import Any
 
 import numpy as np
 
-from .base import SystemFailure
-from .credentials import redact
-from .playout import Playout
+from duplexeval.systems.base import SystemFailure
+from duplexeval.systems.credentials import redact
+from duplexeval.systems.playout import Playout
 
 __all__ = ["Check", "Clock", "Handler", "RealtimeDriver", "Receiver", "Sender", "drift_stats",
            "jitter_stats"]

@@ -15,9 +15,9 @@ import importlib
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 
-from ..errors import DuplexevalError
-from ..fileio import safe_name
-from .base import System
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import safe_name
+from duplexeval.systems.base import System
 
 __all__ = ["ENTRY_POINT_GROUP", "SystemInfo", "available_systems", "load_system",
            "resolve_system_class"]

@@ -36,9 +36,17 @@ from typing import Any
 
 import numpy as np
 
-from ..speech.clipbank import ClipBank
-from .base import BatchSession, Capabilities, Forced, Session, SessionSpec, StepOutput, System
-from .plain_state import PlainStateBatch, PlainStateSession, log_speech, rng_state
+from duplexeval.speech.clipbank import ClipBank
+from duplexeval.systems.base import (
+    BatchSession,
+    Capabilities,
+    Forced,
+    Session,
+    SessionSpec,
+    StepOutput,
+    System,
+)
+from duplexeval.systems.plain_state import PlainStateBatch, PlainStateSession, log_speech, rng_state
 
 __all__ = ["ScriptedSystem"]
 

@@ -19,8 +19,8 @@ import ssl as ssl_module
 import time
 from typing import Any
 
-from .base import SystemFailure
-from .credentials import redact
+from duplexeval.systems.base import SystemFailure
+from duplexeval.systems.credentials import redact
 
 __all__ = ["Connection"]
 

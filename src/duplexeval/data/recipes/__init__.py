@@ -7,6 +7,6 @@ Each recipe reads a corpus the user has (nothing is downloaded) into the M3 layo
 :mod:`~duplexeval.data.recipes.common`.
 """
 
-from .registry import RECIPE_MODULES, Recipe, recipe, recipes, staged_output
+from duplexeval.data.recipes.registry import RECIPE_MODULES, Recipe, recipe, recipes, staged_output
 
 __all__ = ["RECIPE_MODULES", "Recipe", "recipe", "recipes", "staged_output"]

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..dialogue import Dialogue, Word
-from ..m3 import write_dataset
-from .common import (
+from duplexeval.data.dialogue import Dialogue, Word
+from duplexeval.data.m3 import write_dataset
+from duplexeval.data.recipes.common import (
     DEFAULT_SEGMENTS,
     Recording,
     SegmentOptions,
@@ -50,7 +50,7 @@ from .common import (
     spread_words,
     stereo,
 )
-from .registry import Recipe
+from duplexeval.data.recipes.registry import Recipe
 
 __all__ = ["RECIPE", "Turn", "import_candor", "read_candor", "read_turns"]
 

@@ -24,13 +24,13 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from ...errors import DuplexevalError, Problem
-from ...events import AnnotationRules, annotate_spans, ipus_from_spans
-from ...fileio import atomic_path
-from ...timeline import Span
-from ..dialogue import AudioInfo, Dialogue, Word
-from ..m3 import audio_path
-from ..segmentation import cut_words, plan_segments, segment_id
+from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
+from duplexeval.data.m3 import audio_path
+from duplexeval.data.segmentation import cut_words, plan_segments, segment_id
+from duplexeval.errors import DuplexevalError, Problem
+from duplexeval.events import AnnotationRules, annotate_spans, ipus_from_spans
+from duplexeval.fileio import atomic_path
+from duplexeval.timeline import Span
 
 __all__ = ["DEFAULT_SEGMENTS", "Recording", "SegmentOptions", "add_segment_arguments", "finish",
            "read_audio", "resample", "segment_options", "source_error", "spread_words", "stereo",

@@ -38,10 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...speech.japanese import word_spans
-from ..dialogue import Dialogue, Word
-from ..m3 import write_dataset
-from .common import (
+from duplexeval.data.dialogue import Dialogue, Word
+from duplexeval.data.m3 import write_dataset
+from duplexeval.data.recipes.common import (
     DEFAULT_SEGMENTS,
     Recording,
     SegmentOptions,
@@ -53,7 +52,8 @@ from .common import (
     source_error,
     stereo,
 )
-from .registry import Recipe
+from duplexeval.data.recipes.registry import Recipe
+from duplexeval.speech.japanese import word_spans
 
 __all__ = ["RECIPE", "Utterance", "import_magicdata", "read_transcript"]
 

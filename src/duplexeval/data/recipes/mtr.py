@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from ...events import AnnotationRules, annotate_spans
-from ...speech.activity import ActivityOptions, VadEngine, detect_activity
-from ..dialogue import AudioInfo, Dialogue
-from ..m3 import write_dataset
-from .common import read_audio, source_error
-from .registry import Recipe
+from duplexeval.data.dialogue import AudioInfo, Dialogue
+from duplexeval.data.m3 import write_dataset
+from duplexeval.data.recipes.common import read_audio, source_error
+from duplexeval.data.recipes.registry import Recipe
+from duplexeval.events import AnnotationRules, annotate_spans
+from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
 
 __all__ = ["RECIPE", "quality_rounds"]
 

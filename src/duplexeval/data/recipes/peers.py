@@ -12,8 +12,8 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from ...errors import DuplexevalError
-from .registry import Recipe
+from duplexeval.data.recipes.registry import Recipe
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["RECIPES"]
 
@@ -25,14 +25,14 @@ def _flexi_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _flexi(args: argparse.Namespace, out: Path) -> str:
-    from ..flexi_import import import_flexi, summary
+    from duplexeval.data.flexi_import import import_flexi, summary
 
     dialogues = import_flexi(Path(args.source), out, args.split, args.scenario, args.force)
     return f"{out}: {summary(dialogues)}"
 
 
 def _fdb(args: argparse.Namespace, out: Path) -> str:
-    from ..fdb_import import import_fdb
+    from duplexeval.data.fdb_import import import_fdb
 
     if (out / f"{args.split}.jsonl").exists() and not args.force:
         raise DuplexevalError(f"{out}: split {args.split!r} exists (use --force to overwrite)")

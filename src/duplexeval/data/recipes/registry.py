@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import DuplexevalError
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["RECIPE_MODULES", "Recipe", "recipe", "recipes", "staged_output"]
 

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...fileio import atomic_write_text, json_line
-from .common import source_error
-from .registry import Recipe
+from duplexeval.data.recipes.common import source_error
+from duplexeval.data.recipes.registry import Recipe
+from duplexeval.fileio import atomic_write_text, json_line
 
 __all__ = ["RECIPE", "QaTurn", "conversation_specs", "read_topiocqa", "write_specs"]
 

@@ -10,9 +10,20 @@
 
 from __future__ import annotations
 
-from .inputs import ContentInput, ContentMode, ContentOptions, HistorySource
-from .score import ContentOutcome, JudgeSettings, score_content
-from .summary import ContentAggregate, ContentRecord, ContentResults, NotComputed, OfflineRecord
+from duplexeval.metrics.content.inputs import (
+    ContentInput,
+    ContentMode,
+    ContentOptions,
+    HistorySource,
+)
+from duplexeval.metrics.content.score import ContentOutcome, JudgeSettings, score_content
+from duplexeval.metrics.content.summary import (
+    ContentAggregate,
+    ContentRecord,
+    ContentResults,
+    NotComputed,
+    OfflineRecord,
+)
 
 __all__ = [
     "ContentAggregate",

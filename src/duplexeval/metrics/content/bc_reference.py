@@ -27,15 +27,15 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from ...data.validate import load_dataset
-from ...errors import DuplexevalError
-from ...fileio import read_json
-from ...judge.batch import judge_batch
-from ...judge.client import JudgeClient
-from ...judge.records import JudgeResult
-from ...judge.store import AnswerCache, default_cache_path
-from ...judge.templates import load_prompt
-from .score import JudgeSettings
+from duplexeval.data.validate import load_dataset
+from duplexeval.errors import DuplexevalError
+from duplexeval.fileio import read_json
+from duplexeval.judge.batch import judge_batch
+from duplexeval.judge.client import JudgeClient
+from duplexeval.judge.records import JudgeResult
+from duplexeval.judge.store import AnswerCache, default_cache_path
+from duplexeval.judge.templates import load_prompt
+from duplexeval.metrics.content.score import JudgeSettings
 
 __all__ = ["BIN_SECONDS", "Narrative", "annotate_positions", "distribution", "narratives_from"]
 

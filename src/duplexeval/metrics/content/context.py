@@ -15,12 +15,12 @@ from collections.abc import Sequence
 import numpy as np
 import soundfile as sf
 
-from ...analysis.pipeline import AnalysisOptions, analyze_channel
-from ...cache import cache_root
-from ...errors import DuplexevalError
-from ...runs.directory import MetadataRow, RunDir
-from .inputs import CONTENT_EVENT_TYPES
-from .text import Utterance, join_words
+from duplexeval.analysis.pipeline import AnalysisOptions, analyze_channel
+from duplexeval.cache import cache_root
+from duplexeval.errors import DuplexevalError
+from duplexeval.metrics.content.inputs import CONTENT_EVENT_TYPES
+from duplexeval.metrics.content.text import Utterance, join_words
+from duplexeval.runs.directory import MetadataRow, RunDir
 
 __all__ = ["generated_histories"]
 

@@ -35,12 +35,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ...data.dialogue import Dialogue
-from ..base import EventView
-from .items import item_fields
-from .offline import TRUNCATION_MARGIN
-from .rounds import RoundFinder
-from .text import (
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.metrics.base import EventView
+from duplexeval.metrics.content.items import item_fields
+from duplexeval.metrics.content.offline import TRUNCATION_MARGIN
+from duplexeval.metrics.content.rounds import RoundFinder
+from duplexeval.metrics.content.text import (
     Utterance,
     channel_text,
     format_history,

@@ -31,9 +31,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...data.dialogue import Dialogue
-from ..base import EventView
-from .text import join_words, words_after
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.metrics.base import EventView
+from duplexeval.metrics.content.text import join_words, words_after
 
 __all__ = ["ITEM_PROMPTS", "item_fields"]
 

@@ -20,15 +20,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ...judge.batch import judge_batch
-from ...judge.client import JudgeClient
-from ...judge.meter import UsageMeter
-from ...judge.records import JudgeItem, JudgePrompt, JudgeResult
-from ...judge.store import AnswerCache
-from ...judge.templates import load_prompt
-from .inputs import ContentInput
-from .items import ITEM_PROMPTS
-from .summary import ContentRecord
+from duplexeval.judge.batch import judge_batch
+from duplexeval.judge.client import JudgeClient
+from duplexeval.judge.meter import UsageMeter
+from duplexeval.judge.records import JudgeItem, JudgePrompt, JudgeResult
+from duplexeval.judge.store import AnswerCache
+from duplexeval.judge.templates import load_prompt
+from duplexeval.metrics.content.inputs import ContentInput
+from duplexeval.metrics.content.items import ITEM_PROMPTS
+from duplexeval.metrics.content.summary import ContentRecord
 
 __all__ = ["DIMENSION_PROMPTS", "JudgedOutcome", "judge_content", "plan_items"]
 

@@ -23,7 +23,7 @@ import unicodedata
 from collections import Counter
 from functools import cache
 
-from ...speech.japanese import to_kana
+from duplexeval.speech.japanese import to_kana
 
 __all__ = ["TRUNCATION_MARGIN", "exact_match", "normalize_answer", "qa_tokens", "token_f1"]
 

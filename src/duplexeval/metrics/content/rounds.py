@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...data.dialogue import Dialogue
-from ...segment.fallback import fallback_rounds
-from ...segment.rounds import Round
-from ...timeline import TOL, Span
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.segment.fallback import fallback_rounds
+from duplexeval.segment.rounds import Round
+from duplexeval.timeline import TOL, Span
 
 __all__ = ["RoundFinder", "annotated_rounds"]
 

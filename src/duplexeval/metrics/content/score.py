@@ -8,26 +8,31 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...data.dialogue import Dialogue
-from ...judge.client import JudgeClient
-from ...judge.meter import Prices
-from ...judge.records import JudgeItem, JudgeResult
-from ...judge.store import AnswerCache, default_cache_path
-from ...runs.execution import TaskMap
-from ..base import EventView
-from .inputs import CONTENT_EVENT_TYPES, ContentInput, ContentOptions, build_input
-from .items import ITEM_PROMPTS
-from .judged import DIMENSION_PROMPTS, dimensions_for, judge_content
-from .offline import exact_match, token_f1
-from .rounds import RoundFinder
-from .summary import (
+from duplexeval.data.dialogue import Dialogue
+from duplexeval.judge.client import JudgeClient
+from duplexeval.judge.meter import Prices
+from duplexeval.judge.records import JudgeItem, JudgeResult
+from duplexeval.judge.store import AnswerCache, default_cache_path
+from duplexeval.metrics.base import EventView
+from duplexeval.metrics.content.inputs import (
+    CONTENT_EVENT_TYPES,
+    ContentInput,
+    ContentOptions,
+    build_input,
+)
+from duplexeval.metrics.content.items import ITEM_PROMPTS
+from duplexeval.metrics.content.judged import DIMENSION_PROMPTS, dimensions_for, judge_content
+from duplexeval.metrics.content.offline import exact_match, token_f1
+from duplexeval.metrics.content.rounds import RoundFinder
+from duplexeval.metrics.content.summary import (
     ContentRecord,
     ContentResults,
     NotComputed,
     OfflineRecord,
     aggregate_content,
 )
-from .text import Utterance
+from duplexeval.metrics.content.text import Utterance
+from duplexeval.runs.execution import TaskMap
 
 __all__ = ["ContentOutcome", "JudgeSettings", "content_not_computed", "offline_record",
            "score_content"]
@@ -54,7 +59,7 @@ class JudgeSettings:
 
     def describe(self) -> dict[str, object]:
         """What results.json records about the judge (never the key)."""
-        from ...judge.templates import load_prompt
+        from duplexeval.judge.templates import load_prompt
 
         return {"model": self.model, "base_url": self.base_url,
                 "batch_api": self.prefetch is not None,
@@ -126,7 +131,7 @@ def score_content(events: Sequence[EventView], dialogues: Mapping[str, Dialogue]
                     hook = judge.prefetch
                     prefetch = lambda items: hook(client, cache, items)  # noqa: E731
                 elif judge.workers is not None:
-                    from .spread import prefetch_on_workers
+                    from duplexeval.metrics.content.spread import prefetch_on_workers
 
                     tasks, n = judge.workers, judge.concurrency
                     prefetch = lambda items: prefetch_on_workers(  # noqa: E731

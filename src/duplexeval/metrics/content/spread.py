@@ -28,11 +28,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ...judge.client import JudgeClient
-from ...judge.records import JudgeItem, Sampling
-from ...judge.retry import Backoff, CallFailed, RetryPolicy, call_with_retries
-from ...judge.store import AnswerCache, CachedAnswer, cache_key
-from ...runs.execution import TaskMap
+from duplexeval.judge.client import JudgeClient
+from duplexeval.judge.records import JudgeItem, Sampling
+from duplexeval.judge.retry import Backoff, CallFailed, RetryPolicy, call_with_retries
+from duplexeval.judge.store import AnswerCache, CachedAnswer, cache_key
+from duplexeval.runs.execution import TaskMap
 
 __all__ = ["Answered", "CallTask", "Endpoint", "call_judge", "prefetch_on_workers"]
 

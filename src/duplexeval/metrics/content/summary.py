@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..stats import IntervalFields, summarize
+from duplexeval.metrics.stats import IntervalFields, summarize
 
 __all__ = ["ContentAggregate", "ContentRecord", "ContentResults", "NotComputed",
            "OfflineRecord", "aggregate_content"]

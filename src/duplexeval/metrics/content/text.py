@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ...analysis.segments import SEGMENT_GAP, SpeechSegment
-from ...data.dialogue import Dialogue, Word
-from ...timeline import TOL, Span
+from duplexeval.analysis.segments import SEGMENT_GAP, SpeechSegment
+from duplexeval.data.dialogue import Dialogue, Word
+from duplexeval.timeline import TOL, Span
 
 __all__ = ["OFFICIAL_JOINER", "Utterance", "channel_text", "format_history", "join_words",
            "official_history", "official_reference_answer", "reference_answer",

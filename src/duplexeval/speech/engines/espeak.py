@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..tts import TtsEngine, TtsError, TtsUnavailable, Utterance
+from duplexeval.speech.tts import TtsEngine, TtsError, TtsUnavailable, Utterance
 
 __all__ = ["EspeakEngine"]
 

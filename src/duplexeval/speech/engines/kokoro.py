@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ...cache import cache_root
-from ..tts import TtsEngine, Utterance
+from duplexeval.cache import cache_root
+from duplexeval.speech.tts import TtsEngine, Utterance
 
 __all__ = ["KokoroJaEngine", "kokoro_cache_dir"]
 

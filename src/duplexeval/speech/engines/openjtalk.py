@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from ..japanese import is_ignorable, normalized, normalized_key, word_spans
-from ..tts import TimedWord, TtsEngine, Utterance
+from duplexeval.speech.japanese import is_ignorable, normalized, normalized_key, word_spans
+from duplexeval.speech.tts import TimedWord, TtsEngine, Utterance
 
 __all__ = ["VOICES", "OpenJTalkEngine"]
 

@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from ..tts import TimedWord, TtsEngine, TtsError, Utterance
-from ._onnx import patch_vits_model
+from duplexeval.speech.engines._onnx import patch_vits_model
+from duplexeval.speech.tts import TimedWord, TtsEngine, TtsError, Utterance
 
 __all__ = ["PiperEngine"]
 

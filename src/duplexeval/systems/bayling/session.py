@@ -51,8 +51,8 @@ from typing import Any
 import numpy as np
 import soxr
 
-from ..base import Forced, Session, StepOutput, SystemFailure
-from .tokens import HOP, WINDOW, block_tokens
+from duplexeval.systems.base import Forced, Session, StepOutput, SystemFailure
+from duplexeval.systems.bayling.tokens import HOP, WINDOW, block_tokens
 
 __all__ = ["BayLingSession", "Sampling"]
 

@@ -7,8 +7,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..base import Capabilities, ClockKind, Session, SessionSpec, System, SystemFailure
-from .session import FRAME, IN_RATE, OUT_RATE, BayLingSession, Sampling
+from duplexeval.systems.base import (
+    Capabilities,
+    ClockKind,
+    Session,
+    SessionSpec,
+    System,
+    SystemFailure,
+)
+from duplexeval.systems.bayling.session import FRAME, IN_RATE, OUT_RATE, BayLingSession, Sampling
 
 __all__ = ["BayLingDuplexSystem"]
 

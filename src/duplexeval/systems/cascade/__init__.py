@@ -56,7 +56,7 @@ Arguments (``--system-arg``) are the fields of :class:`~.config.CascadeConfig`.
 
 from __future__ import annotations
 
-from .config import CascadeConfig
-from .system import CascadeSystem
+from duplexeval.systems.cascade.config import CascadeConfig
+from duplexeval.systems.cascade.system import CascadeSystem
 
 __all__ = ["CascadeConfig", "CascadeSystem"]

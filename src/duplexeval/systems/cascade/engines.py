@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from ...speech.asr import Transcriber
-from .cache import ResultCache, content_key
-from .config import CascadeConfig
-from .llm import ChatEndpoint
-from .smart_turn import SmartTurn, find_model
-from .vad import VAD_RATE, StreamingVad
-from .voice import Voice
+from duplexeval.speech.asr import Transcriber
+from duplexeval.systems.cascade.cache import ResultCache, content_key
+from duplexeval.systems.cascade.config import CascadeConfig
+from duplexeval.systems.cascade.llm import ChatEndpoint
+from duplexeval.systems.cascade.smart_turn import SmartTurn, find_model
+from duplexeval.systems.cascade.vad import VAD_RATE, StreamingVad
+from duplexeval.systems.cascade.voice import Voice
 
 __all__ = ["Engines", "clear_caches"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .vad import VAD_RATE, VAD_WINDOW
+from duplexeval.systems.cascade.vad import VAD_RATE, VAD_WINDOW
 
 __all__ = ["SpeechEdge", "initial_listener", "listen"]
 

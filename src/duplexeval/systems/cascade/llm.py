@@ -19,7 +19,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from ..base import SystemFailure
+from duplexeval.systems.base import SystemFailure
 
 __all__ = ["SYSTEM_PROMPTS", "ChatEndpoint", "chat_messages"]
 

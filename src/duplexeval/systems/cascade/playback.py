@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..plain_state import log_speech
-from .voice import Speech
+from duplexeval.systems.cascade.voice import Speech
+from duplexeval.systems.plain_state import log_speech
 
 __all__ = ["new_output", "render", "spoken_text"]
 

@@ -46,15 +46,15 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Forced, StepOutput
-from ..plain_state import PlainStateSession, rng_state
-from .config import CascadeConfig
-from .engines import Engines
-from .listener import SpeechEdge, initial_listener, listen
-from .llm import chat_messages
-from .playback import new_output, render, spoken_text
-from .responder import acknowledgement, best_match
-from .vad import StreamingVad
+from duplexeval.systems.base import Forced, StepOutput
+from duplexeval.systems.cascade.config import CascadeConfig
+from duplexeval.systems.cascade.engines import Engines
+from duplexeval.systems.cascade.listener import SpeechEdge, initial_listener, listen
+from duplexeval.systems.cascade.llm import chat_messages
+from duplexeval.systems.cascade.playback import new_output, render, spoken_text
+from duplexeval.systems.cascade.responder import acknowledgement, best_match
+from duplexeval.systems.cascade.vad import StreamingVad
+from duplexeval.systems.plain_state import PlainStateSession, rng_state
 
 __all__ = ["BACKCHANNELS", "CascadeSession"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...speech.kernels import pin_kernels
+from duplexeval.speech.kernels import pin_kernels
 
 __all__ = ["MODEL_IN_WHEEL", "SmartTurn", "find_model"]
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import Capabilities, Oracle, Session, SessionSpec, System
-from .config import CascadeConfig
-from .engines import Engines
-from .responder import transcript_pairs
-from .session import CascadeSession
-from .voice import ENGINE_FOR_LANGUAGE
+from duplexeval.systems.base import Capabilities, Oracle, Session, SessionSpec, System
+from duplexeval.systems.cascade.config import CascadeConfig
+from duplexeval.systems.cascade.engines import Engines
+from duplexeval.systems.cascade.responder import transcript_pairs
+from duplexeval.systems.cascade.session import CascadeSession
+from duplexeval.systems.cascade.voice import ENGINE_FOR_LANGUAGE
 
 __all__ = ["FRAME_SIZE", "SAMPLE_RATE", "CascadeSystem"]
 

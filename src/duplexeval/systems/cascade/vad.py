@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ...speech.kernels import pin_kernels
+from duplexeval.speech.kernels import pin_kernels
 
 __all__ = ["VAD_RATE", "VAD_WINDOW", "StreamingVad"]
 

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import soxr
 
-from ...speech.tts import TtsEngine, load_engine
-from .cache import ResultCache, content_key
+from duplexeval.speech.tts import TtsEngine, load_engine
+from duplexeval.systems.cascade.cache import ResultCache, content_key
 
 __all__ = ["ENGINE_FOR_LANGUAGE", "Speech", "Voice", "speech_intervals", "split_sentences"]
 

@@ -6,6 +6,6 @@ format is in :mod:`.wire`, the real-time timeline in :mod:`duplexeval.systems.re
 the ``servers`` extra (``websockets``).
 """
 
-from .system import DuplexCascadeSystem
+from duplexeval.systems.duplexcascade.system import DuplexCascadeSystem
 
 __all__ = ["DuplexCascadeSystem"]

@@ -33,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Forced, StepOutput, SystemFailure
-from ..driven import DrivenSession
-from ..realtime import Clock, RealtimeDriver
-from ..websocket import Connection
-from .wire import DONE, FRAME, SAMPLE_RATE, encode_frame, parse
+from duplexeval.systems.base import Forced, StepOutput, SystemFailure
+from duplexeval.systems.driven import DrivenSession
+from duplexeval.systems.duplexcascade.wire import DONE, FRAME, SAMPLE_RATE, encode_frame, parse
+from duplexeval.systems.realtime import Clock, RealtimeDriver
+from duplexeval.systems.websocket import Connection
 
 __all__ = ["DuplexCascadeSession", "DuplexCascadeSettings"]
 

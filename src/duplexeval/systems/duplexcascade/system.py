@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .. import credentials
-from ..base import Capabilities, ClockKind, Session, SessionSpec, System
-from .session import DuplexCascadeSession, DuplexCascadeSettings
-from .wire import FRAME, SAMPLE_RATE
+from duplexeval.systems import credentials
+from duplexeval.systems.base import Capabilities, ClockKind, Session, SessionSpec, System
+from duplexeval.systems.duplexcascade.session import DuplexCascadeSession, DuplexCascadeSettings
+from duplexeval.systems.duplexcascade.wire import FRAME, SAMPLE_RATE
 
 __all__ = ["DuplexCascadeSystem"]
 

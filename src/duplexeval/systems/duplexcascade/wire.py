@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import SystemFailure
+from duplexeval.systems.base import SystemFailure
 
 __all__ = ["DONE", "FRAME", "SAMPLE_RATE", "Message", "encode_frame", "parse"]
 

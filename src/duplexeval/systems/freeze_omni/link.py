@@ -20,8 +20,8 @@ import threading
 import time
 from typing import Any
 
-from ..base import SystemFailure
-from ..credentials import redact
+from duplexeval.systems.base import SystemFailure
+from duplexeval.systems.credentials import redact
 
 __all__ = ["SERVER_EVENTS", "SocketIOLink"]
 

@@ -53,11 +53,11 @@ from typing import Any
 import numpy as np
 import soxr
 
-from ..base import Forced, StepOutput, SystemFailure
-from ..driven import DrivenSession
-from ..realtime import Clock, RealtimeDriver
-from .link import SocketIOLink
-from .wire import CHUNK, IN_RATE, OUT_RATE, audio_payload, parse_audio
+from duplexeval.systems.base import Forced, StepOutput, SystemFailure
+from duplexeval.systems.driven import DrivenSession
+from duplexeval.systems.freeze_omni.link import SocketIOLink
+from duplexeval.systems.freeze_omni.wire import CHUNK, IN_RATE, OUT_RATE, audio_payload, parse_audio
+from duplexeval.systems.realtime import Clock, RealtimeDriver
 
 __all__ = ["FreezeOmniSession", "FreezeOmniSettings"]
 

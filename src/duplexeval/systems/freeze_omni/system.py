@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from .. import credentials
-from ..base import Capabilities, ClockKind, Session, SessionSpec, System
-from .session import STOP_MODES, FreezeOmniSession, FreezeOmniSettings
-from .wire import CHUNK, IN_RATE
+from duplexeval.systems import credentials
+from duplexeval.systems.base import Capabilities, ClockKind, Session, SessionSpec, System
+from duplexeval.systems.freeze_omni.session import STOP_MODES, FreezeOmniSession, FreezeOmniSettings
+from duplexeval.systems.freeze_omni.wire import CHUNK, IN_RATE
 
 __all__ = ["FreezeOmniSystem"]
 

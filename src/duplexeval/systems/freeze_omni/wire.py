@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import SystemFailure
+from duplexeval.systems.base import SystemFailure
 
 __all__ = ["CHUNK", "IN_RATE", "OUT_RATE", "audio_payload", "parse_audio"]
 

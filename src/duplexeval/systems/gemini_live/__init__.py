@@ -6,6 +6,6 @@ protocol (setup, 16 kHz in / 24 kHz out, ``interrupted``, resumption) in :mod:`.
 timeline in :mod:`duplexeval.systems.realtime`.  Needs the ``servers`` extra (``websockets``).
 """
 
-from .system import GeminiLiveSystem
+from duplexeval.systems.gemini_live.system import GeminiLiveSystem
 
 __all__ = ["GeminiLiveSystem"]

@@ -42,11 +42,11 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Forced, StepOutput, SystemFailure
-from ..driven import DrivenSession
-from ..pcm import StreamResampler, decode_pcm16, encode_pcm16, mime_rate
-from ..realtime import Clock, RealtimeDriver
-from ..websocket import Connection
+from duplexeval.systems.base import Forced, StepOutput, SystemFailure
+from duplexeval.systems.driven import DrivenSession
+from duplexeval.systems.pcm import StreamResampler, decode_pcm16, encode_pcm16, mime_rate
+from duplexeval.systems.realtime import Clock, RealtimeDriver
+from duplexeval.systems.websocket import Connection
 
 __all__ = ["FRAME", "IN_RATE", "RATE", "GeminiLiveSession", "GeminiLiveSettings"]
 

@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .. import credentials
-from ..base import Capabilities, ClockKind, Session, SessionSpec, System
-from .session import FRAME, RATE, GeminiLiveSession, GeminiLiveSettings
+from duplexeval.systems import credentials
+from duplexeval.systems.base import Capabilities, ClockKind, Session, SessionSpec, System
+from duplexeval.systems.gemini_live.session import (
+    FRAME,
+    RATE,
+    GeminiLiveSession,
+    GeminiLiveSettings,
+)
 
 __all__ = ["GeminiLiveSystem"]
 

@@ -9,6 +9,6 @@
 :mod:`.system` import without torch.
 """
 
-from .system import MoshiSystem
+from duplexeval.systems.moshi_inproc.system import MoshiSystem
 
 __all__ = ["MoshiSystem"]

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from moshi.models import loaders
 
-from .settings import MoshiSettings
+from duplexeval.systems.moshi_inproc.settings import MoshiSettings
 
 __all__ = ["MoshiModels", "load_models"]
 

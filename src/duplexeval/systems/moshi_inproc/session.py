@@ -42,11 +42,11 @@ import numpy as np
 import torch
 from moshi.utils.compile import no_compile, no_cuda_graph
 
-from ..base import BatchSession, Forced, Session, StepOutput
-from .loading import MoshiModels
-from .stepper import LMStepper, Sampling, StepTokens
-from .streams import StreamSet
-from .text import TextForcing, piece_text
+from duplexeval.systems.base import BatchSession, Forced, Session, StepOutput
+from duplexeval.systems.moshi_inproc.loading import MoshiModels
+from duplexeval.systems.moshi_inproc.stepper import LMStepper, Sampling, StepTokens
+from duplexeval.systems.moshi_inproc.streams import StreamSet
+from duplexeval.systems.moshi_inproc.text import TextForcing, piece_text
 
 __all__ = ["MoshiBatch", "MoshiSession", "Running"]
 

@@ -10,8 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..base import Capabilities, ClockKind, Session, SessionSpec, System, SystemFailure
-from .settings import ARG_NAMES, MoshiSettings, parse_settings
+from duplexeval.systems.base import (
+    Capabilities,
+    ClockKind,
+    Session,
+    SessionSpec,
+    System,
+    SystemFailure,
+)
+from duplexeval.systems.moshi_inproc.settings import ARG_NAMES, MoshiSettings, parse_settings
 
 __all__ = ["MoshiSystem", "check_local_files"]
 
@@ -73,7 +80,7 @@ class MoshiSystem(System):
 
     def _loader(self) -> Any:
         """A function that loads the checkpoint (importing it needs torch and moshi)."""
-        from .loading import load_models
+        from duplexeval.systems.moshi_inproc.loading import load_models
 
         return lambda: load_models(self.settings)
 
@@ -82,8 +89,8 @@ class MoshiSystem(System):
             raise ValueError(f"the moshi system runs at {SAMPLE_RATE} Hz, "
                              f"not {spec.sample_rate}")
         models = self.models()
-        from .session import MoshiSession, Running
-        from .stepper import Sampling
+        from duplexeval.systems.moshi_inproc.session import MoshiSession, Running
+        from duplexeval.systems.moshi_inproc.stepper import Sampling
 
         s = self.settings
         sampling = Sampling(use_sampling=s.use_sampling, temp=s.temp, temp_text=s.temp_text,

@@ -45,11 +45,20 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Forced, Session, StepOutput, SystemFailure
-from ..credentials import redact
-from ..realtime import Clock, RealtimeDriver
-from ..websocket import Connection
-from .wire import AUDIO, ERROR, HANDSHAKE, SAMPLE_RATE, TEXT, OpusCodec, audio_message, parse
+from duplexeval.systems.base import Forced, Session, StepOutput, SystemFailure
+from duplexeval.systems.credentials import redact
+from duplexeval.systems.moshi_ws.wire import (
+    AUDIO,
+    ERROR,
+    HANDSHAKE,
+    SAMPLE_RATE,
+    TEXT,
+    OpusCodec,
+    audio_message,
+    parse,
+)
+from duplexeval.systems.realtime import Clock, RealtimeDriver
+from duplexeval.systems.websocket import Connection
 
 __all__ = ["LockstepSession", "MoshiWsSettings", "RealtimeSession"]
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from .. import credentials
-from ..base import Capabilities, ClockKind, Session, SessionSpec, System
-from .session import FRAME, LockstepSession, MoshiWsSettings, RealtimeSession
-from .wire import SAMPLE_RATE
+from duplexeval.systems import credentials
+from duplexeval.systems.base import Capabilities, ClockKind, Session, SessionSpec, System
+from duplexeval.systems.moshi_ws.session import (
+    FRAME,
+    LockstepSession,
+    MoshiWsSettings,
+    RealtimeSession,
+)
+from duplexeval.systems.moshi_ws.wire import SAMPLE_RATE
 
 __all__ = ["MoshiWsSystem"]
 

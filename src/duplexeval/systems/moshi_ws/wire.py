@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import SystemFailure
+from duplexeval.systems.base import SystemFailure
 
 __all__ = ["AUDIO", "ERROR", "HANDSHAKE", "SAMPLE_RATE", "TEXT", "Message", "OpusCodec",
            "audio_message", "parse"]

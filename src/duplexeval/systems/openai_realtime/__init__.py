@@ -6,6 +6,6 @@ playout and barge-in (cancel + truncate with the amount played) in :mod:`.sessio
 ``servers`` extra (``websockets``).
 """
 
-from .system import OpenAIRealtimeSystem
+from duplexeval.systems.openai_realtime.system import OpenAIRealtimeSystem
 
 __all__ = ["OpenAIRealtimeSystem"]

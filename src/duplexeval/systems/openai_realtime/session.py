@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Forced, StepOutput, SystemFailure
-from ..driven import DrivenSession
-from ..realtime import Clock, RealtimeDriver
-from ..websocket import Connection
+from duplexeval.systems.base import Forced, StepOutput, SystemFailure
+from duplexeval.systems.driven import DrivenSession
+from duplexeval.systems.realtime import Clock, RealtimeDriver
+from duplexeval.systems.websocket import Connection
 
 __all__ = ["FRAME", "RATE", "RealtimeApiSession", "RealtimeSettings"]
 

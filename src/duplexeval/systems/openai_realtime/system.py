@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import credentials
-from ..base import Capabilities, ClockKind, Session, SessionSpec, System
-from .session import FRAME, RATE, RealtimeApiSession, RealtimeSettings
+from duplexeval.systems import credentials
+from duplexeval.systems.base import Capabilities, ClockKind, Session, SessionSpec, System
+from duplexeval.systems.openai_realtime.session import (
+    FRAME,
+    RATE,
+    RealtimeApiSession,
+    RealtimeSettings,
+)
 
 __all__ = ["OpenAIRealtimeSystem"]
 

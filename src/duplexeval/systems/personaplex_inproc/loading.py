@@ -35,8 +35,8 @@ from typing import Any
 import torch
 from moshi.models import loaders
 
-from ..moshi_inproc.loading import MoshiModels, load_models
-from .settings import PersonaPlexSettings
+from duplexeval.systems.moshi_inproc.loading import MoshiModels, load_models
+from duplexeval.systems.personaplex_inproc.settings import PersonaPlexSettings
 
 __all__ = ["expand_depformer", "load_lm", "load_personaplex", "split_attention",
            "voice_prompt_path"]

@@ -42,9 +42,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..moshi_inproc.loading import SAMPLE_RATE, MoshiModels
-from ..moshi_inproc.stepper import LMStepper, Sampling
-from ..moshi_inproc.streams import StreamSet
+from duplexeval.systems.moshi_inproc.loading import SAMPLE_RATE, MoshiModels
+from duplexeval.systems.moshi_inproc.stepper import LMStepper, Sampling
+from duplexeval.systems.moshi_inproc.streams import StreamSet
 
 __all__ = ["SPACER_FRAMES", "PromptFrame", "PromptState", "VoicePrompt", "build_prompt",
            "prompt_codes", "read_voice_prompt"]

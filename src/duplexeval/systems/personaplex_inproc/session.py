@@ -24,11 +24,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..base import BatchSession, StepOutput
-from ..moshi_inproc.loading import MoshiModels
-from ..moshi_inproc.session import MoshiBatch, MoshiSession, Running, _plain_kernels
-from ..moshi_inproc.stepper import Sampling, StepTokens
-from .prompt import PromptState, user_tensor
+from duplexeval.systems.base import BatchSession, StepOutput
+from duplexeval.systems.moshi_inproc.loading import MoshiModels
+from duplexeval.systems.moshi_inproc.session import (
+    MoshiBatch,
+    MoshiSession,
+    Running,
+    _plain_kernels,
+)
+from duplexeval.systems.moshi_inproc.stepper import Sampling, StepTokens
+from duplexeval.systems.personaplex_inproc.prompt import PromptState, user_tensor
 
 __all__ = ["PersonaPlexBatch", "PersonaPlexSession"]
 

@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..moshi_inproc.settings import ARG_NAMES as MOSHI_ARG_NAMES
-from ..moshi_inproc.settings import MoshiSettings, parse_settings
+from duplexeval.systems.moshi_inproc.settings import ARG_NAMES as MOSHI_ARG_NAMES
+from duplexeval.systems.moshi_inproc.settings import MoshiSettings, parse_settings
 
 __all__ = ["ARG_NAMES", "ASSISTANT_PROMPT", "CHAT_PROMPT", "DEFAULT_REPO", "DEFAULT_VOICE",
            "PersonaPlexSettings", "parse_personaplex", "text_prompt_for", "wrap_system_tags"]

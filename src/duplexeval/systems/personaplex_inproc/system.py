@@ -11,9 +11,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..base import Capabilities, ClockKind, Session, SessionSpec, SystemFailure
-from ..moshi_inproc.system import FRAME, SAMPLE_RATE, MoshiSystem, check_local_files
-from .settings import ARG_NAMES, PersonaPlexSettings, parse_personaplex, text_prompt_for
+from duplexeval.systems.base import Capabilities, ClockKind, Session, SessionSpec, SystemFailure
+from duplexeval.systems.moshi_inproc.system import (
+    FRAME,
+    SAMPLE_RATE,
+    MoshiSystem,
+    check_local_files,
+)
+from duplexeval.systems.personaplex_inproc.settings import (
+    ARG_NAMES,
+    PersonaPlexSettings,
+    parse_personaplex,
+    text_prompt_for,
+)
 
 __all__ = ["PersonaPlexSystem"]
 
@@ -48,15 +58,15 @@ class PersonaPlexSystem(MoshiSystem):
         return ARG_NAMES
 
     def _loader(self) -> Any:
-        from .loading import load_personaplex
+        from duplexeval.systems.personaplex_inproc.loading import load_personaplex
 
         return lambda: load_personaplex(self.plex)
 
     def _prompt(self, text: str) -> Any:
         """The prompt state of a text prompt (built on first use)."""
         if text not in self._prompts:
-            from .prompt import build_prompt
-            from .settings import wrap_system_tags
+            from duplexeval.systems.personaplex_inproc.prompt import build_prompt
+            from duplexeval.systems.personaplex_inproc.settings import wrap_system_tags
 
             models = self.models()
             tokens = [int(t) for t in models.tokenizer.encode(wrap_system_tags(text))] \
@@ -67,8 +77,8 @@ class PersonaPlexSystem(MoshiSystem):
 
     def _voice_prompt(self) -> Any:
         if self._voice is None and self.plex.voice_prompt is not None:
-            from .loading import voice_prompt_path
-            from .prompt import read_voice_prompt
+            from duplexeval.systems.personaplex_inproc.loading import voice_prompt_path
+            from duplexeval.systems.personaplex_inproc.prompt import read_voice_prompt
 
             try:
                 path = voice_prompt_path(self.plex.voice_prompt, self.settings.hf_repo)
@@ -83,9 +93,9 @@ class PersonaPlexSystem(MoshiSystem):
                              f"not {spec.sample_rate}")
         models = self.models()
         prompt = self._prompt(text_prompt_for(self.plex, spec.dialogue.domain))
-        from ..moshi_inproc.session import Running
-        from ..moshi_inproc.stepper import Sampling
-        from .session import PersonaPlexSession
+        from duplexeval.systems.moshi_inproc.session import Running
+        from duplexeval.systems.moshi_inproc.stepper import Sampling
+        from duplexeval.systems.personaplex_inproc.session import PersonaPlexSession
 
         s = self.settings
         sampling = Sampling(use_sampling=s.use_sampling, temp=s.temp, temp_text=s.temp_text,

@@ -6,6 +6,6 @@ settings are in :mod:`.system`, the protocol (session, playback acknowledgements
 extra (``websockets``).
 """
 
-from .system import VllmOmniDuplexSystem
+from duplexeval.systems.vllm_omni.system import VllmOmniDuplexSystem
 
 __all__ = ["VllmOmniDuplexSystem"]

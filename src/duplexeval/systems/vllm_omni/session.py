@@ -59,12 +59,11 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Forced, StepOutput, SystemFailure
-from ..driven import DrivenSession
-from ..pcm import ENCODERS, StreamResampler, decode_pcm16
-from ..realtime import Clock, RealtimeDriver
-from ..websocket import Connection
-from .wire import (
+from duplexeval.systems.base import Forced, StepOutput, SystemFailure
+from duplexeval.systems.driven import DrivenSession
+from duplexeval.systems.pcm import ENCODERS, StreamResampler, decode_pcm16
+from duplexeval.systems.realtime import Clock, RealtimeDriver
+from duplexeval.systems.vllm_omni.wire import (
     AUDIO_EVENTS,
     BENIGN_ERRORS,
     FATAL_RESUME_ERRORS,
@@ -76,6 +75,7 @@ from .wire import (
     response_id,
     with_query,
 )
+from duplexeval.systems.websocket import Connection
 
 __all__ = ["FRAME", "RATE", "VllmDuplexSession", "VllmDuplexSettings"]
 

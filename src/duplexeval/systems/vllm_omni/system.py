@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import credentials
-from ..base import Capabilities, ClockKind, Session, SessionSpec, System
-from .session import FRAME, RATE, VllmDuplexSession, VllmDuplexSettings
-from .wire import with_query
+from duplexeval.systems import credentials
+from duplexeval.systems.base import Capabilities, ClockKind, Session, SessionSpec, System
+from duplexeval.systems.vllm_omni.session import FRAME, RATE, VllmDuplexSession, VllmDuplexSettings
+from duplexeval.systems.vllm_omni.wire import with_query
 
 __all__ = ["VllmOmniDuplexSystem"]
 

@@ -9,7 +9,7 @@ import json
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..base import SystemFailure
+from duplexeval.systems.base import SystemFailure
 
 __all__ = ["AUDIO_EVENTS", "BENIGN_ERRORS", "FATAL_RESUME_ERRORS", "TRANSCRIPT_EVENTS",
            "Refused", "decode_event", "error_code", "error_text", "response_id", "with_query"]
