@@ -21,9 +21,9 @@ import tempfile
 from pathlib import Path
 
 from duplexeval.analysis.pipeline import AnalysisOptions, analyze_run
+from duplexeval.app.demo import DemoDataset, default_datasets
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.data.voice_bursts import voice_bursts
-from duplexeval.demo import DemoDataset, default_datasets
 from duplexeval.metrics import get_variant
 from duplexeval.metrics.accuracy import (
     ACCURACY_PROTOCOLS,
@@ -35,7 +35,7 @@ from duplexeval.metrics.accuracy import (
 )
 from duplexeval.metrics.m3_outputs import read_m3_outputs
 from duplexeval.metrics.scoring import score_events
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.speech.activity import ActivityOptions, VadEngine
 from duplexeval.systems.registry import load_system
@@ -57,7 +57,7 @@ def make_runs(root: Path, demo: DemoDataset) -> list[tuple[str, Path]]:
     runs = []
     for protocol, args in ACCURACY_PROTOCOLS:
         plan = build_plan(dataset.dialogues,
-                          PlanOptions(protocol=Protocol(protocol), channels=demo.channels))
+                          PlanOptions(protocol=EvalProtocol(protocol), channels=demo.channels))
         out = root / f"{demo.name}-{protocol}"
         execute_run(load_system("scripted", args), dataset, plan, out, seed=1, progress=False)
         runs.append((protocol, out))

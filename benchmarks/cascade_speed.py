@@ -36,10 +36,10 @@ from duplexeval.data.dialogue import Dataset
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.events import EventKind
 from duplexeval.metrics.score_run import score_run_dir
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.report.text import format_table
 from duplexeval.runs import execute_run
-from duplexeval.session_view import session_spec
+from duplexeval.runs.session_view import session_spec
 from duplexeval.speech.asr import Transcriber
 from duplexeval.suites import build_suite, get_suite
 from duplexeval.systems.cascade import CascadeConfig, CascadeSystem
@@ -119,7 +119,7 @@ def stage_times(qa: Dataset) -> list[list[object]]:
 
 def rtf_multi_gen(dataset: Dataset, channels: tuple[int, ...], out: Path) -> tuple[float, float]:
     """(wall s, stepped audio s) of a multi-gen run with a fresh system."""
-    plan = build_plan(dataset.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN,
+    plan = build_plan(dataset.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN,
                                                      channels=channels))
     start = time.perf_counter()
     result = execute_run(load_system("cascade", {}), dataset, plan, out, progress=False)
@@ -145,7 +145,7 @@ def rtf_continuous(dataset: Dataset) -> tuple[float, float]:
 
 
 def qa_scores(qa: Dataset, out: Path) -> list[list[object]]:
-    plan = build_plan(qa.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN,
+    plan = build_plan(qa.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN,
                                                 channels=get_suite("m3-qa-en").channels))
     system = load_system("cascade", {})
     execute_run(system, qa, plan, out, progress=False)

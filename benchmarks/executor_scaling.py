@@ -39,7 +39,7 @@ import numpy as np
 
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.data.voice_bursts import voice_bursts
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import DaskExecutor, execute_run
 from duplexeval.systems.base import BatchSession, Forced, Session, SessionSpec, StepOutput
 from duplexeval.systems.scripted import ScriptedSystem
@@ -143,7 +143,7 @@ def main() -> None:
         source, _ = load_dataset(SAMPLE_EN, alignment=Need.REQUIRE)
         voice_bursts(source, work / "sample-en")
         dataset, _ = load_dataset(work / "sample-en", audio=Need.REQUIRE)
-        plan = build_plan(dataset.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN))
+        plan = build_plan(dataset.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN))
         system = SlowScripted(jitter="0.1", step_ms=f"{args.step_ms:g}")
         run = {"system": system, "dataset": dataset, "plan": plan, "seed": 5}
         batches = _batch_rows(work, [int(n) for n in args.batch.split(",") if n.strip()], run)

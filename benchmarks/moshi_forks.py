@@ -49,8 +49,8 @@ import torch
 
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.data.voice_bursts import voice_bursts
-from duplexeval.execute import DialogueAudio, run_group
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.runs.driver import DialogueAudio, run_group
 from duplexeval.systems.registry import load_system
 
 REPO = Path(__file__).resolve().parents[1]
@@ -85,14 +85,14 @@ def _dataset(path: Path, work: Path, dialogues: int) -> Any:
     return dataset, dataset.dialogues[:dialogues]
 
 
-def _groups(dialogues: list[Any], protocol: Protocol, context: float | None,
+def _groups(dialogues: list[Any], protocol: EvalProtocol, context: float | None,
             max_samples: int) -> list[tuple[Any, list[Any]]]:
     plan = build_plan(dialogues, PlanOptions(protocol=protocol, context_max_len=context))
     by_id = {d.id: d for d in dialogues}
     return [(by_id[did], members[:max_samples]) for (did, _), members in plan.groups().items()]
 
 
-def _run(system: Any, groups: list[tuple[Any, list[Any]]], protocol: Protocol, way: str,
+def _run(system: Any, groups: list[tuple[Any, list[Any]]], protocol: EvalProtocol, way: str,
          batch_size: int) -> tuple[dict[str, np.ndarray], int, float]:
     outputs: dict[str, np.ndarray] = {}
     frames = 0
@@ -109,7 +109,7 @@ def _run(system: Any, groups: list[tuple[Any, list[Any]]], protocol: Protocol, w
     return outputs, frames, time.perf_counter() - start
 
 
-def _protocol_rows(system: Any, groups: list[tuple[Any, list[Any]]], protocol: Protocol,
+def _protocol_rows(system: Any, groups: list[tuple[Any, list[Any]]], protocol: EvalProtocol,
                    batch_size: int) -> list[dict[str, Any]]:
     rows, base = [], None
     for way in ("replay", "shared", "batched"):
@@ -162,7 +162,7 @@ def main() -> None:
                           "batched_executor": BATCHED}), flush=True)
         _, dialogues = _dataset(args.dataset, work, args.dialogues)
         for name in args.protocols.split(","):
-            protocol = Protocol(name)
+            protocol = EvalProtocol(name)
             groups = _groups(dialogues, protocol, args.context, args.max_samples)
             _protocol_rows(system, groups, protocol, args.batch_size)
 

@@ -17,7 +17,7 @@ from collections import Counter
 
 from duplexeval.data.mtr import FEATURE_SAMPLES, feature_round
 from duplexeval.data.validate import Need, load_dataset
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.suites import SUITES, build_suite
 
 
@@ -26,7 +26,7 @@ def main() -> int:
     root = build_suite("mtr-en", quality=False)
     dataset, _ = load_dataset(root, audio=Need.OPTIONAL)
     dialogues = list(dataset.dialogues)
-    plan = build_plan(dialogues, PlanOptions(protocol=Protocol.MULTI_REF,
+    plan = build_plan(dialogues, PlanOptions(protocol=EvalProtocol.MULTI_REF,
                                              channels=suite.channels, mute=False))
     by_dialogue: dict[str, list] = {}
     for s in plan.samples:

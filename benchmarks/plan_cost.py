@@ -23,9 +23,9 @@ import argparse
 import time
 from pathlib import Path
 
+from duplexeval.app.demo import default_datasets
 from duplexeval.data.validate import load_dataset
-from duplexeval.demo import default_datasets
-from duplexeval.protocols import Plan, PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, Plan, PlanOptions, build_plan
 from duplexeval.report.text import PLAN_HEADER, format_table, plan_row
 
 
@@ -58,10 +58,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20, help="plans built per row, timed")
     args = parser.parse_args()
     rows = []
-    totals: dict[str, list[float]] = {p.value: [0.0, 0.0] for p in Protocol}
+    totals: dict[str, list[float]] = {p.value: [0.0, 0.0] for p in EvalProtocol}
     for name, root, channels in _datasets(args.suites):
         dataset, _ = load_dataset(root)
-        for protocol in Protocol:
+        for protocol in EvalProtocol:
             plan, seconds = _timed_plan(dataset.dialogues,
                                         PlanOptions(protocol=protocol, channels=channels),
                                         args.repeats)

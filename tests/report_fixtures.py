@@ -14,7 +14,7 @@ from duplexeval.fileio import atomic_write_text, json_line
 from duplexeval.metrics.accuracy import ACCURACY_PROTOCOLS
 from duplexeval.metrics.content.summary import ContentRecord, OfflineRecord
 from duplexeval.metrics.score_run import score_run_dir
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.systems.registry import load_system
 
@@ -30,7 +30,7 @@ def make_report_runs(root: Path, dialogues: int = 1) -> list[Path]:
     runs = []
     for protocol, args in ACCURACY_PROTOCOLS:
         plan = build_plan(dataset.dialogues[:dialogues],
-                          PlanOptions(protocol=Protocol(protocol)))
+                          PlanOptions(protocol=EvalProtocol(protocol)))
         out = root / protocol
         execute_run(load_system("scripted", args), dataset, plan, out, seed=1, progress=False)
         results, scores = score_run_dir(out, truth=True, progress=False)

@@ -28,7 +28,7 @@ from duplexeval.metrics.accuracy import (
 from duplexeval.metrics.m3_outputs import read_m3_outputs
 from duplexeval.metrics.results import load_results
 from duplexeval.metrics.scoring import score_events
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.speech.activity import ActivityOptions, VadEngine
 from duplexeval.systems.registry import load_system
@@ -47,7 +47,7 @@ def scripted_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     dataset, _ = load_dataset(root / "data", audio=Need.REQUIRE)
     runs = []
     for protocol, args in ACCURACY_PROTOCOLS:
-        plan = build_plan(dataset.dialogues, PlanOptions(protocol=Protocol(protocol)))
+        plan = build_plan(dataset.dialogues, PlanOptions(protocol=EvalProtocol(protocol)))
         out = root / protocol
         execute_run(load_system("scripted", args), dataset, plan, out, seed=1, progress=False)
         runs.append(out)
@@ -233,7 +233,7 @@ def test_truth_needs_a_system_that_logs_speech(tmp_path: Path,
     source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
     voice_bursts(source, tmp_path / "data", 16000)
     dataset, _ = load_dataset(tmp_path / "data", audio=Need.REQUIRE)
-    plan = build_plan(dataset.dialogues[:1], PlanOptions(protocol=Protocol.MULTI_GEN))
+    plan = build_plan(dataset.dialogues[:1], PlanOptions(protocol=EvalProtocol.MULTI_GEN))
     execute_run(load_system("silence", {}), dataset, plan, tmp_path / "run", progress=False)
     assert main(["analyze", str(tmp_path / "run"), "--truth"]) == 2
     assert "logged no speech intervals" in capsys.readouterr().err

@@ -16,8 +16,8 @@ import soundfile as sf
 from duplexeval.cli import main
 from duplexeval.data.dialogue import Dataset
 from duplexeval.data.validate import Need, load_dataset
-from duplexeval.execute import DialogueAudio, SampleOutput, run_group
-from duplexeval.protocols import PlanOptions, Protocol, build_plan, split_passes
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan, split_passes
+from duplexeval.runs.driver import DialogueAudio, SampleOutput, run_group
 from duplexeval.systems.base import (
     BatchSession,
     Session,
@@ -36,7 +36,7 @@ def voiced(sample_voiced: Path) -> Dataset:
     return dataset
 
 
-def run_plan(system: ScriptedSystem, dataset: Dataset, protocol: Protocol, batch_size: int,
+def run_plan(system: ScriptedSystem, dataset: Dataset, protocol: EvalProtocol, batch_size: int,
              context: float | None = None, errors: list[str] | None = None,
              ) -> tuple[dict[str, SampleOutput], int]:
     """Every sample of the plan through :func:`run_group`; outputs by event id, frames."""
@@ -96,11 +96,11 @@ def test_scripted_rows_equal_single_forks_frame_by_frame() -> None:
     assert json.dumps(session.snapshot(), sort_keys=True, default=str) == before
 
 
-@pytest.mark.parametrize(("protocol", "context"), [(Protocol.MULTI_GEN, None),
-                                                   (Protocol.MULTI_REF, None),
-                                                   (Protocol.MULTI_REF, 8.0)])
+@pytest.mark.parametrize(("protocol", "context"), [(EvalProtocol.MULTI_GEN, None),
+                                                   (EvalProtocol.MULTI_REF, None),
+                                                   (EvalProtocol.MULTI_REF, 8.0)])
 def test_batched_outputs_are_byte_identical_to_one_fork_at_a_time(
-        voiced: Dataset, protocol: Protocol, context: float | None) -> None:
+        voiced: Dataset, protocol: EvalProtocol, context: float | None) -> None:
     system = ScriptedSystem(**ARGS)
     assert system.capabilities.batch and system.capabilities.snapshot
     single, frames_single = run_plan(system, voiced, protocol, 1, context)
@@ -158,33 +158,33 @@ class ProbeBatch(BatchSession):
 
 
 def test_the_driver_steps_the_rows_of_a_batch_together(voiced: Dataset) -> None:
-    plan = build_plan(voiced.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN))
+    plan = build_plan(voiced.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN))
     passes = [p for m in plan.groups().values() for p in split_passes(m)]
     Probe.batches, Probe.doomed = [], set()
-    run_plan(Probe(**ARGS), voiced, Protocol.MULTI_GEN, 4)
+    run_plan(Probe(**ARGS), voiced, EvalProtocol.MULTI_GEN, 4)
     # each pass's samples in batches of 4 and a last one of the rest
     expected = [min(4, len(p) - first) for p in passes for first in range(0, len(p), 4)]
     assert [b[0] for b in Probe.batches] == expected and len(expected) > len(passes)
     for steps in Probe.batches:  # rows drop out as they end, and the longest runs to the end
         assert steps == sorted(steps, reverse=True) and steps[-1] >= 1
     Probe.batches = []
-    run_plan(Probe(**ARGS), voiced, Protocol.MULTI_GEN, 1)
+    run_plan(Probe(**ARGS), voiced, EvalProtocol.MULTI_GEN, 1)
     assert Probe.batches == []  # batch size 1: the single path, no batch is forked
 
 
 def test_a_failing_row_fails_its_sample_alone(voiced: Dataset) -> None:
-    reference, _ = run_plan(ScriptedSystem(**ARGS), voiced, Protocol.MULTI_GEN, 1)
+    reference, _ = run_plan(ScriptedSystem(**ARGS), voiced, EvalProtocol.MULTI_GEN, 1)
     victim = sorted(reference)[3]
     Probe.batches, Probe.doomed = [], {reference[victim].seed}
     errors: list[str] = []
-    outputs, _ = run_plan(Probe(**ARGS), voiced, Protocol.MULTI_GEN, 8, errors=errors)
+    outputs, _ = run_plan(Probe(**ARGS), voiced, EvalProtocol.MULTI_GEN, 8, errors=errors)
     assert errors == [victim]
     assert sorted(outputs) == sorted(set(reference) - {victim})
     for event_id, out in outputs.items():
         assert_same(out, reference[event_id])
     # without on_error the failure is raised
     with pytest.raises(SystemFailure, match="model crashed on this row"):
-        run_plan(Probe(**ARGS), voiced, Protocol.MULTI_GEN, 8)
+        run_plan(Probe(**ARGS), voiced, EvalProtocol.MULTI_GEN, 8)
 
 
 def run_files(root: Path) -> dict[str, bytes]:

@@ -21,11 +21,11 @@ from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import EventKind
-from duplexeval.execute import DialogueAudio, run_group
 from duplexeval.metrics.score_run import score_run_dir
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
-from duplexeval.session_view import session_spec
+from duplexeval.runs.driver import DialogueAudio, run_group
+from duplexeval.runs.session_view import session_spec
 from duplexeval.systems.base import Oracle, System
 from duplexeval.systems.cascade.responder import acknowledgement, best_match, normalise
 from duplexeval.systems.cascade.vad import StreamingVad
@@ -67,7 +67,7 @@ def cascade() -> System:
 def qa_run(qa: Dataset, cascade: System, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A multi-gen run of ``cascade`` on the QA dialogues."""
     out = tmp_path_factory.mktemp("qa-run") / "run"
-    plan = build_plan(qa.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN,
+    plan = build_plan(qa.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN,
                                                 channels=QA_CHANNELS))
     execute_run(cascade, qa, plan, out, seed=3, progress=False)
     return out
@@ -191,7 +191,7 @@ def test_same_run_twice_is_bit_identical(qa_run: Path, qa: Dataset, tmp_path: Pa
     from duplexeval.systems.cascade.engines import clear_caches
 
     clear_caches()
-    plan = build_plan(qa.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN,
+    plan = build_plan(qa.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN,
                                                 channels=QA_CHANNELS))
     again = tmp_path / "again"
     execute_run(load_system("cascade", {}), qa, plan, again, seed=3, progress=False)
@@ -201,8 +201,8 @@ def test_same_run_twice_is_bit_identical(qa_run: Path, qa: Dataset, tmp_path: Pa
         assert (qa_run / rel).read_bytes() == (again / rel).read_bytes(), rel
 
 
-@pytest.mark.parametrize("protocol", [Protocol.MULTI_GEN, Protocol.MULTI_REF])
-def test_shared_prefix_equals_replay(qa: Dataset, cascade: System, protocol: Protocol) -> None:
+@pytest.mark.parametrize("protocol", [EvalProtocol.MULTI_GEN, EvalProtocol.MULTI_REF])
+def test_shared_prefix_equals_replay(qa: Dataset, cascade: System, protocol: EvalProtocol) -> None:
     d = qa.dialogues[0]
     plan = build_plan([d], PlanOptions(protocol=protocol, channels=QA_CHANNELS))
     members = plan.samples
@@ -212,7 +212,7 @@ def test_shared_prefix_equals_replay(qa: Dataset, cascade: System, protocol: Pro
     assert len(shared) == len(replay) == len(members)
     for a, b in zip(shared, replay, strict=True):
         assert np.array_equal(a.system, b.system) and a.trace == b.trace
-    if protocol is Protocol.MULTI_REF:
+    if protocol is EvalProtocol.MULTI_REF:
         # forced words are what it said: its history holds the reference system words
         reference = " ".join(w.text for w in sorted(d.words_on(1), key=lambda w: w.start)
                              if w.start < min(s.fork_time for s in members))
@@ -225,7 +225,7 @@ def test_pause_handling_tor_falls_as_eot_silence_grows(qa: Dataset, tmp_path: Pa
     the pause, a long one waits.  Replies come from the fake LLM (long enough not to count as
     backchannels); budgets are zero so only ``eot_silence`` differs."""
     ignored = frozenset({EventKind.TURN_SHIFT, EventKind.BC, EventKind.BARGE_IN})
-    plan = build_plan(qa.dialogues, PlanOptions(protocol=Protocol.SINGLE, channels=QA_CHANNELS,
+    plan = build_plan(qa.dialogues, PlanOptions(protocol=EvalProtocol.SINGLE, channels=QA_CHANNELS,
                                                 ignored_events=ignored))
     assert plan.samples and {s.event_type for s in plan.samples} == {EventKind.TURN_HOLD}
     tor = {}
@@ -362,7 +362,7 @@ def test_chat_turns_get_the_reference_next_turn(qa: Dataset, tmp_path: Path) -> 
 
     d = dataclasses.replace(qa.dialogues[0], extra={})  # as a chat dialogue: no QA references
     chat = dataclasses.replace(qa, dialogues=(d,))
-    plan = build_plan(chat.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN,
+    plan = build_plan(chat.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN,
                                                   channels=QA_CHANNELS))
     plan = dataclasses.replace(plan, samples=plan.samples[:3])
     system = load_system("cascade", {})

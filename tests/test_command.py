@@ -14,7 +14,7 @@ import soundfile as sf
 
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.systems.base import SessionSpec, SystemFailure
 from duplexeval.systems.registry import load_system
 
@@ -96,7 +96,7 @@ def test_multi_turn_inputs_are_context_plus_window_and_forcing_is_a_channel(
     log = tmp_path / "gen.jsonl"
     monkeypatch.setenv("FAKE_MODEL_LOG", str(log))
     assert run(sample_voiced, tmp_path / "gen", model, "multi-gen") == 0
-    plan = build_plan(ds.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN, window=2.0))
+    plan = build_plan(ds.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN, window=2.0))
     order = [s for members in plan.groups().values() for s in members]
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     frame = 16000 // 50
@@ -109,7 +109,7 @@ def test_multi_turn_inputs_are_context_plus_window_and_forcing_is_a_channel(
     assert run(sample_voiced, tmp_path / "ref", model, "multi-ref", "--system-arg",
                "channels=user+system") == 0
     calls = [json.loads(line) for line in log.read_text().splitlines()]
-    plan = build_plan(ds.dialogues, PlanOptions(protocol=Protocol.MULTI_REF, window=2.0))
+    plan = build_plan(ds.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_REF, window=2.0))
     order = [s for members in plan.groups().values() for s in members]
     for s, call in zip(order, calls, strict=True):
         assert call["channels"] == 2

@@ -21,7 +21,7 @@ import pytest
 from conftest import needs_extra
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
-from duplexeval.protocols import PlanOptions, Protocol, build_plan, split_passes
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan, split_passes
 from duplexeval.runs.units import SystemRef, plan_units
 from duplexeval.systems.base import Session, SessionSpec
 from duplexeval.systems.scripted import ScriptedSystem
@@ -47,15 +47,15 @@ def run_files(root: Path) -> dict[str, bytes]:
 
 def test_units_keep_passes_together_and_single_samples_apart(sample_voiced: Path) -> None:
     dataset, _ = load_dataset(sample_voiced, audio=Need.REQUIRE)
-    for protocol, context in ((Protocol.MULTI_GEN, None), (Protocol.MULTI_REF, 8.0),
-                              (Protocol.SINGLE, None)):
+    for protocol, context in ((EvalProtocol.MULTI_GEN, None), (EvalProtocol.MULTI_REF, 8.0),
+                              (EvalProtocol.SINGLE, None)):
         plan = build_plan(dataset.dialogues, PlanOptions(protocol=protocol,
                                                          context_max_len=context))
         units = plan_units(plan, dataset)
         assert sorted(s.event_id for u in units for s in u.samples) == \
             sorted(s.event_id for s in plan.samples)
         assert len({u.key for u in units}) == len(units)
-        if protocol is Protocol.SINGLE:
+        if protocol is EvalProtocol.SINGLE:
             assert all(len(u.samples) == 1 for u in units)
         else:
             passes = [p for m in plan.groups().values() for p in split_passes(m)]

@@ -16,7 +16,7 @@ import soundfile as sf
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.events import EventKind
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 
 RATE = 16000
 
@@ -103,7 +103,7 @@ def test_imported_events_are_planned(tmp_path: Path) -> None:
     out = tmp_path / "ds"
     assert main(["data", "import", "fdb-v1", str(_source(tmp_path)), "-o", str(out)]) == 0
     dataset, _ = load_dataset(out, "test", alignment=Need.OPTIONAL)
-    plan = build_plan(dataset.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN))
+    plan = build_plan(dataset.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN))
     assert sorted(s.task for s in plan.samples) == ["barge_in", "pause_handling",
                                                     "smooth_turn_taking"]
 

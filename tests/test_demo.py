@@ -9,7 +9,7 @@ from urllib.parse import unquote
 import pytest
 
 from browser import Elements, chromium, load
-from duplexeval.demo import STAGES, run_demo
+from duplexeval.app.demo import STAGES, run_demo
 from duplexeval.speech.tts import engine_class
 
 

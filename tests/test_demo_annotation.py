@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from duplexeval.app.demo import annotation_check, bundled_dataset
 from duplexeval.data.dialogue import Dataset
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.data.voice_bursts import voice_bursts
-from duplexeval.demo import annotation_check, bundled_dataset
 
 
 def _voiced(tmp_path: Path) -> Dataset:

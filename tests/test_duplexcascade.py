@@ -16,7 +16,7 @@ pytest.importorskip("websockets")
 
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.systems.base import SessionSpec, SystemFailure
 from duplexeval.systems.registry import load_system
 from fake_duplexcascade import FRAME, RATE, FakeDuplexCascade
@@ -45,7 +45,7 @@ def run(dataset: Path, out: Path, url: str, *extra: str) -> int:
 
 def plan_order(dataset: Path) -> list:
     ds, _ = load_dataset(dataset, audio=Need.REQUIRE)
-    plan = build_plan(ds.dialogues, PlanOptions(protocol=Protocol.SINGLE, window=1.0))
+    plan = build_plan(ds.dialogues, PlanOptions(protocol=EvalProtocol.SINGLE, window=1.0))
     return [s for members in plan.groups().values() for s in members]
 
 

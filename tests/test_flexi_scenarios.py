@@ -83,7 +83,7 @@ def test_user_interrupt_separates_yielding_from_talking_over(flexi_quick: Path,
 
 def test_the_demo_flexi_stage_prints_both_tables(flexi_quick: Path, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    from duplexeval.demo import StageTimer, _flexi_stage
+    from duplexeval.app.demo import StageTimer, _flexi_stage
 
     lines = _flexi_stage(tmp_path / "runs", StageTimer(), full=False,
                          systems=("reference", "silence"))

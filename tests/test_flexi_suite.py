@@ -17,7 +17,7 @@ from duplexeval.data.flexi import ANCHOR_KINDS, FLEXI_FIELD, SCENARIOS, flexi_pr
 from duplexeval.data.validate import Need, check_dataset, load_dataset
 from duplexeval.errors import DatasetInvalid
 from duplexeval.events import EventKind
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import dataset_hash
 from duplexeval.speech.clipbank import ClipBank, fill_span
 from duplexeval.speech.tts import TimedWord, Utterance
@@ -165,7 +165,7 @@ def test_annotations_are_consistent_and_validate(built: Path) -> None:
 
 def test_every_anchor_is_a_sample_of_its_protocol(built: Path) -> None:
     dataset, _ = load_dataset(built)
-    for protocol in (Protocol.MULTI_GEN, Protocol.MULTI_REF):
+    for protocol in (EvalProtocol.MULTI_GEN, EvalProtocol.MULTI_REF):
         plan = build_plan(dataset.dialogues, PlanOptions(protocol=protocol,
                                                          channels=SUITE.channels))
         for d in dataset.dialogues:

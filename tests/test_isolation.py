@@ -28,9 +28,9 @@ import soundfile as sf
 
 from duplexeval.data.dialogue import Dialogue, Word
 from duplexeval.events import Event, EventKind
-from duplexeval.execute import DialogueAudio, frames_needed, run_group
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
-from duplexeval.session_view import reference_transcript
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.runs.driver import DialogueAudio, frames_needed, run_group
+from duplexeval.runs.session_view import reference_transcript
 from duplexeval.systems.base import (
     Capabilities,
     Forced,
@@ -114,18 +114,18 @@ class Counting(System):
         return _CountingSession()
 
 
-PROTOCOLS = [Protocol.SINGLE, Protocol.MULTI_GEN, Protocol.MULTI_REF]
+PROTOCOLS = [EvalProtocol.SINGLE, EvalProtocol.MULTI_GEN, EvalProtocol.MULTI_REF]
 
 
 @pytest.mark.parametrize("use_snapshot", [True, False], ids=["snapshot", "replay"])
 @pytest.mark.parametrize("protocol", PROTOCOLS, ids=[p.value for p in PROTOCOLS])
 @pytest.mark.parametrize("cap", [5.0, None], ids=["cap5", "nocap"])
-def test_every_sample_hears_exactly_its_own_context(protocol: Protocol, use_snapshot: bool,
+def test_every_sample_hears_exactly_its_own_context(protocol: EvalProtocol, use_snapshot: bool,
                                                     cap: float | None) -> None:
     plan = build_plan([H], PlanOptions(protocol=protocol, context_max_len=cap))
     audio = DialogueAudio(timecode(30.0), SR)
     system = Counting()
-    if cap is not None and protocol is not Protocol.SINGLE:
+    if cap is not None and protocol is not EvalProtocol.SINGLE:
         starts = {s.context_start for s in plan.samples}
         assert len(starts) >= 3  # the case the old executor got wrong
     stepped = 0
@@ -136,11 +136,11 @@ def test_every_sample_hears_exactly_its_own_context(protocol: Protocol, use_snap
         assert [o.sample.event_id for o in outputs] == [s.event_id for s in members]
         for out in outputs:
             s = out.sample
-            start = s.input_start if protocol is Protocol.SINGLE else s.context_start
+            start = s.input_start if protocol is EvalProtocol.SINGLE else s.context_start
             frames = math.ceil((s.input_end - start) * SR / FRAME - 1e-9)
             assert out.trace["first"] == pytest.approx(start, abs=1.5 / SR), s.event_id
             assert out.trace["frames"] == frames, s.event_id
-            if protocol is Protocol.MULTI_REF:
+            if protocol is EvalProtocol.MULTI_REF:
                 assert out.trace["forced"] == pytest.approx(start, abs=1.5 / SR)
             if s.has_context:
                 # the saved context is what it heard: same start, same length
@@ -149,11 +149,11 @@ def test_every_sample_hears_exactly_its_own_context(protocol: Protocol, use_snap
                                                                     abs=1.5 / SR)
                 assert len(out.context_user) == round(s.context_end * SR) - round(
                     s.context_start * SR)
-            if protocol is Protocol.MULTI_GEN and s.has_context:
+            if protocol is EvalProtocol.MULTI_GEN and s.has_context:
                 # its output encodes the frame count: 1 at the context start
                 assert out.context_system is not None
                 assert out.context_system[0] == pytest.approx(1 / 10_000, abs=1e-6)
-    if protocol is not Protocol.SINGLE and use_snapshot:
+    if protocol is not EvalProtocol.SINGLE and use_snapshot:
         seconds = plan.model_seconds_shared_prefix()
         n_passes = sum(len({s.context_start for s in m}) for m in plan.groups().values())
         slack = (n_passes + len(plan.samples)) * FRAME / SR
@@ -161,13 +161,13 @@ def test_every_sample_hears_exactly_its_own_context(protocol: Protocol, use_snap
 
 
 def test_capped_context_costs_less_only_where_starts_are_shared() -> None:
-    capped = build_plan([H], PlanOptions(protocol=Protocol.MULTI_GEN, context_max_len=5.0))
+    capped = build_plan([H], PlanOptions(protocol=EvalProtocol.MULTI_GEN, context_max_len=5.0))
     # no two samples of one (dialogue, user) share a context start here: nothing to share
     for members in capped.groups().values():
         assert len({s.context_start for s in members}) == len(members)
     assert capped.model_seconds_shared_prefix() == pytest.approx(
         capped.model_seconds_per_event())
-    wide = build_plan([H], PlanOptions(protocol=Protocol.MULTI_GEN, context_max_len=100.0))
+    wide = build_plan([H], PlanOptions(protocol=EvalProtocol.MULTI_GEN, context_max_len=100.0))
     # a cap longer than the dialogue: contexts start at A (1.0), or at 0 before A's start
     assert {s.context_start for s in wide.samples} == {0.0, 1.0}
     assert wide.model_seconds_shared_prefix() < wide.model_seconds_per_event()
@@ -236,7 +236,7 @@ class Probe(System):
 
 @pytest.mark.parametrize("protocol", PROTOCOLS, ids=[p.value for p in PROTOCOLS])
 def test_a_system_that_declares_nothing_sees_no_event_time_and_no_word(
-        protocol: Protocol) -> None:
+        protocol: EvalProtocol) -> None:
     SPECS.clear()
     plan = build_plan([H], PlanOptions(protocol=protocol, context_max_len=5.0))
     audio = DialogueAudio(timecode(30.0), SR)
@@ -252,12 +252,12 @@ def test_a_system_that_declares_nothing_sees_no_event_time_and_no_word(
 
 def test_declared_oracle_data_is_given_and_nothing_more() -> None:
     SPECS.clear()
-    plan = build_plan([H], PlanOptions(protocol=Protocol.MULTI_GEN))
+    plan = build_plan([H], PlanOptions(protocol=EvalProtocol.MULTI_GEN))
     audio = DialogueAudio(timecode(30.0), SR)
     system = Probe(oracle="reference_transcript")
     assert system.capabilities.to_json()["oracle"] == ["reference_transcript"]
     for members in plan.groups().values():
-        run_group(system, H, audio, members, Protocol.MULTI_GEN, 0)
+        run_group(system, H, audio, members, EvalProtocol.MULTI_GEN, 0)
     for spec in SPECS:
         assert set(spec.oracle) == {Oracle.REFERENCE_TRANSCRIPT}
         leaves = list(_walk(spec))
@@ -266,7 +266,7 @@ def test_declared_oracle_data_is_given_and_nothing_more() -> None:
     SPECS.clear()
     for members in plan.groups().values():
         run_group(Probe(oracle="reference_audio,qa_references"), H, audio, members,
-                  Protocol.MULTI_GEN, 0)
+                  EvalProtocol.MULTI_GEN, 0)
     spec = SPECS[0]
     assert set(spec.oracle) == {Oracle.REFERENCE_AUDIO, Oracle.QA_REFERENCES}
     assert spec.oracle[Oracle.QA_REFERENCES][0]["answer"] == "charlie"
@@ -313,7 +313,7 @@ def test_run_config_records_the_oracle_kinds(tmp_path: Path) -> None:
         words=[w for w in WORDS if w[1] < 12.0], audio_seconds=20.0)
     sf.write(str(root / "audio" / "d1.wav"), timecode(20.0), SR)
     dataset, _ = load_dataset(root, audio=Need.REQUIRE)
-    plan = build_plan(dataset.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN))
+    plan = build_plan(dataset.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN))
     out = tmp_path / "run"
     execute_run(Probe(oracle="reference_transcript"), dataset, plan, out, progress=False)
     config = json.loads((out / "config.json").read_text())

@@ -16,7 +16,7 @@ pytest.importorskip("websockets")
 
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.systems.base import SessionSpec, SystemFailure
 from duplexeval.systems.registry import load_system
 from fake_moshi import FRAME, RATE, FakeMoshiServer
@@ -34,7 +34,7 @@ def run(dataset: Path, out: Path, url: str, *extra: str) -> int:
 def plan_order(dataset: Path) -> list:
     """The samples in the order the runner opens their sessions (one connection each)."""
     ds, _ = load_dataset(dataset, audio=Need.REQUIRE)
-    plan = build_plan(ds.dialogues, PlanOptions(protocol=Protocol.SINGLE, window=float(WINDOW)))
+    plan = build_plan(ds.dialogues, PlanOptions(protocol=EvalProtocol.SINGLE, window=float(WINDOW)))
     return [s for members in plan.groups().values() for s in members]
 
 

@@ -221,14 +221,14 @@ def test_every_round_gives_a_sample(feature: str) -> None:
         system                      |== reply ==|       gap > 0: a TURN_SHIFT sample
         system                   |== reply ==|          overlap: filtered, the round lost
     """
-    from duplexeval.protocols import PlanOptions, Protocol, build_plan
+    from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
     from duplexeval.suites.build import suite_gaps
 
     suite = SUITES["mtr-en"]
     assert min(suite_gaps(suite)) > 0 and len(suite_gaps(suite)) >= 20
     spec = load_spec(SPECS / f"f01-{feature}.json")
     dialogue = MtrSynthesizer(SynthSettings(gaps=suite_gaps(suite))).build(spec).dialogue()
-    plan = build_plan([dialogue], PlanOptions(protocol=Protocol.MULTI_REF,
+    plan = build_plan([dialogue], PlanOptions(protocol=EvalProtocol.MULTI_REF,
                                               channels=suite.channels, mute=False))
     rounds = dialogue.extra["mtr"]["rounds"]
     per_round = Counter(feature_round(rounds, feature, s.task, s.event_start)

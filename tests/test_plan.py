@@ -23,10 +23,10 @@ from conftest import make_dataset
 from duplexeval.cli import main
 from duplexeval.data.dialogue import Dialogue
 from duplexeval.events import Event, EventKind
-from duplexeval.protocols import SAMPLE_JSON_KEYS, PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import SAMPLE_JSON_KEYS, EvalProtocol, PlanOptions, build_plan
 
 K = EventKind
-SINGLE, GEN, REF = Protocol.SINGLE, Protocol.MULTI_GEN, Protocol.MULTI_REF
+SINGLE, GEN, REF = EvalProtocol.SINGLE, EvalProtocol.MULTI_GEN, EvalProtocol.MULTI_REF
 
 
 def dialogue(did: str, ch0: list[tuple[EventKind, float, float]],
@@ -44,7 +44,7 @@ H = dialogue(
 )
 
 
-def plan(dialogues: list[Dialogue], protocol: Protocol, **kw):
+def plan(dialogues: list[Dialogue], protocol: EvalProtocol, **kw):
     return build_plan(dialogues, PlanOptions(protocol=protocol, **kw))
 
 

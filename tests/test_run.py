@@ -21,8 +21,8 @@ from conftest import make_dataset
 from duplexeval.cli import main
 from duplexeval.data.dialogue import Dataset
 from duplexeval.data.validate import Need, load_dataset
-from duplexeval.execute import DialogueAudio, frames_needed, run_group
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.runs.driver import DialogueAudio, frames_needed, run_group
 from duplexeval.systems.base import Capabilities, Forced, Session, SessionSpec, StepOutput, System
 from duplexeval.systems.registry import load_system
 
@@ -35,7 +35,7 @@ def chat_voiced(sample_voiced: Path) -> Dataset:
     return dataset
 
 
-def run_all(system: System, dataset: Dataset, protocol: Protocol, snapshot: bool,
+def run_all(system: System, dataset: Dataset, protocol: EvalProtocol, snapshot: bool,
             only: set[str] | None = None, seed: int = 7):
     plan = build_plan(dataset.dialogues, PlanOptions(protocol=protocol))
     outputs, frames, passes = {}, 0, 0
@@ -53,9 +53,9 @@ def run_all(system: System, dataset: Dataset, protocol: Protocol, snapshot: bool
     return plan, outputs, frames, passes
 
 
-@pytest.mark.parametrize("protocol", [Protocol.MULTI_GEN, Protocol.MULTI_REF])
+@pytest.mark.parametrize("protocol", [EvalProtocol.MULTI_GEN, EvalProtocol.MULTI_REF])
 def test_shared_prefix_is_bit_identical_to_replay(chat_voiced: Dataset,
-                                                  protocol: Protocol) -> None:
+                                                  protocol: EvalProtocol) -> None:
     system = load_system("scripted", {"jitter": "0.1"})
     plan, shared, frames_shared, passes = run_all(system, chat_voiced, protocol, True)
     _, replay, frames_replay, _ = run_all(system, chat_voiced, protocol, False)
@@ -74,18 +74,18 @@ def test_shared_prefix_is_bit_identical_to_replay(chat_voiced: Dataset,
     n = len(plan.samples)
     assert abs(frames_shared * frame - plan.model_seconds_shared_prefix()) <= frame * (passes + n)
     assert abs(frames_replay * frame - plan.model_seconds_per_event()) <= frame * n
-    if protocol is Protocol.MULTI_GEN:
+    if protocol is EvalProtocol.MULTI_GEN:
         assert frames_replay / frames_shared >= 1.8  # 620.1 vs 338.6 model-s on sample-en
 
 
 def test_sample_output_does_not_depend_on_other_samples(chat_voiced: Dataset) -> None:
     system = load_system("scripted", {"jitter": "0.2"})
-    _, everything, _, _ = run_all(system, chat_voiced, Protocol.MULTI_GEN, True)
+    _, everything, _, _ = run_all(system, chat_voiced, EvalProtocol.MULTI_GEN, True)
     picked = sorted(everything)[1::4]
-    _, alone, _, _ = run_all(system, chat_voiced, Protocol.MULTI_GEN, True, only=set(picked))
+    _, alone, _, _ = run_all(system, chat_voiced, EvalProtocol.MULTI_GEN, True, only=set(picked))
     for event_id in picked:
         assert np.array_equal(alone[event_id].system, everything[event_id].system)
-    _, other_seed, _, _ = run_all(system, chat_voiced, Protocol.MULTI_GEN, True,
+    _, other_seed, _, _ = run_all(system, chat_voiced, EvalProtocol.MULTI_GEN, True,
                                   only=set(picked), seed=8)
     assert any(not np.array_equal(other_seed[e].system, everything[e].system) for e in picked)
 
@@ -168,7 +168,7 @@ def test_multi_ref_forces_reference_audio_and_words_until_the_fork(tmp_path: Pat
     stereo = rng.uniform(-0.5, 0.5, (20 * 16000, 2)).astype(np.float32)
     sf.write(str(root / "audio" / "d1.wav"), stereo, 16000, subtype="FLOAT")
     dataset, _ = load_dataset(root, audio=Need.REQUIRE)
-    plan, outputs, _, _ = run_all(TextRecorder(), dataset, Protocol.MULTI_REF, True)
+    plan, outputs, _, _ = run_all(TextRecorder(), dataset, EvalProtocol.MULTI_REF, True)
     checked: list[int] = []
     for s in plan.samples:
         forced = outputs[s.event_id].trace["forced"]
@@ -185,14 +185,14 @@ def test_multi_ref_forces_reference_audio_and_words_until_the_fork(tmp_path: Pat
     assert sorted(checked) == [0, 2, 2]  # words before the 2.5 s, 4.5 s and 7.0 s events
 
 
-@pytest.mark.parametrize("protocol", list(Protocol))
-def test_user_input_is_muted_per_event_kind(chat_voiced: Dataset, protocol: Protocol) -> None:
+@pytest.mark.parametrize("protocol", list(EvalProtocol))
+def test_user_input_is_muted_per_event_kind(chat_voiced: Dataset, protocol: EvalProtocol) -> None:
     plan, outputs, _, _ = run_all(Recorder(), chat_voiced, protocol, True)
     kinds = set()
     for s in plan.samples:
         out = outputs[s.event_id]
         heard = np.asarray(out.trace["heard"], dtype=np.float32)
-        t0 = s.input_start if protocol is Protocol.SINGLE else s.context_start
+        t0 = s.input_start if protocol is EvalProtocol.SINGLE else s.context_start
         mute = round((s.mute_start - t0) * 16000)
         assert not heard[mute:].any(), s.event_id  # silent from the mute point on
         # before it the system heard the user channel exactly
@@ -215,7 +215,7 @@ def test_run_directory_config_resume_and_refusal(chat_voiced: Dataset, tmp_path:
     out = tmp_path / "run"
     args = ["run", "--system", "scripted", "--dataset", str(chat_voiced.root), "--protocol",
             "multi-gen", "--out", str(out), "--seed", "3"]
-    n = len(build_plan(chat_voiced.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN)).samples)
+    n = len(build_plan(chat_voiced.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN)).samples)
     assert n == 22
     assert main(args) == 0
     bar = capsys.readouterr().err  # the progress bar: samples done, rate and ETA

@@ -19,7 +19,7 @@ from duplexeval.data.validate import load_dataset
 from duplexeval.errors import DatasetInvalid, DuplexevalError
 from duplexeval.events import Event, EventKind
 from duplexeval.fileio import name_problem, safe_name
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.suites import SUITES, Suite
 from duplexeval.synth.spec import load_spec
@@ -137,7 +137,7 @@ def test_execute_run_refuses_dialogues_made_in_code(tmp_path: Path) -> None:
     nothing."""
     dataset = load_dataset(make_dataset(tmp_path / "d", EVENTS, WORDS))[0]
     dialogue = Dialogue("../escape", dataset.dialogues[0].events)
-    plan = build_plan([dialogue], PlanOptions(protocol=Protocol.SINGLE))
+    plan = build_plan([dialogue], PlanOptions(protocol=EvalProtocol.SINGLE))
     assert plan.samples
     out = tmp_path / "run"
     with pytest.raises(DuplexevalError, match=re.escape("dialogue id '../escape'")):

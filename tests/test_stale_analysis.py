@@ -12,11 +12,11 @@ import soundfile as sf
 
 from duplexeval.analysis import pipeline
 from duplexeval.analysis.pipeline import AnalysisOptions, stale_reason
+from duplexeval.app.demo import bundled_dataset
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.data.voice_bursts import voice_bursts
-from duplexeval.demo import bundled_dataset
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.speech.activity import ActivityOptions, VadEngine
 from duplexeval.systems.registry import load_system
@@ -30,7 +30,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
     voice_bursts(source, tmp_path / "data", 16000)
     dataset, _ = load_dataset(tmp_path / "data", audio=Need.REQUIRE)
-    plan = build_plan(dataset.dialogues[:1], PlanOptions(protocol=Protocol.MULTI_GEN))
+    plan = build_plan(dataset.dialogues[:1], PlanOptions(protocol=EvalProtocol.MULTI_GEN))
     execute_run(load_system("silence", {}), dataset, plan, tmp_path / "run", progress=False)
     return tmp_path / "run"
 

@@ -14,7 +14,7 @@ import soundfile as sf
 
 from conftest import write_jsonl
 from duplexeval.data.validate import Need, load_dataset
-from duplexeval.protocols import PlanOptions, Protocol, Sample, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, Sample, build_plan
 
 RATE = 16000
 
@@ -53,7 +53,7 @@ def tone_turns(n: int) -> list[tuple[float, float]]:
 def single_samples(dataset: Path, window: float) -> list[Sample]:
     """The ``single`` samples in the order the runner opens their sessions."""
     ds, _ = load_dataset(dataset, audio=Need.REQUIRE)
-    plan = build_plan(ds.dialogues, PlanOptions(protocol=Protocol.SINGLE, window=window))
+    plan = build_plan(ds.dialogues, PlanOptions(protocol=EvalProtocol.SINGLE, window=window))
     return [s for members in plan.groups().values() for s in members]
 
 

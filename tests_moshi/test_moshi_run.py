@@ -15,8 +15,8 @@ from tiny import write_dataset
 
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
-from duplexeval.execute import DialogueAudio, run_group
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.runs.driver import DialogueAudio, run_group
+from duplexeval.plan.samples import PlanOptions, EvalProtocol, build_plan
 
 
 @pytest.mark.parametrize("protocol", ["single", "multi-gen", "multi-ref"])
@@ -49,14 +49,14 @@ def test_batched_continuations_equal_per_sample_replay(tiny_system: Any, tmp_pat
         pytest.skip("this executor has no batched continuations (run_group batch_size)")
     dataset, _ = load_dataset(write_dataset(tmp_path / "data"), audio=Need.REQUIRE)
     dialogue = dataset.dialogues[0]
-    plan = build_plan([dialogue], PlanOptions(protocol=Protocol(protocol)))
+    plan = build_plan([dialogue], PlanOptions(protocol=EvalProtocol(protocol)))
     x, sr = sf.read(str(dialogue.audio.path), dtype="float32", always_2d=True)
     outputs = []
     for snapshot, batch in ((False, 1), (True, 8)):
         run = {}
         for members in plan.groups().values():
             outs, _ = run_group(tiny_system, dialogue, DialogueAudio(x, sr), members,
-                                Protocol(protocol), 5, use_snapshot=snapshot, batch_size=batch)
+                                EvalProtocol(protocol), 5, use_snapshot=snapshot, batch_size=batch)
             run.update({o.sample.event_id: o.system for o in outs})
         outputs.append(run)
     replay, batched = outputs

@@ -17,8 +17,8 @@ from tiny import write_dataset
 
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
-from duplexeval.execute import DialogueAudio, run_group
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.runs.driver import DialogueAudio, run_group
+from duplexeval.plan.samples import PlanOptions, EvalProtocol, build_plan
 
 
 @pytest.mark.parametrize("protocol", ["single", "multi-gen", "multi-ref"])
@@ -49,7 +49,7 @@ def test_batched_continuations_equal_per_sample_replay(plex_system: Any, tmp_pat
                                                        protocol: str) -> None:
     dataset, _ = load_dataset(write_dataset(tmp_path / "data"), audio=Need.REQUIRE)
     dialogue = dataset.dialogues[0]
-    plan = build_plan([dialogue], PlanOptions(protocol=Protocol(protocol)))
+    plan = build_plan([dialogue], PlanOptions(protocol=EvalProtocol(protocol)))
     x, sr = sf.read(str(dialogue.audio.path), dtype="float32", always_2d=True)
     batched = "batch_size" in inspect.signature(run_group).parameters
     outputs = []
@@ -58,7 +58,7 @@ def test_batched_continuations_equal_per_sample_replay(plex_system: Any, tmp_pat
         extra = {"batch_size": batch} if batched else {}
         for members in plan.groups().values():
             outs, _ = run_group(plex_system, dialogue, DialogueAudio(x, sr), members,
-                                Protocol(protocol), 5, use_snapshot=snapshot, **extra)
+                                EvalProtocol(protocol), 5, use_snapshot=snapshot, **extra)
             run.update({o.sample.event_id: o.system for o in outs})
         outputs.append(run)
     replay, shared = outputs

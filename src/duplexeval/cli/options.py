@@ -1,7 +1,7 @@
 """Argument types and the option groups shared by several subcommands (declared once here).
 
 Defaults that a handler must tell apart from "given" are ``None``; the handler fills them from
-the settings objects (:class:`~duplexeval.protocols.PlanOptions`,
+the settings objects (:class:`~duplexeval.plan.samples.PlanOptions`,
 :class:`~duplexeval.analysis.pipeline.AnalysisOptions`), never from copied literals.
 """
 
@@ -94,10 +94,10 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
 
 def plan_options(args: argparse.Namespace, default_channels: tuple[int, ...] | None = None,
                  ) -> Any:
-    """The :class:`~duplexeval.protocols.PlanOptions` the arguments ask for."""
-    from duplexeval.protocols import PlanOptions, Protocol
+    """The :class:`~duplexeval.plan.samples.PlanOptions` the arguments ask for."""
+    from duplexeval.plan.samples import EvalProtocol, PlanOptions
 
-    given: dict[str, Any] = {"protocol": Protocol(args.protocol),
+    given: dict[str, Any] = {"protocol": EvalProtocol(args.protocol),
                              "context_max_len": args.context_max_len,
                              "include_short_pause": args.include_short_pause,
                              "mute": not args.no_mute}

@@ -1,6 +1,6 @@
 """The MT-QA spec steps: ``data rewrite SPECS_DIR -o OUT_DIR --judge-url URL --judge-model
 MODEL [--translate ja]`` (spoken style and Japanese through an OpenAI-compatible endpoint,
-:mod:`duplexeval.rewrite`) and ``data voices SPECS_DIR --reference DATASET_DIR -o OUT_DIR``
+:mod:`duplexeval.synth.rewrite`) and ``data voices SPECS_DIR --reference DATASET_DIR -o OUT_DIR``
 (bundled voices after reference speakers, :mod:`duplexeval.synth.voice_choice`)."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def add_rewrite(data_sub: Subparsers) -> None:
 
 def _rewrite(args: argparse.Namespace) -> int:
     from duplexeval.judge import AnswerCache, JudgeClient, Sampling, default_cache_path
-    from duplexeval.rewrite import read_specs, rewrite_specs, write_rewritten
+    from duplexeval.synth.rewrite import read_specs, rewrite_specs, write_rewritten
 
     steps = ([] if args.no_spoken else ["spoken"]) + (["translate"] if args.translate else [])
     if not steps:
@@ -96,9 +96,9 @@ def _voices(args: argparse.Namespace) -> int:
 
     from duplexeval.data.validate import Need, load_dataset
     from duplexeval.fileio import atomic_write_json, atomic_write_text
-    from duplexeval.rewrite import read_specs
     from duplexeval.speech.tts import load_engine
     from duplexeval.synth.build import DEFAULT_ENGINES
+    from duplexeval.synth.rewrite import read_specs
     from duplexeval.synth.voice_choice import assign_voices, speaker_profiles, voice_profiles
 
     source, out = Path(args.specs), Path(args.output)

@@ -36,7 +36,7 @@ def add_plan(sub: Subparsers) -> None:
 
 def _plan(args: argparse.Namespace) -> int:
     from duplexeval.data.validate import load_dataset
-    from duplexeval.protocols import build_plan
+    from duplexeval.plan.samples import build_plan
 
     folder, channels = dataset_folder(args.dataset)
     dataset, warnings = load_dataset(folder, args.split)
@@ -100,7 +100,7 @@ def add_run(sub: Subparsers) -> None:
     p.add_argument("--batch-size", type=positive_int, default=None, metavar="N",
                    help="continuations of a shared prefix stepped together as batch rows by "
                    "systems with the batch capability (default 8, "
-                   "duplexeval.execute.DEFAULT_BATCH_SIZE; 1: one at a time); the outputs are "
+                   "duplexeval.runs.driver.DEFAULT_BATCH_SIZE; 1: one at a time); the outputs are "
                    "the same")
     add_executor_options(p, units=True)
     p.set_defaults(func=_run)
@@ -108,9 +108,9 @@ def add_run(sub: Subparsers) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from duplexeval.data.validate import Need, load_dataset
-    from duplexeval.execute import DEFAULT_BATCH_SIZE
-    from duplexeval.protocols import build_plan
+    from duplexeval.plan.samples import build_plan
     from duplexeval.runs import execute_run, summary_lines
+    from duplexeval.runs.driver import DEFAULT_BATCH_SIZE
     from duplexeval.systems.registry import load_system
 
     with executor_from(args) as executor:  # connected first: an unreachable scheduler fails fast

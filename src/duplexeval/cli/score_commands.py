@@ -229,7 +229,7 @@ def add_demo(sub: Subparsers) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from duplexeval.demo import run_demo
+    from duplexeval.app.demo import run_demo
 
     return run_demo([Path(p) for p in args.data], full=args.full,
                     limit=1 if args.quick else None, flexi=not args.no_flexi,

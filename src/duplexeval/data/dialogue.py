@@ -2,7 +2,7 @@
 
 Conventions: times in seconds from the start of the dialogue audio; channels are the stereo
 channels of that audio (0 = left, 1 = right), one speaker per channel.  Which channel is the
-"user" is decided per evaluation event (see :mod:`duplexeval.protocols`), not here.
+"user" is decided per evaluation event (see :mod:`duplexeval.plan.samples`), not here.
 """
 
 from __future__ import annotations

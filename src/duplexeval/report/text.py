@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from duplexeval.events import TASK_SHORT, TASKS
 from duplexeval.metrics.stats import IntervalFields, Summary
-from duplexeval.protocols import Plan
+from duplexeval.plan.samples import Plan
 
 if TYPE_CHECKING:
     from duplexeval.metrics.results import AggregateRow, Results

@@ -26,9 +26,8 @@ from duplexeval import __version__
 from duplexeval.data.dialogue import Dataset
 from duplexeval.data.m3 import ALIGN_DIR, AUDIO_DIR
 from duplexeval.errors import DuplexevalError
-from duplexeval.execute import DEFAULT_BATCH_SIZE
 from duplexeval.fileio import safe_name
-from duplexeval.protocols import Plan
+from duplexeval.plan.samples import Plan
 from duplexeval.runs.directory import (
     DatasetInfo,
     MetadataRow,
@@ -37,6 +36,7 @@ from duplexeval.runs.directory import (
     RunSummary,
     SystemInfo,
 )
+from duplexeval.runs.driver import DEFAULT_BATCH_SIZE
 from duplexeval.runs.units import OnDone, UnitReport, UnitTask, plan_units, run_unit
 from duplexeval.systems.base import System
 

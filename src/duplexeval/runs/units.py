@@ -1,10 +1,10 @@
 """Work units: the pieces a run is cut into, and what running one writes.
 
 A unit keeps a shared prefix together: under the multi-turn protocols it is one continuous pass
-(a dialogue, a user channel and a context start, :func:`~duplexeval.protocols.split_passes`)
+(a dialogue, a user channel and a context start, :func:`~duplexeval.plan.samples.split_passes`)
 with all its forks; under ``single`` it is one sample.  A unit's outputs do not depend on which
 other units ran, where or in which order (seeds derive from the run seed and the pass or sample
-key, :mod:`duplexeval.execute`), so the local executor and the Dask executor
+key, :mod:`duplexeval.runs.driver`), so the local executor and the Dask executor
 (:mod:`duplexeval.runs.dask_executor`) write byte-identical files.
 
 :func:`run_unit` is the whole of a unit's work: it skips the unit's finished samples (a retried
@@ -24,9 +24,9 @@ import soundfile as sf
 
 from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.errors import DuplexevalError
-from duplexeval.execute import DEFAULT_BATCH_SIZE, DialogueAudio, SampleOutput, run_group
-from duplexeval.protocols import Plan, Protocol, Sample, split_passes
+from duplexeval.plan.samples import EvalProtocol, Plan, Sample, split_passes
 from duplexeval.runs.directory import RunDir, SampleRecord, Trace
+from duplexeval.runs.driver import DEFAULT_BATCH_SIZE, DialogueAudio, SampleOutput, run_group
 from duplexeval.systems.base import System
 from duplexeval.systems.registry import load_system, resolve_system_class
 
@@ -56,7 +56,7 @@ def plan_units(plan: Plan, dataset: Dataset) -> list[WorkUnit]:
     units: list[WorkUnit] = []
     for (dialogue_id, _user), members in plan.groups().items():
         dialogue = dataset.get(dialogue_id)
-        if plan.options.protocol is Protocol.SINGLE:
+        if plan.options.protocol is EvalProtocol.SINGLE:
             units += [WorkUnit(dialogue, (s,)) for s in members]
         else:
             units += [WorkUnit(dialogue, tuple(p)) for p in split_passes(members)]
@@ -69,7 +69,7 @@ class UnitTask:
 
     run_root: Path
     unit: WorkUnit
-    protocol: Protocol
+    protocol: EvalProtocol
     seed: int
     use_snapshot: bool | None = None
     fail_fast: bool = False

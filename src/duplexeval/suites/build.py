@@ -184,9 +184,9 @@ def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> i
     """Smooth-turn-taking (TURN_SHIFT) samples of the multi-gen plan of ``dialogues`` on the
     user ``channels``: the n of a smooth-turn-taking cell."""
     from duplexeval.events import EventKind
-    from duplexeval.protocols import PlanOptions, Protocol, build_plan
+    from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 
-    plan = build_plan(dialogues, PlanOptions(protocol=Protocol.MULTI_GEN, channels=channels))
+    plan = build_plan(dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN, channels=channels))
     return sum(s.event_type is EventKind.TURN_SHIFT for s in plan.samples)
 
 

@@ -25,7 +25,7 @@ class Suite:
     overlapping_shifts: bool = True
     """Whether the reference's overlapping turn shifts (negative gaps) are drawn.  ``mtr-en``
     leaves them out: every round of an MTR dialogue must give a sample, and M3's plan filters
-    a shift whose reply starts before the user's turn ends (``duplexeval.protocols``, rule 5),
+    a shift whose reply starts before the user's turn ends (``duplexeval.plan.samples``, rule 5),
     which would drop about 3 rounds in 10 from the per-round cells."""
     channels: tuple[int, ...] = (0, 1)
     """User channels the plan evaluates."""

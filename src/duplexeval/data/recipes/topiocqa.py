@@ -19,7 +19,7 @@ TopiOCQA has no audio: each conversation becomes a dialogue spec for the synthes
 ``DATASET_DIR/references.jsonl`` keeps, per question, the gold list of TopiOCQA's F1
 (``[Answer] + Additional_answers[].Answer``) keyed by ``(Conversation_no, Turn_no)``.  The
 spoken-style rewriting and the Japanese translation of the paper (sec. 3.2.1) are a separate
-step on these specs, ``duplexeval data rewrite`` (:mod:`duplexeval.rewrite`, it needs an LLM
+step on these specs, ``duplexeval data rewrite`` (:mod:`duplexeval.synth.rewrite`, it needs an LLM
 endpoint); without it the written text is spoken as it is.  So a short answer (``Rembrandt``)
 is spoken in under 0.8 s and the annotator makes it a BC of the system, not a TURN with a
 TURN_SHIFT before it; the command counts such answers (fewer than :data:`SHORT_ANSWER_WORDS`

@@ -38,7 +38,7 @@ Protocols
 Context: a pass starts at its samples' ``context_start``, so every sample hears exactly its own
 context ``[context_start, input_start)`` and nothing earlier.  Without ``context_max_len`` all
 samples of a (dialogue, user channel) start at 0 and share one pass; with it, only samples with
-the same context start share a pass (:meth:`~duplexeval.protocols.Plan.passes`).
+the same context start share a pass (:meth:`~duplexeval.plan.samples.Plan.passes`).
 
 Seeds: the pass uses ``derive_seed(run_seed, "{dialogue}/ch{user}/{protocol}")`` (with
 ``"@{context_start}"`` appended when that start is not 0); each sample
@@ -58,8 +58,8 @@ import numpy as np
 import soxr
 
 from duplexeval.data.dialogue import Dialogue, Word
-from duplexeval.protocols import Protocol, Sample, split_passes
-from duplexeval.session_view import session_spec
+from duplexeval.plan.samples import EvalProtocol, Sample, split_passes
+from duplexeval.runs.session_view import session_spec
 from duplexeval.systems.base import (
     BatchRowFailure,
     BatchSession,
@@ -146,7 +146,7 @@ class _Grid:
         return round((t - self.t0) * self.rate)
 
 
-def frames_needed(samples: list[Sample], protocol: Protocol, capabilities: Capabilities,
+def frames_needed(samples: list[Sample], protocol: EvalProtocol, capabilities: Capabilities,
                   use_snapshot: bool = True) -> int:
     """Frames :func:`run_group` steps for one (dialogue, user channel) group, on its frame grid.
 
@@ -156,7 +156,7 @@ def frames_needed(samples: list[Sample], protocol: Protocol, capabilities: Capab
     ``input_end``.  So each pass is within one frame of the plan's seconds at its end, and a
     continuation also within one frame at its start."""
     caps = capabilities
-    if protocol is Protocol.SINGLE:
+    if protocol is EvalProtocol.SINGLE:
         return sum(_Grid(s.input_start, caps.sample_rate, caps.frame_size).ceil_frame(s.input_end)
                    for s in samples)
     total = 0
@@ -228,7 +228,7 @@ def run_group(
     dialogue: Dialogue,
     audio: DialogueAudio,
     samples: list[Sample],
-    protocol: Protocol,
+    protocol: EvalProtocol,
     run_seed: int,
     use_snapshot: bool | None = None,
     on_error: Callable[[Sample, BaseException], None] | None = None,
@@ -245,12 +245,12 @@ def run_group(
         use_snapshot = False  # a whole-file session replays each sample's own input
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    if protocol is Protocol.MULTI_REF and not caps.teacher_forcing_audio:
+    if protocol is EvalProtocol.MULTI_REF and not caps.teacher_forcing_audio:
         raise ValueError(f"system {system.name!r} does not support teacher forcing "
                          "(needed by multi-ref)")
     outputs: list[SampleOutput] = []
     frames = 0
-    if protocol is Protocol.SINGLE:
+    if protocol is EvalProtocol.SINGLE:
         for s in samples:
             out, n = _run_single(system, dialogue, audio, s, run_seed, on_error)
             frames += n
@@ -285,7 +285,7 @@ def _run_single(system: System, dialogue: Dialogue, audio: DialogueAudio, s: Sam
     caps = system.capabilities
     grid = _Grid(s.input_start, caps.sample_rate, caps.frame_size)
     inputs = _Inputs(audio, dialogue, s.user_channel, grid)
-    seed = derive_seed(run_seed, f"{s.event_id}/{Protocol.SINGLE.value}")
+    seed = derive_seed(run_seed, f"{s.event_id}/{EvalProtocol.SINGLE.value}")
     end = grid.ceil_frame(s.input_end)
     mute = grid.sample(s.mute_start)
     frames: list[np.ndarray] = []
@@ -315,7 +315,7 @@ class _Pass:
     frame grid, input streams and seeds (see the module docstring)."""
 
     def __init__(self, system: System, dialogue: Dialogue, audio: DialogueAudio,
-                 samples: list[Sample], protocol: Protocol, run_seed: int) -> None:
+                 samples: list[Sample], protocol: EvalProtocol, run_seed: int) -> None:
         caps = system.capabilities
         self.system, self.dialogue, self.audio = system, dialogue, audio
         self.protocol, self.run_seed = protocol, run_seed
@@ -324,7 +324,7 @@ class _Pass:
         user = samples[0].user_channel
         self.system_channel = samples[0].system_channel
         self.inputs = _Inputs(audio, dialogue, user, self.grid)
-        self.forced = protocol is Protocol.MULTI_REF
+        self.forced = protocol is EvalProtocol.MULTI_REF
         key = f"{dialogue.id}/ch{user}/{protocol.value}" + (
             f"@{self.t0:.6f}" if self.t0 > 0 else "")
         self.seed = derive_seed(run_seed, key)

@@ -50,10 +50,10 @@ from duplexeval.timeline import Span, approx_eq, time_ge, time_le, time_lt
 __all__ = [
     "SAMPLE_JSON_KEYS",
     "TASKS",
+    "EvalProtocol",
     "Plan",
     "PlanOptions",
     "PlanStats",
-    "Protocol",
     "Sample",
     "build_plan",
     "plan_dialogue",
@@ -70,7 +70,7 @@ SAMPLE_JSON_KEYS: tuple[str, ...] = (
 _MUTE_AT_END = {EventKind.BC, EventKind.BARGE_IN}
 
 
-class Protocol(StrEnum):
+class EvalProtocol(StrEnum):
     """The three M3 inference protocols."""
 
     SINGLE = "single"
@@ -83,14 +83,14 @@ class Protocol(StrEnum):
     @property
     def uses_context(self) -> bool:
         """True for the multi-turn protocols."""
-        return self is not Protocol.SINGLE
+        return self is not EvalProtocol.SINGLE
 
 
 @dataclass(frozen=True)
 class PlanOptions:
     """What to plan; the defaults are the official pipeline's."""
 
-    protocol: Protocol = Protocol.MULTI_GEN
+    protocol: EvalProtocol = EvalProtocol.MULTI_GEN
     channels: tuple[int, ...] = (0, 1)
     """User channels to evaluate (chat data: both; QA data: 1, the questioner)."""
     window: float = 10.0
@@ -217,11 +217,11 @@ def _input_window(kind: EventKind, event_start: float, event_end: float,
     return event_start, event_start + max(window, max(0.0, event_end - event_start))
 
 
-def _fork_time(kind: EventKind, protocol: Protocol, event_start: float, event_end: float,
+def _fork_time(kind: EventKind, protocol: EvalProtocol, event_start: float, event_end: float,
                input_start: float) -> float:
-    if protocol is Protocol.SINGLE:
+    if protocol is EvalProtocol.SINGLE:
         return input_start
-    if protocol is Protocol.MULTI_REF:
+    if protocol is EvalProtocol.MULTI_REF:
         return event_start
     return event_end if kind in _MUTE_AT_END else event_start
 

@@ -43,7 +43,7 @@ from duplexeval.data.locate import bundled_dataset, find_m3_toy
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.events import EventKind
 from duplexeval.fileio import atomic_write_json
-from duplexeval.protocols import PlanOptions, Protocol, build_plan
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.report.text import PLAN_HEADER, format_table, plan_row
 from duplexeval.runs.directory import RunDir
 from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
@@ -216,7 +216,7 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
         rows = []
         for demo in tqdm(datasets, desc="planning", unit="dataset", file=sys.stderr):
             dataset, _ = load_dataset(demo.root)
-            for protocol in Protocol:
+            for protocol in EvalProtocol:
                 plan = build_plan(dataset.dialogues,
                                   PlanOptions(protocol=protocol, channels=demo.channels))
                 rows.append(plan_row(demo.name, plan))
@@ -287,7 +287,7 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
     lines = ["", "Runs (multi-gen)"]
     for demo in datasets:
         dataset, _ = load_dataset(demo.root, audio=Need.REQUIRE)
-        plan = build_plan(dataset.dialogues, PlanOptions(protocol=Protocol.MULTI_GEN,
+        plan = build_plan(dataset.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN,
                                                          channels=demo.channels))
         for row in DEMO_SYSTEMS:
             if (row.domains is not None and dataset.domain not in row.domains) or (
@@ -398,9 +398,9 @@ def _flexi_stage(runs_root: Path, timer: StageTimer, full: bool,
     dataset, _ = load_dataset(root, audio=Need.REQUIRE)
     lines = ["", f"FLEXI (flexi-en{'' if full else ' quick'}: {len(dataset.dialogues)} items; "
              "the flexi variant, paper conventions; † fewer than 20 events)"]
-    for protocol, columns in ((Protocol.MULTI_GEN, FLEXI_COLUMNS[:4] + FLEXI_COLUMNS[6:7]
+    for protocol, columns in ((EvalProtocol.MULTI_GEN, FLEXI_COLUMNS[:4] + FLEXI_COLUMNS[6:7]
                                + FLEXI_COLUMNS[9:]),
-                              (Protocol.MULTI_REF, FLEXI_COLUMNS[4:6] + FLEXI_COLUMNS[7:9])):
+                              (EvalProtocol.MULTI_REF, FLEXI_COLUMNS[4:6] + FLEXI_COLUMNS[7:9])):
         plan = build_plan(dataset.dialogues, PlanOptions(protocol=protocol, channels=(0,)))
         rows = []
         for name in tqdm(systems, desc=f"flexi {protocol.value}", unit="system",
