@@ -12,9 +12,9 @@ from duplexeval.data.validate import Need, load_dataset
 from duplexeval.data.voice_bursts import voice_bursts
 from duplexeval.fileio import atomic_write_text, json_line
 from duplexeval.metrics.accuracy import ACCURACY_PROTOCOLS
-from duplexeval.metrics.content.summary import ContentRecord, OfflineRecord
 from duplexeval.metrics.score_run import score_run_dir
 from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.results.content import ContentRecord, OfflineRecord
 from duplexeval.runs import execute_run
 from duplexeval.systems.registry import load_system
 

@@ -26,9 +26,9 @@ from duplexeval.metrics.accuracy import (
     report_lines,
 )
 from duplexeval.metrics.m3_outputs import read_m3_outputs
-from duplexeval.metrics.results import load_results
 from duplexeval.metrics.scoring import score_events
 from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.results import load as load_results_file
 from duplexeval.runs import execute_run
 from duplexeval.speech.activity import ActivityOptions, VadEngine
 from duplexeval.systems.registry import load_system
@@ -221,7 +221,7 @@ def test_score_run_dir_writes_results_with_settings(scripted_runs: list[Path], t
     assert main(["score", str(run), "--asr", "none"]) == 0
     out = capsys.readouterr().out
     assert "SHIFT TOR% ↑" in out and run.name in out
-    results = load_results(run / "scores" / "results.json")
+    results = load_results_file(run / "scores" / "results.json")
     assert results.source.kind == "run" and results.analysis is not None
     assert results.analysis["asr"] == "none" and results.variant.name == "m3"
     assert {e.language for e in results.events} == {"en"}

@@ -13,11 +13,11 @@ import pytest
 from duplexeval.cli import main
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line
-from duplexeval.metrics.content.summary import OfflineRecord
 from duplexeval.metrics.paired import holm, paired_difference
-from duplexeval.metrics.results import EventResult
 from duplexeval.report.compare import compare_runs
 from duplexeval.results import load, load_scored
+from duplexeval.results.content import OfflineRecord
+from duplexeval.results.model import EventResult
 from duplexeval.runs.directory import RunDir
 from test_results_reader import make_run
 

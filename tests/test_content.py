@@ -259,7 +259,7 @@ def test_a_missing_dataset_is_said_not_silently_zero() -> None:
 
 
 def _results_with(content: object) -> object:
-    from duplexeval.metrics.results import Results, SourceInfo, VariantInfo
+    from duplexeval.results.model import Results, SourceInfo, VariantInfo
 
     return Results(source=SourceInfo(kind="run", path="x", metadata="m"),
                    variant=VariantInfo(name="m3", version="1", source="", settings={}),

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import needs_extra
 from duplexeval.cli import main
-from duplexeval.metrics.results import load_results
+from duplexeval.results import load as load_results_file
 from fake_batch_api import FakeBatchApi
 from fake_judge import FakeJudge
 
@@ -53,7 +53,7 @@ def test_score_judges_over_http_and_rescoring_is_free(
         called = [x for x in lines if x["judge_model"] == "fake-judge"]
         assert len(called) == first > 0  # every call is one line; rule lines made none
         assert all(x["score"] == 1 and x["prompt_version"] >= 1 for x in called)
-        results = load_results(qa_run / "scores" / "results.json")
+        results = load_results_file(qa_run / "scores" / "results.json")
         assert results.content is not None
         relevance = next(a for a in results.content.aggregates
                          if a.dimension == "relevance" and a.language == "all")
@@ -91,7 +91,7 @@ def test_a_timing_only_analysis_says_content_was_not_computed(
     reported as zero words."""
     out = tmp_path / "scores"
     assert main(["score", str(qa_run), "-o", str(out), "--asr", "none"]) == 0
-    results = load_results(out / "results.json")
+    results = load_results_file(out / "results.json")
     assert results.content is not None and results.content.aggregates == []
     assert {n.dimension for n in results.content.not_computed} >= {"qa_f1", "response_words"}
     assert "timing-only" in capsys.readouterr().out

@@ -137,8 +137,9 @@ def test_round_rows_follow_the_events_rounds() -> None:
 
 
 def test_the_report_writes_an_mtr_table_with_its_curves() -> None:
-    from duplexeval.metrics.results import SourceInfo, build_results
+    from duplexeval.metrics.score_outputs import build_results
     from duplexeval.report.text import markdown_from_lines, variant_report_lines
+    from duplexeval.results.model import SourceInfo
 
     good = [_seg([(4.5, 4.8), (4.9, 5.2), (5.3, 5.6), (5.7, 6.0)])]
     events = [_event("TURN_SHIFT", good, round=1), _event("TURN_SHIFT", [], round=2)]

@@ -10,8 +10,13 @@ from pathlib import Path
 import pytest
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.metrics.content.summary import ContentAggregate, ContentResults
-from duplexeval.metrics.results import (
+from duplexeval.report.render_csv import render_csv
+from duplexeval.report.render_md import render_markdown
+from duplexeval.report.render_tex import render_latex
+from duplexeval.report.table_data import label_runs, merge_rows, row_sources
+from duplexeval.report.tables import CellValue, RowSource, table5, table6
+from duplexeval.results.content import ContentAggregate, ContentResults
+from duplexeval.results.model import (
     AggregateRow,
     DatasetRef,
     EventResult,
@@ -19,11 +24,6 @@ from duplexeval.metrics.results import (
     SourceInfo,
     VariantInfo,
 )
-from duplexeval.report.render_csv import render_csv
-from duplexeval.report.render_md import render_markdown
-from duplexeval.report.render_tex import render_latex
-from duplexeval.report.table_data import label_runs, merge_rows, row_sources
-from duplexeval.report.tables import CellValue, RowSource, table5, table6
 
 PAPER = json.loads((Path(__file__).parent / "fixtures" / "m3_paper" / "tables.json")
                    .read_text(encoding="utf-8"))

@@ -22,9 +22,11 @@ import pytest
 from duplexeval.analysis.segments import Chunk, SpeechSegment
 from duplexeval.cli import main
 from duplexeval.metrics import EventView, get_variant
-from duplexeval.metrics.results import SourceInfo, build_results, load_results
+from duplexeval.metrics.score_outputs import build_results
 from duplexeval.metrics.scoring import score_events
 from duplexeval.report.text import TIMING_COLUMNS, timing_table_lines
+from duplexeval.results import load as load_results_file
+from duplexeval.results.model import SourceInfo
 
 FIXTURE = Path(__file__).parent / "fixtures" / "m3_outputs"
 
@@ -82,7 +84,7 @@ def test_rescoring_an_official_output_folder(tmp_path: Path,
                              "event_type": "BARGE_IN", "dimension": "user_barge_in",
                              "stop_latency ↓": None, "is_speaking": 0}
 
-    results = load_results(out / "results.json")
+    results = load_results_file(out / "results.json")
     assert results.variant.name == "m3" and results.source.kind == "m3-official"
     assert {e.language for e in results.events} == {"ja"}
     extra = [r for r in results.aggregates if r.metric == "latency_abs_err_to_human"]

@@ -49,7 +49,7 @@ from duplexeval.runs.directory import RunDir
 from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
 
 if TYPE_CHECKING:
-    from duplexeval.metrics.results import Results
+    from duplexeval.results.model import Results
 
 __all__ = ["AnnotationCheck", "DemoDataset", "annotation_check", "default_datasets",
            "demo_suites", "run_demo"]

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 from duplexeval.analysis.segments import SpeechSegment
 from duplexeval.errors import DuplexevalError
+from duplexeval.results.model import Value
 
 __all__ = [
     "INPUT_CHANNEL",
@@ -46,7 +47,6 @@ __all__ = [
     "variant_names",
 ]
 
-Value = float | int | None
 
 INPUT_CHANNEL = "in the input channel (the user as fed)"
 SYSTEM_CHANNEL = ("in the system channel as written (wall-clock systems: the played-out "

@@ -17,8 +17,9 @@ from duplexeval.metrics.content.inputs import CONTENT_EVENT_TYPES, ContentOption
 from duplexeval.metrics.content.rounds import RoundFinder, annotated_rounds
 from duplexeval.metrics.content.score import JudgeSettings, content_not_computed, score_content
 from duplexeval.metrics.m3_outputs import read_m3_outputs
-from duplexeval.metrics.results import DatasetRef, Results, SourceInfo, write_score_outputs
+from duplexeval.metrics.score_outputs import write_score_outputs
 from duplexeval.metrics.scoring import score_events
+from duplexeval.results.model import DatasetRef, Results, SourceInfo
 from duplexeval.runs.directory import AnalysisFiles, RunDir
 from duplexeval.runs.execution import TaskMap
 from duplexeval.segment.pipeline import read_rounds

@@ -12,10 +12,9 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
 from scipy import stats as _scipy_stats
 
-__all__ = ["FEW_EVENTS", "IntervalFields", "Summary", "summarize"]
+__all__ = ["FEW_EVENTS", "Summary", "summarize"]
 
 FEW_EVENTS = 20
 """Below this many events an estimate is flagged (†), as in M3-DuplexBench's tables."""
@@ -66,17 +65,3 @@ def summarize(values: Iterable[float | int | bool], confidence: float = 0.95) ->
     t = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1))
     half = t * std / math.sqrt(n)
     return Summary(n, mean, std, mean - half, mean + half, confidence)
-
-
-class IntervalFields(BaseModel):
-    """The fields every aggregate row of a results file carries: :class:`Summary` as stored
-    (``n``, ``mean``, ``std``, the 95 % interval and its half width, ``few_events`` = †)."""
-
-    model_config = ConfigDict(extra="forbid")
-    n: int
-    mean: float | None
-    std: float | None
-    ci95_low: float | None
-    ci95_high: float | None
-    ci95_half_width: float | None
-    few_events: bool

@@ -26,10 +26,10 @@ from typing import Any
 
 from duplexeval.errors import DuplexevalError
 from duplexeval.metrics.paired import BOOTSTRAP_RESAMPLES, PERMUTATIONS, holm, paired_difference
-from duplexeval.metrics.results import EventResult
 from duplexeval.report.columns import protocol_order
 from duplexeval.report.text import format_table
 from duplexeval.results import ScoredRun
+from duplexeval.results.model import EventResult
 
 __all__ = ["CompareRow", "Comparison", "compare_lines", "compare_runs", "comparisons_markdown",
            "metric_values", "protocol_pairs"]

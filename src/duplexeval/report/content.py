@@ -18,8 +18,8 @@ from duplexeval.metrics.stats import Summary
 from duplexeval.report.text import ORACLE_MARK, curve_line, format_table
 
 if TYPE_CHECKING:
-    from duplexeval.metrics.content.summary import ContentAggregate
-    from duplexeval.metrics.results import Results
+    from duplexeval.results.content import ContentAggregate
+    from duplexeval.results.model import Results
 
 __all__ = ["CONTENT_COLUMNS", "content_curve_lines", "content_table_lines"]
 

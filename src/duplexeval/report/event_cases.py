@@ -38,11 +38,11 @@ from typing import Any
 
 from duplexeval.analysis.segments import Chunk, read_transcript, segments_from_words
 from duplexeval.errors import DuplexevalError
-from duplexeval.metrics.content.summary import ContentRecord, OfflineRecord
-from duplexeval.metrics.results import EventResult, Results
 from duplexeval.metrics.score_run import run_dialogues
 from duplexeval.report.realtime_trace import RealtimeSummary
 from duplexeval.results import ScoredRun
+from duplexeval.results.content import ContentRecord, OfflineRecord
+from duplexeval.results.model import EventResult, Results
 from duplexeval.runs.directory import MetadataRow, RunDir
 
 __all__ = ["EventCase", "Segment", "Verdict", "event_cases", "matched_across_languages",

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import atomic_write_text
-from duplexeval.metrics.results import Results
 from duplexeval.report.render_csv import render_csv
 from duplexeval.report.render_md import markdown_table, render_markdown
 from duplexeval.report.render_tex import render_latex
 from duplexeval.report.table_data import label_runs, merge_rows, row_sources
 from duplexeval.report.tables import RowSource, Table, has_protocol_comparison, table5, table6
+from duplexeval.results.model import Results
 
 __all__ = ["FORMATS", "parse_formats", "sources_of", "table5_lines", "write_tables"]
 

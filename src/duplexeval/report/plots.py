@@ -36,7 +36,6 @@ matplotlib.use("Agg")
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from duplexeval.metrics.results import Results
 from duplexeval.report.columns import (
     PAUSE_TOR,
     SHIFT_TOR,
@@ -45,6 +44,7 @@ from duplexeval.report.columns import (
     protocol_title,
 )
 from duplexeval.report.event_cases import EventCase
+from duplexeval.results.model import Results
 
 __all__ = ["FORMATS", "TIMELINE_KEYS", "event_timeline", "latency_cdf", "round_curves",
            "run_names", "save_figure", "side_by_side", "timeline_legend", "tor_bars"]

@@ -1,5 +1,5 @@
 """A scored run's values for the paper-style tables: :class:`~.tables.RowSource` rows from a
-:class:`~duplexeval.metrics.results.Results`.
+:class:`~duplexeval.results.model.Results`.
 
 A run gives one row per language it has events in.  Its (language, domain) pairs come from its
 events (else its dataset); a run of a single pair reads the ``all``/``all`` aggregates, a run
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from duplexeval.metrics.results import Results
 from duplexeval.report.columns import MetricColumn, domain_columns
 from duplexeval.report.tables import CellValue, RowSource
+from duplexeval.results.model import Results
 
 __all__ = ["label_runs", "merge_rows", "row_sources"]
 

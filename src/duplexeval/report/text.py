@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from duplexeval.events import TASK_SHORT, TASKS
-from duplexeval.metrics.stats import IntervalFields, Summary
+from duplexeval.metrics.stats import Summary
 from duplexeval.plan.samples import Plan
+from duplexeval.results.intervals import IntervalFields
 
 if TYPE_CHECKING:
-    from duplexeval.metrics.results import AggregateRow, Results
+    from duplexeval.results.model import AggregateRow, Results
 
 __all__ = [
     "ORACLE_MARK",

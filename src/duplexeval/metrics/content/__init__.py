@@ -17,7 +17,7 @@ from duplexeval.metrics.content.inputs import (
     HistorySource,
 )
 from duplexeval.metrics.content.score import ContentOutcome, JudgeSettings, score_content
-from duplexeval.metrics.content.summary import (
+from duplexeval.results.content import (
     ContentAggregate,
     ContentRecord,
     ContentResults,

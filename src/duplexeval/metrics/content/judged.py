@@ -28,7 +28,7 @@ from duplexeval.judge.store import AnswerCache
 from duplexeval.judge.templates import load_prompt
 from duplexeval.metrics.content.inputs import ContentInput
 from duplexeval.metrics.content.items import ITEM_PROMPTS
-from duplexeval.metrics.content.summary import ContentRecord
+from duplexeval.results.content import ContentRecord
 
 __all__ = ["DIMENSION_PROMPTS", "JudgedOutcome", "judge_content", "plan_items"]
 

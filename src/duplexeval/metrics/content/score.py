@@ -24,14 +24,9 @@ from duplexeval.metrics.content.items import ITEM_PROMPTS
 from duplexeval.metrics.content.judged import DIMENSION_PROMPTS, dimensions_for, judge_content
 from duplexeval.metrics.content.offline import exact_match, token_f1
 from duplexeval.metrics.content.rounds import RoundFinder
-from duplexeval.metrics.content.summary import (
-    ContentRecord,
-    ContentResults,
-    NotComputed,
-    OfflineRecord,
-    aggregate_content,
-)
+from duplexeval.metrics.content.summary import aggregate_content
 from duplexeval.metrics.content.text import Utterance
+from duplexeval.results.content import ContentRecord, ContentResults, NotComputed, OfflineRecord
 from duplexeval.runs.execution import TaskMap
 
 __all__ = ["ContentOutcome", "JudgeSettings", "content_not_computed", "offline_record",

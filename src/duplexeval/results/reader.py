@@ -1,7 +1,7 @@
-"""The results reader: ``duplexeval.results.load(path)`` and the JSON Schema of results files.
+"""The results reader: ``duplexeval.results.load(path)``, with versions.
 
 A scored run's ``results.json`` (written by ``duplexeval score`` into ``RUN_DIR/scores/``) is
-validated by the pydantic model :class:`~duplexeval.metrics.results.Results`; its
+validated by the pydantic model :class:`~duplexeval.results.model.Results`; its
 ``schema_version`` (:data:`SCHEMA_VERSION`) changes with every incompatible change.
 
 Conventions:
@@ -13,16 +13,13 @@ Conventions:
   directory, the run's protocol and dataset are filled in from its ``config.json``.
 * Audio is never embedded: ``events[].audio`` is the sample's stereo wav relative to
   ``source.path`` (the run directory).
-* The JSON Schema is generated from the model, never hand-written: ``duplexeval results schema
-  [-o FILE]`` prints or writes it, and ``schemas/results.schema.json`` in the repository is a
-  copy that a test keeps current (``python scripts/write_results_schema.py`` refreshes it).
+* The JSON Schema is generated from the model (:mod:`duplexeval.results.schema`).
 
 Every problem is a one-line :class:`~duplexeval.errors.DuplexevalError` naming the file.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,13 +28,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.fileio import atomic_write_text, read_json
-from duplexeval.metrics.content.summary import ContentRecord, OfflineRecord
-from duplexeval.metrics.results import SCHEMA_VERSION, DatasetRef, Results
+from duplexeval.fileio import read_json
+from duplexeval.results.content import ContentRecord, OfflineRecord
+from duplexeval.results.model import SCHEMA_VERSION, DatasetRef, Results
 from duplexeval.runs.directory import RunDir, ScoreFiles
 
-__all__ = ["SCHEMA_VERSION", "ScoredRun", "json_schema", "load", "load_scored",
-           "results_file", "write_json_schema"]
+__all__ = ["ScoredRun", "load", "load_scored", "results_file"]
 
 OLDEST_VERSION = 1
 """The oldest ``schema_version`` this reader upgrades."""
@@ -160,20 +156,3 @@ def load_scored(path: str | Path, scorer: Scorer | None = None) -> ScoredRun:
                                   f"run `duplexeval score {run_dir}` first")
         scorer(run_dir)
     return ScoredRun(load(file), ScoreFiles(file.parent), Path(path))
-
-
-def json_schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of the current results file, generated from the model."""
-    schema = Results.model_json_schema(mode="serialization")
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    return schema
-
-
-def json_schema_text() -> str:
-    """:func:`json_schema` as the indented text that is written and committed."""
-    return json.dumps(json_schema(), ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-
-
-def write_json_schema(path: str | Path) -> None:
-    """Write the JSON Schema to ``path`` atomically."""
-    atomic_write_text(path, json_schema_text())

@@ -1,0 +1,26 @@
+"""Results: the record of one scoring, the one way to read it, and its JSON Schema.
+
+``metrics`` writes results files (:mod:`duplexeval.metrics.score_outputs`); every stage above it
+reads them here::
+
+    from duplexeval import results
+
+    r = results.load("runs/cascade-multi-gen")     # a run, its scores folder or the file
+    for row in r.aggregates:
+        print(row.event_type, row.dimension, row.metric, row.mean, row.ci95_half_width)
+
+* :mod:`~duplexeval.results.model`: :class:`Results` and its parts (pydantic);
+* :mod:`~duplexeval.results.content`: the judged and offline content records;
+* :mod:`~duplexeval.results.reader`: :func:`load` (every older version, newer ones refused),
+  :func:`load_scored` (with the content records beside it);
+* :mod:`~duplexeval.results.schema`: the JSON Schema.
+"""
+
+from duplexeval.results.content import ContentRecord, ContentResults, OfflineRecord
+from duplexeval.results.model import SCHEMA_VERSION, DatasetRef, Results
+from duplexeval.results.reader import ScoredRun, load, load_scored, results_file
+from duplexeval.results.schema import json_schema, json_schema_text, write_json_schema
+
+__all__ = ["SCHEMA_VERSION", "ContentRecord", "ContentResults", "DatasetRef", "OfflineRecord",
+           "Results", "ScoredRun", "json_schema", "json_schema_text", "load", "load_scored",
+           "results_file", "write_json_schema"]

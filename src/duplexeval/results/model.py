@@ -1,0 +1,136 @@
+"""``results.json``: the versioned record of one scoring, as a pydantic model.
+
+:class:`Results` validates a results file; ``schema_version`` (:data:`SCHEMA_VERSION`) changes
+with every incompatible change, and :mod:`duplexeval.results.reader` reads older versions.
+:mod:`duplexeval.metrics.score_outputs` writes the files; every stage above ``metrics`` reads
+them through :func:`duplexeval.results.load`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from duplexeval import __version__
+from duplexeval.results.content import ContentResults
+from duplexeval.results.intervals import IntervalFields
+
+__all__ = ["SCHEMA_VERSION", "AggregateRow", "DatasetRef", "EventResult", "Origin", "Results",
+           "SourceInfo", "Value", "VariantInfo"]
+
+Value = float | int | None
+"""A metric value: a number, or ``None`` when the event has none (e.g. no latency)."""
+
+SCHEMA_VERSION = 4
+"""4: ``environment``, the numeric stack's versions where the file was scored; 3:
+``source.protocol``, ``source.dataset`` and, per event, ``audio``, ``user_channel``,
+``event_start`` and ``event_end``; 2: ``content``; 1: timing only.  :mod:`duplexeval.results`
+reads every older version (their new fields take their defaults) and refuses newer ones."""
+
+
+class Origin(BaseModel):
+    """Where a latency metric's interval starts and ends
+    (:class:`~duplexeval.metrics.base.MeasurementOrigin`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    start: str
+    end: str
+
+
+class VariantInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    version: str
+    source: str
+    settings: dict[str, Any]
+    measurement_origin: dict[str, Origin] = Field(default_factory=dict)
+    """``"dimension/metric"`` -> where that latency's interval starts and ends (every latency
+    metric of the variant; empty in files written before it was recorded)."""
+
+
+class DatasetRef(BaseModel):
+    """The dataset a run used, as far as tables need it (``config.json`` ``dataset``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = ""
+    path: str = ""
+    content_hash: str = ""
+    language: str = ""
+    domain: str = ""
+
+    def identity(self) -> str:
+        """What makes two runs' datasets the same: the content hash, else name and path."""
+        return self.content_hash or f"{self.name}@{self.path}"
+
+
+class SourceInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["m3-official", "run"]
+    path: str
+    metadata: str
+    system: str = ""
+    """The system of a run ('' for an official output folder)."""
+    oracle: list[str] = Field(default_factory=list)
+    """Oracle data the system read (``Capabilities.oracle``): its content is not its own; the
+    tables mark such rows."""
+    protocol: str = ""
+    """The run's protocol (``single``, ``multi-gen``, ``multi-ref``; '' when unknown)."""
+    dataset: DatasetRef | None = None
+    """The run's dataset (``None`` for an official output folder or a version-2 file)."""
+
+
+class EventResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    event_id: str
+    sample_id: str
+    event_type: str
+    language: str
+    domain: str
+    dimension: str
+    values: dict[str, Value]
+    extras: dict[str, Value]
+    info: dict[str, Any]
+    audio: str | None = None
+    """The sample's stereo wav (ch0 user, ch1 system) relative to ``source.path``, never
+    embedded; ``None`` when the metadata gives no relative path."""
+    user_channel: int | None = None
+    """The dialogue channel that played the user (``None`` when the metadata has none)."""
+    event_start: float | None = None
+    """The event's span in dialogue seconds: with the dialogue and the user channel it names
+    the event across protocols, whose event ids number samples differently."""
+    event_end: float | None = None
+
+
+class AggregateRow(IntervalFields):
+    model_config = ConfigDict(extra="forbid")
+    language: str
+    domain: str
+    official: bool
+    event_type: str
+    dimension: str
+    metric: str
+    round: int | None = None
+    """``None`` over all events; k for the events in round k of their dialogue."""
+    measurement_origin: Origin | None = None
+    """For a latency metric: where its interval starts and ends (``None`` otherwise)."""
+
+
+class Results(BaseModel):
+    """Schema of ``results.json`` (``schema_version`` changes with any incompatible change)."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_version: Literal[4] = SCHEMA_VERSION
+    tool: str = Field(default_factory=lambda: f"duplexeval {__version__}")
+    environment: dict[str, str | None] = Field(default_factory=dict)
+    """The Python version and the resolved versions of the numeric stack (numpy, scipy, soxr,
+    onnxruntime, ctranslate2, faster-whisper, torch; ``None``: not installed) of the process
+    that wrote the file (:func:`duplexeval.environment.numeric_stack`); empty in a file of
+    schema version 3 or older."""
+    source: SourceInfo
+    variant: VariantInfo
+    analysis: dict[str, Any] | None
+    events: list[EventResult]
+    aggregates: list[AggregateRow]
+    content: ContentResults | None = None
+    """Content metrics (``None`` when not computed, e.g. an official output folder)."""
