@@ -42,7 +42,7 @@ from duplexeval.data.voice_bursts import voice_bursts
 from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import DaskExecutor, execute_run
 from duplexeval.systems.base import BatchSession, Forced, Session, SessionSpec, StepOutput
-from duplexeval.systems.scripted import ScriptedSystem
+from duplexeval.systems.builtin.scripted import ScriptedSystem
 
 SAMPLE_EN = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "bundled" / "sample-en"
 

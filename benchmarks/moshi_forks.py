@@ -70,7 +70,7 @@ def _system_args(size: str, work: Path, device: str, batch_codec: bool,
     if size == "full":  # moshi's built-in 7B and Mimi configurations; the tiny tokenizer
         args = {k: v for k, v in args.items() if k not in ("config", "mimi_config")}
         if plex:
-            from duplexeval.systems.personaplex_inproc.settings import BUILTIN_CONFIG
+            from duplexeval.systems.adapters.personaplex_inproc.settings import BUILTIN_CONFIG
 
             args["config"] = str(BUILTIN_CONFIG)
     return args

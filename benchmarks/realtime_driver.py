@@ -5,9 +5,10 @@ The loopback echo server below speaks the OpenAI Realtime API's WebSocket events
 ``session.created``, ``session.update`` -> ``session.updated``, ``input_audio_buffer.append``
 of base64 PCM16 at 24 kHz, ``input_audio_buffer.speech_started`` / ``speech_stopped``,
 ``response.created``, ``response.output_audio.delta``, ``response.done``), so the client is the
-real ``openai-realtime`` adapter on the shared :class:`~duplexeval.systems.realtime.RealtimeDriver`.
-PCM16 has no codec delay, so the only time between the user's turn end and the reply is the
-server's answer time plus what the driver adds or mismeasures.
+real ``openai-realtime`` adapter on the shared
+:class:`~duplexeval.systems.realtime.driver.RealtimeDriver`. PCM16 has no codec delay, so the only
+time between the user's turn end and the reply is the server's answer time plus what the driver
+adds or mismeasures.
 
 Server rule (a wall-clock server, like the service): it stamps each appended 20 ms chunk with
 its arrival time (``time.monotonic``), finds the user's turn end as the end of the last sample
@@ -69,7 +70,7 @@ RATE = 24000
 MOSHI_FRAME = 1920
 OPUS_LAG = 154
 """Samples the sphn Ogg-Opus round trip delays audio by at 24 kHz, in each direction
-(measured with sphn 0.2.1; :mod:`duplexeval.systems.moshi_ws.wire`)."""
+(measured with sphn 0.2.1; :mod:`duplexeval.systems.adapters.moshi_ws.wire`)."""
 KEY_VARIABLE = "DUPLEXEVAL_LOOPBACK_KEY"
 REPLY_S = 0.4
 
@@ -159,8 +160,8 @@ class _EchoConversation:
 class _MoshiEchoConversation:
     """One ``/api/chat`` connection (moshi-ws protocol: 0x00 handshake, 0x01 Ogg-Opus both
     ways through ``sphn``, 80 ms pages).  Opus delays decoded audio by ``OPUS_LAG`` samples in
-    each direction (:mod:`duplexeval.systems.moshi_ws.wire`); the server takes both out of its
-    answer time, so that the reply *as the client decodes it* starts ``answer_s`` after the
+    each direction (:mod:`duplexeval.systems.adapters.moshi_ws.wire`); the server takes both out of
+    its answer time, so that the reply *as the client decodes it* starts ``answer_s`` after the
     turn end *as the client sent it*: it dates the turn end ``OPUS_LAG`` earlier than it
     decodes it, and sends the reply's first page ``OPUS_LAG`` early.  Opus rings on after the
     tone ends (above 0.01 for about 10 ms), so the turn end is read at half the user tone's

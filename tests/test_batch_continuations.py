@@ -25,7 +25,7 @@ from duplexeval.systems.base import (
     StepOutput,
     SystemFailure,
 )
-from duplexeval.systems.scripted import ScriptedSystem
+from duplexeval.systems.builtin.scripted import ScriptedSystem
 
 ARGS = {"jitter": "0.15"}  # seeds matter: a row that took another row's seed would differ
 

@@ -14,8 +14,8 @@ import soundfile as sf
 import soxr
 
 from duplexeval.cli import main
+from duplexeval.systems.adapters.bayling.tokens import WINDOW, block_tokens
 from duplexeval.systems.base import SessionSpec
-from duplexeval.systems.bayling.tokens import WINDOW, block_tokens
 from duplexeval.systems.registry import load_system
 from tiny_duplex import tiny_dataset
 

@@ -27,8 +27,8 @@ from duplexeval.runs import execute_run
 from duplexeval.runs.driver import DialogueAudio, run_group
 from duplexeval.runs.session_view import session_spec
 from duplexeval.systems.base import Oracle, System
-from duplexeval.systems.cascade.responder import acknowledgement, best_match, normalise
-from duplexeval.systems.cascade.vad import StreamingVad
+from duplexeval.systems.builtin.cascade.responder import acknowledgement, best_match, normalise
+from duplexeval.systems.builtin.cascade.vad import StreamingVad
 from duplexeval.systems.registry import load_system
 from fake_openai import FakeOpenAI, fake_reply
 
@@ -188,7 +188,7 @@ def test_retrieval_answers_with_the_reference_answer(qa_run: Path, qa: Dataset) 
 @pytest.mark.slow
 def test_same_run_twice_is_bit_identical(qa_run: Path, qa: Dataset, tmp_path: Path) -> None:
     """A fresh system with empty caches reproduces every output file of the first run."""
-    from duplexeval.systems.cascade.engines import clear_caches
+    from duplexeval.systems.builtin.cascade.engines import clear_caches
 
     clear_caches()
     plan = build_plan(qa.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN,
@@ -412,7 +412,7 @@ def test_own_backchannels_in_long_user_turns(qa: Dataset) -> None:
 
 def _smart_turn_model() -> str:
     """The Smart Turn ONNX file: ``$SMART_TURN_ONNX``, or the one in an installed pipecat-ai."""
-    from duplexeval.systems.cascade.smart_turn import find_model
+    from duplexeval.systems.builtin.cascade.smart_turn import find_model
 
     try:
         return str(find_model(os.environ.get("SMART_TURN_ONNX", "")))

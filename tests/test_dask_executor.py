@@ -24,7 +24,7 @@ from duplexeval.data.validate import Need, load_dataset
 from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan, split_passes
 from duplexeval.runs.units import SystemRef, plan_units
 from duplexeval.systems.base import Session, SessionSpec
-from duplexeval.systems.scripted import ScriptedSystem
+from duplexeval.systems.builtin.scripted import ScriptedSystem
 
 pytestmark = needs_extra("dask")
 

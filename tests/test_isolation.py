@@ -40,7 +40,7 @@ from duplexeval.systems.base import (
     StepOutput,
     System,
 )
-from duplexeval.systems.cascade.responder import best_match, transcript_pairs
+from duplexeval.systems.builtin.cascade.responder import best_match, transcript_pairs
 
 K = EventKind
 SR = 16_000

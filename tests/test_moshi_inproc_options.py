@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
+from duplexeval.systems.adapters.moshi_inproc.settings import parse_settings
+from duplexeval.systems.adapters.moshi_inproc.text import TextForcing, piece_text
 from duplexeval.systems.base import SessionSpec, SystemFailure
-from duplexeval.systems.moshi_inproc.settings import parse_settings
-from duplexeval.systems.moshi_inproc.text import TextForcing, piece_text
 from duplexeval.systems.registry import available_systems, load_system
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from duplexeval.systems.base import SystemFailure
-from duplexeval.systems.pcm import StreamResampler, decode_pcm16, encode_pcm16, mime_rate
+from duplexeval.systems.realtime.pcm import StreamResampler, decode_pcm16, encode_pcm16, mime_rate
 
 
 def test_pcm16_round_trip_and_garbage() -> None:

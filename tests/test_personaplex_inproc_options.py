@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.systems.base import SessionSpec, SystemFailure
-from duplexeval.systems.personaplex_inproc.settings import (
+from duplexeval.systems.adapters.personaplex_inproc.settings import (
     ASSISTANT_PROMPT,
     BUILTIN_CONFIG,
     CHAT_PROMPT,
@@ -22,6 +21,7 @@ from duplexeval.systems.personaplex_inproc.settings import (
     text_prompt_for,
     wrap_system_tags,
 )
+from duplexeval.systems.base import SessionSpec, SystemFailure
 from duplexeval.systems.registry import available_systems, load_system
 
 

@@ -1,7 +1,7 @@
-"""The real-time driver (:mod:`duplexeval.systems.realtime`) on a fake clock: absolute-deadline
-pacing without drift, the playout rule and the flush on an interrupt (hand-drawn timelines),
-the trace's statistics; then one short loopback run through ``duplexeval run`` whose trace file
-is written beside the sample."""
+"""The real-time driver (:mod:`duplexeval.systems.realtime.driver`) on a fake clock:
+absolute-deadline pacing without drift, the playout rule and the flush on an interrupt (hand-drawn
+timelines), the trace's statistics; then one short loopback run through ``duplexeval run`` whose
+trace file is written beside the sample."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 import soundfile as sf
 
 from duplexeval.systems.base import SystemFailure
-from duplexeval.systems.realtime import RealtimeDriver, jitter_stats
+from duplexeval.systems.realtime.driver import RealtimeDriver, jitter_stats
 
 pytestmark = pytest.mark.realtime
 
@@ -253,7 +253,7 @@ def test_objects_from_before_the_session_are_frozen_while_it_streams() -> None:
 def test_releasing_played_audio_changes_nothing_that_is_still_heard() -> None:
     """Random arrivals and flushes, frame by frame: a buffer that forgets each frame once it
     is returned (what the driver does) returns what one that keeps everything returns."""
-    from duplexeval.systems.playout import Playout
+    from duplexeval.systems.realtime.playout import Playout
 
     rng = np.random.default_rng(1)
     for _ in range(100):

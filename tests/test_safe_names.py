@@ -23,7 +23,7 @@ from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.suites import SUITES, Suite
 from duplexeval.synth.spec import load_spec
-from duplexeval.systems.builtin import SilenceSystem
+from duplexeval.systems.builtin.replay import SilenceSystem
 from duplexeval.systems.registry import load_system
 from test_validate import BAD_IDS
 

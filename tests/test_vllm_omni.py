@@ -112,7 +112,7 @@ def test_the_server_refuses_a_first_ack_sent_after_a_later_commit() -> None:
     follow the appended audio, not the clock."""
     from websockets.sync.client import connect
 
-    from duplexeval.systems.pcm import encode_pcm16
+    from duplexeval.systems.realtime.pcm import encode_pcm16
 
     def append(ws, seconds: float, voiced: bool) -> None:
         n = round(seconds * 16000)

@@ -16,9 +16,9 @@ from moshi.models.lm import LMGen
 from moshi.utils.compile import no_compile
 
 from duplexeval.systems.base import Forced, SessionSpec, StepOutput
-from duplexeval.systems.moshi_inproc.session import MoshiSession
-from duplexeval.systems.moshi_inproc.stepper import LMStepper, Sampling
-from duplexeval.systems.moshi_inproc.streams import StreamSet
+from duplexeval.systems.adapters.moshi_inproc.session import MoshiSession
+from duplexeval.systems.adapters.moshi_inproc.stepper import LMStepper, Sampling
+from duplexeval.systems.adapters.moshi_inproc.streams import StreamSet
 
 FRAME = 1920
 

@@ -15,8 +15,8 @@ interval starts and ends (:class:`MeasurementOrigin`, in the variant's
 ``measurement_origins``; results record them).  "Input channel" is the user as fed to the
 system (channel 0 of the sample wav); "system channel" is channel 1 as written: on the frame
 timeline for offline systems, and for wall-clock systems the *played-out* output the real-time
-driver rebuilt (:mod:`duplexeval.systems.realtime`: user frames sent at their deadlines, answers
-placed at their arrival), so a wall-clock latency includes the network, codec, compute and
+driver rebuilt (:mod:`duplexeval.systems.realtime.driver`: user frames sent at their deadlines,
+answers placed at their arrival), so a wall-clock latency includes the network, codec, compute and
 queueing delays a listener would hear::
 
     input channel   uuuuuuuuuu|                      start: e.g. the user's turn end

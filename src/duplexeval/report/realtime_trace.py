@@ -2,8 +2,8 @@
 
 The trace file (``samples/{dialogue}/{event_id}.trace.json``, read through
 :meth:`~duplexeval.runs.directory.RunDir.read_trace`) is the real-time driver's record
-(:mod:`duplexeval.systems.realtime`); this module keeps the figures a reader needs to judge the
-sample's timing: the send drift (ms: how late each user frame went out after its deadline),
+(:mod:`duplexeval.systems.realtime.driver`); this module keeps the figures a reader needs to judge
+the sample's timing: the send drift (ms: how late each user frame went out after its deadline),
 the arrival jitter (ms), the initial silence of the played-out channel (ms), the playout
 flushes and the server's events, at their dialogue times (s).  Samples of other systems have no
 trace file and show nothing.

@@ -158,8 +158,8 @@ class Trace(BaseModel):
     @staticmethod
     def split_realtime(trace: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """A recorded trace (dialogue time) as (what the sample's record keeps, the trace file):
-        a real-time driver's trace (key ``realtime``, :mod:`duplexeval.systems.realtime`) goes
-        whole to the trace file, and the record keeps it without its per-frame and per-chunk
+        a real-time driver's trace (key ``realtime``, :mod:`duplexeval.systems.realtime.driver`)
+        goes whole to the trace file, and the record keeps it without its per-frame and per-chunk
         series; any other trace stays in the record alone (``None``)."""
         realtime = trace.get("realtime")
         if not isinstance(realtime, dict):

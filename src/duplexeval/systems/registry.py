@@ -25,20 +25,20 @@ __all__ = ["ENTRY_POINT_GROUP", "SystemInfo", "available_systems", "load_system"
 ENTRY_POINT_GROUP = "duplexeval.systems"
 
 BUILTIN: dict[str, str] = {
-    "silence": "duplexeval.systems.builtin:SilenceSystem",
-    "reference": "duplexeval.systems.builtin:ReferenceSystem",
-    "scripted": "duplexeval.systems.scripted:ScriptedSystem",
-    "cascade": "duplexeval.systems.cascade:CascadeSystem",
-    "moshi-ws": "duplexeval.systems.moshi_ws:MoshiWsSystem",
-    "moshi": "duplexeval.systems.moshi_inproc:MoshiSystem",
-    "personaplex": "duplexeval.systems.personaplex_inproc:PersonaPlexSystem",
-    "command": "duplexeval.systems.command:CommandSystem",
-    "openai-realtime": "duplexeval.systems.openai_realtime:OpenAIRealtimeSystem",
-    "duplexcascade": "duplexeval.systems.duplexcascade:DuplexCascadeSystem",
-    "freeze-omni": "duplexeval.systems.freeze_omni:FreezeOmniSystem",
-    "bayling-duplex": "duplexeval.systems.bayling:BayLingDuplexSystem",
-    "vllm-omni-duplex": "duplexeval.systems.vllm_omni:VllmOmniDuplexSystem",
-    "gemini-live": "duplexeval.systems.gemini_live:GeminiLiveSystem",
+    "silence": "duplexeval.systems.builtin.replay:SilenceSystem",
+    "reference": "duplexeval.systems.builtin.replay:ReferenceSystem",
+    "scripted": "duplexeval.systems.builtin.scripted:ScriptedSystem",
+    "cascade": "duplexeval.systems.builtin.cascade:CascadeSystem",
+    "moshi-ws": "duplexeval.systems.adapters.moshi_ws:MoshiWsSystem",
+    "moshi": "duplexeval.systems.adapters.moshi_inproc:MoshiSystem",
+    "personaplex": "duplexeval.systems.adapters.personaplex_inproc:PersonaPlexSystem",
+    "command": "duplexeval.systems.adapters.command:CommandSystem",
+    "openai-realtime": "duplexeval.systems.adapters.openai_realtime:OpenAIRealtimeSystem",
+    "duplexcascade": "duplexeval.systems.adapters.duplexcascade:DuplexCascadeSystem",
+    "freeze-omni": "duplexeval.systems.adapters.freeze_omni:FreezeOmniSystem",
+    "bayling-duplex": "duplexeval.systems.adapters.bayling:BayLingDuplexSystem",
+    "vllm-omni-duplex": "duplexeval.systems.adapters.vllm_omni:VllmOmniDuplexSystem",
+    "gemini-live": "duplexeval.systems.adapters.gemini_live:GeminiLiveSystem",
 }
 
 
