@@ -33,7 +33,7 @@ from duplexeval.metrics.accuracy import (
     compare_scores,
     report_lines,
 )
-from duplexeval.metrics.m3_outputs import read_m3_outputs
+from duplexeval.metrics.m3_metadata import read_m3_outputs
 from duplexeval.metrics.scoring import score_events
 from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run

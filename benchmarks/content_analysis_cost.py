@@ -27,7 +27,7 @@ from typing import Any
 
 from duplexeval.analysis.pipeline import AnalysisOptions, _transcriber, analyze_run
 from duplexeval.metrics import get_variant
-from duplexeval.metrics.m3_outputs import read_m3_outputs
+from duplexeval.metrics.m3_metadata import read_m3_outputs
 from duplexeval.metrics.scoring import score_events
 from duplexeval.runs.directory import RunDir
 

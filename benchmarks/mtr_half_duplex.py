@@ -23,7 +23,7 @@ from duplexeval.metrics.score_run import score_run_dir
 from duplexeval.suites.build import suite_gaps
 from duplexeval.suites.registry import get_suite
 from duplexeval.synth.build import SynthSettings
-from duplexeval.synth.mtr import MtrSynthesizer
+from duplexeval.synth.mtr_synthesizer import MtrSynthesizer
 from duplexeval.synth.spec import load_spec
 
 DIALOGUES = ("f01-background", "f02-background", "f01-interruption", "f02-interruption")

@@ -62,7 +62,7 @@ from websockets.sync.server import ServerConnection, serve
 
 from duplexeval.analysis.segments import SpeechSegment
 from duplexeval.metrics.base import EventView
-from duplexeval.metrics.m3 import M3Timing
+from duplexeval.metrics.timing.m3 import M3Timing
 from duplexeval.systems.base import SessionSpec
 from duplexeval.systems.registry import load_system
 

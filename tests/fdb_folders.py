@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from duplexeval.peers.fdb import score_fdb
+from duplexeval.peers.fdb.scorer import score_fdb
 from duplexeval.peers.registry import PeerOptions
 
 Stamp = tuple[float | None, float | None]

@@ -25,7 +25,7 @@ from duplexeval.metrics.accuracy import (
     match_times,
     report_lines,
 )
-from duplexeval.metrics.m3_outputs import read_m3_outputs
+from duplexeval.metrics.m3_metadata import read_m3_outputs
 from duplexeval.metrics.scoring import score_events
 from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.results import load as load_results_file

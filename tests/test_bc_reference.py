@@ -11,7 +11,7 @@ import pytest
 
 from duplexeval.cli import main
 from duplexeval.metrics.content.bc_reference import distribution
-from duplexeval.peers.fdb_io import read_reference_distribution
+from duplexeval.peers.fdb.io import read_reference_distribution
 from fake_judge import FakeJudge
 from flexi_folders import silent_wav, transcript, write
 

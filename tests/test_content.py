@@ -294,7 +294,7 @@ def test_round_by_round_curves_follow_the_user_rounds(judge: FakeJudge, tmp_path
 def test_rounds_from_a_segment_output_number_the_events(tmp_path: Path) -> None:
     """A segment output that joins both user turns into one round puts both events in it."""
     from duplexeval.metrics.content.rounds import RoundFinder
-    from duplexeval.segment.pipeline import read_rounds
+    from duplexeval.rounds.pipeline import read_rounds
 
     path = tmp_path / "rounds.jsonl"
     path.write_text(json.dumps({"dialogue_id": "qa1", "user_channel": 0,

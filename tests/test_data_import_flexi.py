@@ -11,7 +11,7 @@ import pytest
 import soundfile as sf
 
 from duplexeval.cli import main
-from duplexeval.data.flexi_import import scenario_of
+from duplexeval.data.recipes.flexi import scenario_of
 from duplexeval.data.validate import check_dataset
 from flexi_folders import transcript, write
 

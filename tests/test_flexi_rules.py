@@ -1,5 +1,5 @@
-"""FLEXI's metric rules (:mod:`duplexeval.metrics.flexi_rules`) and the model-backchannel
-segment reader (:mod:`duplexeval.peers.flexi_vad`) at their edges.  Expected values follow
+"""FLEXI's metric rules (:mod:`duplexeval.metrics.timing.flexi_rules`) and the model-backchannel
+segment reader (:mod:`duplexeval.peers.flexi.vad`) at their edges.  Expected values follow
 ``evaluate/eval_*.py`` of ``ChristineCHEN274/FLEXI`` @2247b0d as written."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 import soundfile as sf
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.metrics import flexi_rules as rules
-from duplexeval.metrics.flexi_rules import Word
-from duplexeval.peers import flexi_vad
+from duplexeval.metrics.timing import flexi_rules as rules
+from duplexeval.metrics.timing.flexi_rules import Word
+from duplexeval.peers.flexi import vad as flexi_vad
 from duplexeval.timeline import Span
 from flexi_folders import silent_wav, vad_segments
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.data.flexi import ANCHOR_KINDS, FLEXI_FIELD, SCENARIOS, flexi_problems
+from duplexeval.data.flexi_record import ANCHOR_KINDS, FLEXI_FIELD, SCENARIOS, flexi_problems
 from duplexeval.data.validate import Need, check_dataset, load_dataset
 from duplexeval.errors import DatasetInvalid
 from duplexeval.events import EventKind
@@ -24,7 +24,7 @@ from duplexeval.speech.tts import TimedWord, Utterance
 from duplexeval.suites import SUITES, shift_samples, suite_path
 from duplexeval.suites.build import quick_min_shifts
 from duplexeval.synth.build import Synthesizer, SynthSettings, reference_gaps
-from duplexeval.synth.flexi import BIN_S, SIGMA_S, spread
+from duplexeval.synth.flexi_record import BIN_S, SIGMA_S, spread
 from duplexeval.synth.spec import FLEXI_SCENARIOS, DialogueSpec, load_spec, load_specs
 
 SUITE = SUITES["flexi-en"]

@@ -14,9 +14,9 @@ RUN_DIR_NAMES = ("config.json", "metadata.jsonl", "run_summary.json", ".context.
                  "results.json", "analysis-truth", "scores-truth", ".trace.json")
 OWNER = PACKAGE / "runs" / "directory.py"
 OTHER_FORMATS = {
-    PACKAGE / "metrics" / "m3_outputs.py": "the official M3 pipeline's output folders",
+    PACKAGE / "metrics" / "m3_metadata.py": "the official M3 pipeline's output folders",
     PACKAGE / "speech" / "whisper_model.py": "the files of a Whisper model folder",
-    PACKAGE / "peers" / "fdb_io.py": "a peer re-scoring's output folder (per_sample.jsonl, "
+    PACKAGE / "peers" / "fdb" / "io.py": "a peer re-scoring's output folder (per_sample.jsonl, "
                                      "aggregate.json)",
 }
 """Modules that name files of other formats that happen to share a name."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from duplexeval.analysis.segments import SpeechSegment
 from duplexeval.metrics.base import EventView, get_variant, variant_names
-from duplexeval.metrics.m3 import M3Timing
 from duplexeval.metrics.score_outputs import build_results
 from duplexeval.metrics.scoring import score_events
+from duplexeval.metrics.timing.m3 import M3Timing
 from duplexeval.results.model import SourceInfo
 
 

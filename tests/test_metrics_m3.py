@@ -10,7 +10,7 @@ import pytest
 
 from duplexeval.analysis.segments import Chunk, SpeechSegment
 from duplexeval.metrics import EventView, get_variant
-from duplexeval.metrics.m3 import M3Timing
+from duplexeval.metrics.timing.m3 import M3Timing
 
 M3 = get_variant("m3")
 

@@ -11,13 +11,13 @@ import pytest
 from duplexeval.analysis.segments import Chunk, SpeechSegment
 from duplexeval.metrics import get_variant
 from duplexeval.metrics.base import EventView
-from duplexeval.metrics.mtr_rules import (
+from duplexeval.metrics.scoring import aggregate_rows, score_events
+from duplexeval.metrics.timing.mtr_rules import (
     backchannel_frequency,
     background_success,
     latency,
     speaking,
 )
-from duplexeval.metrics.scoring import aggregate_rows, score_events
 
 
 def _seg(words: list[tuple[float, float]], channel: int = 1) -> SpeechSegment:

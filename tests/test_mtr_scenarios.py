@@ -91,7 +91,7 @@ def mtr_overheard(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from duplexeval.suites import SUITES
     from duplexeval.suites.build import suite_gaps
     from duplexeval.synth.build import SynthSettings
-    from duplexeval.synth.mtr import MtrSynthesizer
+    from duplexeval.synth.mtr_synthesizer import MtrSynthesizer
     from duplexeval.synth.spec import load_spec
 
     suite = SUITES["mtr-en"]

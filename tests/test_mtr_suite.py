@@ -16,14 +16,14 @@ import pytest
 
 from duplexeval.cli import main
 from duplexeval.data.dialogue import Dialogue
-from duplexeval.data.mtr import FEATURE_SAMPLES, FEATURES, feature_round, mtr_problems
+from duplexeval.data.mtr_record import FEATURE_SAMPLES, FEATURES, feature_round, mtr_problems
 from duplexeval.errors import DatasetInvalid
 from duplexeval.events import EventKind
-from duplexeval.segment.rounds import Round, assistant_windows
+from duplexeval.rounds.consensus import Round, assistant_windows
 from duplexeval.speech.tts import engine_class
 from duplexeval.suites import SUITES, build_suite
 from duplexeval.synth.build import Synthesizer, SynthSettings, reference_gaps
-from duplexeval.synth.mtr import MtrSynthesizer, PlacedUtterance, mtr_record
+from duplexeval.synth.mtr_synthesizer import MtrSynthesizer, PlacedUtterance, mtr_record
 from duplexeval.synth.spec import DialogueSpec, load_spec, load_specs
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.peers.fdb import score_fdb
+from duplexeval.peers.fdb.scorer import score_fdb
 from duplexeval.peers.registry import PeerOptions, get_peer
 from fdb_folders import chunks as _chunks
 from fdb_folders import event as _event

@@ -20,8 +20,8 @@ from scipy.spatial.distance import jensenshannon
 
 from duplexeval.cli import main
 from duplexeval.errors import DuplexevalError
-from duplexeval.peers import fdb_io
-from duplexeval.peers.fdb import score_fdb
+from duplexeval.peers.fdb import io as fdb_io
+from duplexeval.peers.fdb.scorer import score_fdb
 from duplexeval.peers.registry import PeerOptions
 from duplexeval.timeline import Span
 from fdb_folders import chunks as _chunks

@@ -17,7 +17,7 @@ import pytest
 
 from duplexeval.cli import main
 from duplexeval.errors import DuplexevalError
-from duplexeval.peers.flexi import score_flexi
+from duplexeval.peers.flexi.scorer import score_flexi
 from duplexeval.peers.registry import PeerOptions
 from flexi_folders import (
     backchannel_folder,

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from duplexeval.metrics.content.score import JudgeSettings
-from duplexeval.peers.flexi import score_flexi
+from duplexeval.peers.flexi.scorer import score_flexi
 from duplexeval.peers.registry import PeerOptions
 from fake_judge import FakeJudge
 from test_peer_flexi import build_model_interrupt, build_user_backchannel, build_user_interrupt

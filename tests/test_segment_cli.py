@@ -22,7 +22,7 @@ import pytest
 from conftest import make_dataset
 from duplexeval.cli import main
 from duplexeval.data import Dialogue, Word
-from duplexeval.segment import SegmentSettings, segment_fallback
+from duplexeval.rounds import SegmentSettings, segment_fallback
 from duplexeval.timeline import Span
 from fake_judge import FakeJudge
 from test_segment_judge import responder, user_turns_jittered

@@ -149,7 +149,7 @@ def check_pause(utt: Utterance, before: str, after: str, min_gap_s: float = 0.1)
 
 # -- registry and errors ------------------------------------------------------------------------
 def test_unknown_engine_is_a_clear_error() -> None:
-    with pytest.raises(TtsError, match=r"unknown TTS engine 'nope'; engines: espeak, kokoro-ja, "
+    with pytest.raises(TtsError, match=r"unknown TTS engine 'nope'; known: espeak, kokoro-ja, "
                                        r"openjtalk, piper"):
         load_engine("nope")
 

@@ -100,7 +100,7 @@ class AnalysisOptions:
     """Seconds: only segments shorter than this (``end - start < asr_max_segment``) are
     transcribed; longer ones keep empty ``text`` and ``chunks``.  The default 1.0 is the M3
     model-backchannel rule's duration bound (``duration < 1.0 and words < 4``,
-    :mod:`duplexeval.metrics.m3`): the only place the M3 timing metrics read words, so a
+    :mod:`duplexeval.metrics.timing.m3`): the only place the M3 timing metrics read words, so a
     longer segment's words change no M3 value.  None transcribes every segment."""
     content_event_types: tuple[str, ...] = ("TURN_SHIFT",)
     """Samples of these event types get the full transcript the content metrics read: with

@@ -150,11 +150,11 @@ def demo_suites(full: bool, names: list[str] | None = None,
     from duplexeval.suites import SUITES, build_suite
 
     chosen = names if names is not None else [
-        n for n, s in SUITES.items()
+        n for n, s in SUITES.all().items()
         if s.in_demo and (not s.from_toy or find_m3_toy() is not None)]
     out = []
     for name in chosen:
-        suite = SUITES[name]
+        suite = SUITES.get(name)
         subset: int | str | None = (None if full else limit if limit is not None
                                     else 1 if suite.from_toy else "quick")
         root = build_suite(name, limit=subset)

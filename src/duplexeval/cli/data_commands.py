@@ -118,7 +118,7 @@ def _synth(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from duplexeval.synth.build import SynthSettings, reference_gaps
-    from duplexeval.synth.mtr import synthesizer_for
+    from duplexeval.synth.mtr_synthesizer import synthesizer_for
     from duplexeval.synth.spec import load_specs
 
     specs = load_specs(Path(args.spec))
@@ -208,7 +208,7 @@ def _voice_bursts(args: argparse.Namespace) -> int:
 def _data_build(args: argparse.Namespace) -> int:
     from duplexeval.suites import SUITES, build_suite
 
-    names = list(SUITES) if args.name == "all" else [args.name]
+    names = SUITES.names() if args.name == "all" else [args.name]
     for name in names:
         path = build_suite(name, force=args.force)
         print(f"{name}: {path}")

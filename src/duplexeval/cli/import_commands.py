@@ -19,7 +19,7 @@ Subparsers = Any  # argparse's private _SubParsersAction
 
 def add_import(data_sub: Subparsers) -> None:
     """``data import FORMAT ...``: one sub-subcommand per recipe of
-    :data:`duplexeval.data.recipes.RECIPE_MODULES`."""
+    :data:`duplexeval.data.recipes.RECIPES`."""
     from duplexeval.data.recipes import recipes
 
     table = recipes()

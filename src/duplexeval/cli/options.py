@@ -211,9 +211,9 @@ def dataset_folder(text: str) -> tuple[Path, tuple[int, ...] | None]:
     if path.exists() or "/" in text or "\\" in text:
         return path, _built_suite_channels(path)
     if text in SUITES:
-        return build_suite(text), SUITES[text].channels
+        return build_suite(text), SUITES.get(text).channels
     raise DuplexevalError(f"{text}: no such dataset folder, and not a bundled suite "
-                          f"({', '.join(SUITES)})")
+                          f"({', '.join(SUITES.names())})")
 
 
 def _built_suite_channels(folder: Path) -> tuple[int, ...] | None:
@@ -224,7 +224,7 @@ def _built_suite_channels(folder: Path) -> tuple[int, ...] | None:
     if not (folder / METADATA_FILE).is_file():
         return None
     meta, _ = read_dataset_metadata(folder)  # a malformed file is reported when it is loaded
-    suite = SUITES.get(str(meta.get("name")))
+    suite = SUITES.find(str(meta.get("name")))
     return None if suite is None else suite.channels
 
 

@@ -152,7 +152,8 @@ def _score_peer(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from duplexeval.metrics.score_run import score_official, score_run_dir
+    from duplexeval.metrics.score_run import score_run_dir
+    from duplexeval.peers.m3.scorer import score_official
     from duplexeval.report.text import (
         FLEXI_COLUMNS,
         timing_table_lines,

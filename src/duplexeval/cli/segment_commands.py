@@ -26,7 +26,7 @@ def _temperature(text: str) -> float:
 
 def add_segment(sub: Subparsers) -> None:
     """``segment DATASET_DIR|TRANSCRIPT -o OUT.jsonl``."""
-    from duplexeval.segment.propose import PROPOSAL_MAX_TOKENS, PROPOSAL_TEMPERATURE
+    from duplexeval.rounds.propose import PROPOSAL_MAX_TOKENS, PROPOSAL_TEMPERATURE
 
     p = sub.add_parser(
         "segment", help="split two-channel conversations into user rounds (MTR-style), by "
@@ -57,8 +57,8 @@ def add_segment(sub: Subparsers) -> None:
 def _judged(args: argparse.Namespace, dialogues: list[Any], settings: Any,
             language: str | None) -> list[Any]:
     from duplexeval.judge import AnswerCache, JudgeClient, default_cache_path
-    from duplexeval.segment import segment_with_judge
-    from duplexeval.segment.propose import proposal_sampling
+    from duplexeval.rounds import segment_with_judge
+    from duplexeval.rounds.propose import proposal_sampling
 
     sampling = proposal_sampling(args.judge_temperature, args.judge_max_tokens)
     client = JudgeClient(args.judge_url, args.judge_model, timeout=args.judge_timeout,
@@ -76,13 +76,13 @@ def _judged(args: argparse.Namespace, dialogues: list[Any], settings: Any,
 
 
 def _segment(args: argparse.Namespace) -> int:
-    from duplexeval.segment import (
+    from duplexeval.rounds import (
         SegmentSettings,
         load_dialogues,
         segment_fallback,
         write_segmentations,
     )
-    from duplexeval.segment.propose import dialogue_language
+    from duplexeval.rounds.propose import dialogue_language
 
     if (args.judge_url is None) != (args.judge_model is None):
         raise DuplexevalError("segment: give both --judge-url and --judge-model, or neither "

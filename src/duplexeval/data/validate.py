@@ -13,10 +13,10 @@ Checks
   the end of the audio;
 * ``audio/{id}.wav``: missing, unreadable, not stereo;
 * the ``mtr`` field of MTR-style suites (rounds, windows, feature spans; see
-  :mod:`duplexeval.data.mtr`);
+  :mod:`duplexeval.data.mtr_record`);
 * ``txt_align/{id}.txt``: missing, malformed lines, words that end before they start, words out
   of order or overlapping on one channel, words outside the audio;
-* a record's ``flexi`` field (FLEXI items, :mod:`duplexeval.data.flexi`): the fields its
+* a record's ``flexi`` field (FLEXI items, :mod:`duplexeval.data.flexi_record`): the fields its
   scenario needs, consistent with each other, the audio and the events.
 """
 
@@ -27,7 +27,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from duplexeval.data.dialogue import AudioInfo, Dataset, Dialogue, Word
-from duplexeval.data.flexi import flexi_problems
+from duplexeval.data.flexi_record import flexi_problems
 from duplexeval.data.m3 import (
     alignment_path,
     audio_path,
@@ -37,7 +37,7 @@ from duplexeval.data.m3 import (
     read_dataset_metadata,
     read_events_jsonl,
 )
-from duplexeval.data.mtr import mtr_problems
+from duplexeval.data.mtr_record import mtr_problems
 from duplexeval.errors import DatasetInvalid, Problem
 from duplexeval.events import EventKind
 from duplexeval.timeline import TOL

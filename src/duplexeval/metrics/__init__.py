@@ -1,11 +1,8 @@
 """Timing metric variants (see :mod:`duplexeval.metrics.base`); importing this package
-registers the built-in ones."""
+lists them (:data:`~duplexeval.metrics.base.VARIANTS`)."""
 
-from duplexeval.metrics import fdb_v1 as _fdb_v1  # noqa: F401  (registers the "fdb-v1" variant)
-from duplexeval.metrics import flexi as _flexi  # noqa: F401  (registers the "flexi" variant)
-from duplexeval.metrics import m3 as _m3  # noqa: F401  (registers the "m3" variant)
-from duplexeval.metrics import mtr as _mtr  # noqa: F401  (registers the "mtr" variant)
 from duplexeval.metrics.base import (
+    VARIANTS,
     DimensionScore,
     EventScore,
     EventView,
@@ -16,6 +13,7 @@ from duplexeval.metrics.base import (
 )
 
 __all__ = [
+    "VARIANTS",
     "DimensionScore",
     "EventScore",
     "EventView",

@@ -8,7 +8,8 @@ and the analysed segments of its output wav) and returns, per dimension, the met
 the variant's own (official) names, diagnostic information, and any extra metrics the variant's
 paper reports beyond its code.
 
-New variants subclass :class:`TimingVariant` and register with :func:`register_variant`.
+New variants subclass :class:`TimingVariant` and register in :data:`VARIANTS` (an entry point of
+the ``duplexeval.variants`` group, or :func:`register_variant` in one process).
 
 Measurement origin: every latency metric (any metric measuring an interval) states where its
 interval starts and ends (:class:`MeasurementOrigin`, in the variant's
@@ -32,11 +33,13 @@ from typing import Any, ClassVar
 
 from duplexeval.analysis.segments import SpeechSegment
 from duplexeval.errors import DuplexevalError
+from duplexeval.registry import Registry
 from duplexeval.results.model import Value
 
 __all__ = [
     "INPUT_CHANNEL",
     "SYSTEM_CHANNEL",
+    "VARIANTS",
     "DimensionScore",
     "EventScore",
     "EventView",
@@ -154,24 +157,33 @@ class TimingVariant(ABC):
         here.  Default: nothing."""
 
 
-_VARIANTS: dict[str, type[TimingVariant]] = {}
+def _variant_class(found: object, what: str) -> type[TimingVariant]:
+    if not (isinstance(found, type) and issubclass(found, TimingVariant)):
+        raise DuplexevalError(f"{what}: {getattr(found, '__name__', found)!r} is not a "
+                              f"TimingVariant class")
+    return found
+
+
+VARIANTS: Registry[type[TimingVariant]] = Registry("metric variant", "variants", {
+    "m3": "duplexeval.metrics.timing.m3:M3Timing",
+    "flexi": "duplexeval.metrics.timing.flexi:FlexiTiming",
+    "mtr": "duplexeval.metrics.timing.mtr:MtrTiming",
+    "fdb-v1": "duplexeval.metrics.timing.fdb_v1:FdbV1Timing",
+}, _variant_class)
+"""The timing variants (:class:`~duplexeval.registry.Registry`, entry-point group
+``duplexeval.variants``: ``name = "package.module:VariantClass"``)."""
 
 
 def register_variant(cls: type[TimingVariant]) -> type[TimingVariant]:
-    """Class decorator: make a variant available by name."""
-    _VARIANTS[cls.name] = cls
-    return cls
+    """Class decorator: make a variant available by its ``name`` in this process (a package
+    registers one for every process with a ``duplexeval.variants`` entry point)."""
+    return VARIANTS.add(cls.name, cls)
 
 
 def variant_names() -> list[str]:
-    return sorted(_VARIANTS)
+    return VARIANTS.names()
 
 
 def get_variant(name: str, **settings: Any) -> TimingVariant:
     """An instance of a registered variant; unknown names list the valid ones."""
-    try:
-        cls = _VARIANTS[name]
-    except KeyError:
-        raise DuplexevalError(f"unknown metric variant {name!r}; available: "
-                              f"{', '.join(variant_names())}") from None
-    return cls(**settings)
+    return VARIANTS.get(name)(**settings)

@@ -1,4 +1,5 @@
-"""``duplexeval score``: score an official M3 output folder or one of our run directories."""
+"""``duplexeval score RUN_DIR``: score one of our run directories (an official M3 output folder:
+:mod:`duplexeval.peers.m3.scorer`)."""
 
 from __future__ import annotations
 
@@ -16,27 +17,16 @@ from duplexeval.metrics.content.context import generated_histories
 from duplexeval.metrics.content.inputs import CONTENT_EVENT_TYPES, ContentOptions, HistorySource
 from duplexeval.metrics.content.rounds import RoundFinder, annotated_rounds
 from duplexeval.metrics.content.score import JudgeSettings, content_not_computed, score_content
-from duplexeval.metrics.m3_outputs import read_m3_outputs
+from duplexeval.metrics.m3_metadata import read_m3_outputs
 from duplexeval.metrics.score_outputs import write_score_outputs
 from duplexeval.metrics.scoring import score_events
 from duplexeval.results.model import DatasetRef, Results, SourceInfo
+from duplexeval.rounds.pipeline import read_rounds
 from duplexeval.runs.directory import AnalysisFiles, RunDir
 from duplexeval.runs.execution import TaskMap
-from duplexeval.segment.pipeline import read_rounds
 from duplexeval.timeline import TOL
 
-__all__ = ["run_source", "score_official", "score_run_dir"]
-
-
-def score_official(path: Path, out: Path, variant: str = "m3", language: str = "",
-                   domain: str = "", transcript_key: str = AnalysisFiles.TRANSCRIPT_FIELD,
-                   ) -> Results:
-    """Re-score an official pipeline's output folder (see :mod:`duplexeval.metrics.m3_outputs`)."""
-    events, meta = read_m3_outputs(path, transcript_key, language, domain)
-    timing = get_variant(variant)
-    scores = score_events(events, timing)
-    source = SourceInfo(kind="m3-official", path=str(path), metadata=str(meta))
-    return write_score_outputs(out, scores, timing, source, analysis=None)
+__all__ = ["run_source", "score_run_dir"]
 
 
 def run_dialogues(run: RunDir) -> tuple[dict[str, Dialogue] | None, str | None]:
@@ -146,7 +136,7 @@ def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,
       unavailable or no round contains the event start);
     * ``mtr_round``: that round's annotation when the suite annotates rounds (``mtr``);
     * ``flexi``: the FLEXI item annotation when the event is the item's anchor event (same
-      kind, same start within 1e-6 s; :mod:`duplexeval.data.flexi`)."""
+      kind, same start within 1e-6 s; :mod:`duplexeval.data.flexi_record`)."""
     if dialogues is None:
         return events
     out = []

@@ -1,8 +1,7 @@
 """The peer scorers ``duplexeval score --peer NAME`` knows, by name.
 
-A peer module defines a :class:`PeerScorer` and registers it at import with
-:func:`register_peer`; :data:`PEER_MODULES` lists the modules imported on first lookup, so
-the command line needs no import of its own per peer.
+A peer module defines a :class:`PeerScorer`; :data:`PEERS` names the built-in ones (imported
+on first lookup) and finds a package's through the ``duplexeval.peers`` entry-point group.
 
 Output conventions every peer scorer follows (the issue texts of FLEXI and FDB):
 
@@ -17,19 +16,17 @@ Both are written atomically.  Bad or missing input raises
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from duplexeval.errors import DuplexevalError
+from duplexeval.registry import Registry
 
-__all__ = ["PEER_MODULES", "PeerOptions", "PeerScorer", "check_task", "get_peer", "peer_names",
+__all__ = ["PEERS", "PeerOptions", "PeerScorer", "check_task", "get_peer", "peer_names",
            "register_peer"]
 
-PEER_MODULES: tuple[str, ...] = ("flexi", "fdb")
-"""Modules (relative to this package) that register peer scorers when imported."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +37,7 @@ class PeerOptions:
     ``--peer``); false applies the paper's definitions and reports each difference.
     ``latency`` is FLEXI's pause-handling latency allowance in seconds (``None``: 0 under
     compat, as FLEXI's ``--latency`` default; measured from the pause samples under
-    ``--paper``, see :mod:`duplexeval.peers.flexi`).  ``reference_distribution``
+    ``--paper``, see :mod:`duplexeval.peers.flexi.scorer`).  ``reference_distribution``
     is a JSON file of per-item reference backchannel distributions (model backchannel tasks).
     """
 
@@ -63,36 +60,36 @@ class PeerScorer:
     description: str = ""
 
 
-_REGISTRY: dict[str, PeerScorer] = {}
+def _peer_scorer(found: object, what: str) -> PeerScorer:
+    if not isinstance(found, PeerScorer):
+        raise DuplexevalError(f"{what}: {found!r} is not a PeerScorer")
+    return found
+
+
+PEERS: Registry[PeerScorer] = Registry("peer", "peers", {
+    "flexi": "duplexeval.peers.flexi.scorer:FLEXI",
+    "fdb-v1": "duplexeval.peers.fdb.scorer:FDB_V1",
+}, _peer_scorer)
+"""The peer scorers (:class:`~duplexeval.registry.Registry`, entry-point group
+``duplexeval.peers``: ``name = "package.module:SCORER"``, a :class:`PeerScorer`)."""
 
 
 def register_peer(scorer: PeerScorer) -> PeerScorer:
-    """Add ``scorer`` under its name (a second registration of a name is an error)."""
-    if scorer.name in _REGISTRY and _REGISTRY[scorer.name] is not scorer:
+    """Add ``scorer`` under its name in this process (a package adds one for every process
+    with a ``duplexeval.peers`` entry point)."""
+    if scorer.name in PEERS.names() and PEERS.get(scorer.name) is not scorer:
         raise ValueError(f"peer scorer {scorer.name!r} is already registered")
-    _REGISTRY[scorer.name] = scorer
-    return scorer
-
-
-def _load() -> None:
-    for module in PEER_MODULES:
-        importlib.import_module(f"{__package__}.{module}")
+    return PEERS.add(scorer.name, scorer)
 
 
 def peer_names() -> list[str]:
     """The registered peer names, sorted."""
-    _load()
-    return sorted(_REGISTRY)
+    return PEERS.names()
 
 
 def get_peer(name: str) -> PeerScorer:
     """The scorer named ``name``; an unknown name is a one-line user error."""
-    _load()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY)) or "none yet"
-        raise DuplexevalError(f"unknown peer {name!r} (known: {known})") from None
+    return PEERS.get(name)
 
 
 def check_task(scorer: PeerScorer, task: str) -> None:

@@ -39,11 +39,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from duplexeval.errors import DuplexevalError
+from duplexeval.registry import Registry
 
 __all__ = [
     "ENGINES",
     "MAX_SPEED",
     "MIN_SPEED",
+    "TTS_ENGINES",
     "TimedWord",
     "TtsEngine",
     "TtsError",
@@ -194,20 +196,27 @@ class TtsEngine(ABC):
         return {}
 
 
+def _engine_class(found: object, what: str) -> type[TtsEngine]:
+    if not (isinstance(found, type) and issubclass(found, TtsEngine)):
+        raise TtsError(f"{what}: {getattr(found, '__name__', found)!r} is not a TtsEngine class")
+    return found
+
+
+TTS_ENGINES: Registry[type[TtsEngine]] = Registry("TTS engine", "tts_engines", ENGINES,
+                                                   _engine_class, error=TtsError)
+"""The TTS engines (:class:`~duplexeval.registry.Registry`, entry-point group
+``duplexeval.tts_engines``: ``name = "package.module:EngineClass"``)."""
+
+
 def engine_class(name: str) -> type[TtsEngine]:
     """The class of engine ``name``; :class:`TtsError` naming the known engines if unknown."""
-    target = ENGINES.get(name)
-    if target is None:
-        raise TtsError(f"unknown TTS engine {name!r}; engines: {', '.join(sorted(ENGINES))}")
-    module_name, class_name = target.split(":")
-    cls: type[TtsEngine] = getattr(importlib.import_module(module_name), class_name)
-    return cls
+    return TTS_ENGINES.get(name)
 
 
 def available_engines() -> dict[str, type[TtsEngine]]:
     """The engines whose packages (or program) are installed here, by name (sorted)."""
     out: dict[str, type[TtsEngine]] = {}
-    for name in sorted(ENGINES):
+    for name in TTS_ENGINES.names():
         cls = engine_class(name)
         if cls.unavailable_reason() is None:
             out[name] = cls

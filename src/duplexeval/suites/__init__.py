@@ -7,11 +7,11 @@
 ``m3-chat-ja``         casual conversations, Japanese
 ``flexi-en``           FLEXI's six scenarios (turn taking, pause handling, user and model
                        interrupt, user and model backchannel), 30 one-item dialogues each,
-                       English; each record's ``flexi`` field (:mod:`duplexeval.data.flexi`)
+                       English; each record's ``flexi`` field (:mod:`duplexeval.data.flexi_record`)
                        holds the scenario's annotations
 ``mtr-en``             MTR-DuplexBench-style 10-round dialogues (features, combinations,
                        instruction following, safety; round annotations in the record's
-                       ``mtr`` field, see :mod:`duplexeval.data.mtr`)
+                       ``mtr`` field, see :mod:`duplexeval.data.mtr_record`)
 ``m3-toy-ja-voiced``   the official M3 toy annotations voiced with OpenJTalk (needs the
                        third-party toy data: ``$DUPLEXEVAL_M3_TOY`` or ``shared/m3_toy/ja``)
 =====================  ==========================================================

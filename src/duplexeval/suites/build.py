@@ -194,7 +194,7 @@ def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) ->
     """Synthesize the suite's specs in order: all of them, the first ``limit``, or (quick)
     until the dialogues built so far reach :func:`quick_min_shifts` shift samples."""
     from duplexeval.synth.build import SynthSettings
-    from duplexeval.synth.mtr import synthesizer_for
+    from duplexeval.synth.mtr_synthesizer import synthesizer_for
     from duplexeval.synth.spec import load_specs
 
     specs = load_specs(suite.spec_folder())
@@ -236,7 +236,7 @@ def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None],
 def suite_rows() -> list[list[object]]:
     """One row per suite: name, language, domain, dialogues, built?, audio minutes, MB, path."""
     rows: list[list[object]] = []
-    for suite in SUITES.values():
+    for suite in SUITES.all().values():
         try:
             path = suite_path(suite.name)
         except DuplexevalError as exc:

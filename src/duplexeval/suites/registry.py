@@ -1,4 +1,4 @@
-"""The bundled suites: their names, languages, domains, timing references and user channels."""
+"""The suites: their names, languages, domains, timing references and user channels."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import safe_name
+from duplexeval.registry import Registry
 
 __all__ = ["QUICK_MIN_SHIFTS", "SUITES", "Suite", "get_suite"]
 
@@ -33,11 +34,16 @@ class Suite:
     """The quick subset's rule for this suite (``None``: :data:`QUICK_MIN_SHIFTS`)."""
     in_demo: bool = True
     """Whether ``duplexeval demo`` runs this suite when no suite is named."""
+    specs: Path | None = None
+    """The folder of its dialogue specs (``None``: ``specs/NAME`` in this package; a suite of
+    another package names its own)."""
 
     def __post_init__(self) -> None:
         safe_name(self.name, "suite name")  # it names the build folder in the cache
 
     def spec_folder(self) -> Path:
+        if self.specs is not None:
+            return self.specs
         return Path(str(resources.files("duplexeval.suites") / "specs" / self.name))
 
     @property
@@ -45,7 +51,7 @@ class Suite:
         return self.name == "m3-toy-ja-voiced"
 
 
-SUITES: dict[str, Suite] = {s.name: s for s in [
+_BUILTIN: dict[str, Suite] = {s.name: s for s in [
     Suite("m3-qa-en", "multi-turn QA (TopiOCQA-style), English", "en", "task", "task",
           channels=(0,)),
     Suite("m3-qa-ja", "multi-turn QA, Japanese translation of m3-qa-en", "ja", "task", "task",
@@ -68,9 +74,17 @@ multi-gen plan, on the suite's user channels, has at least this many smooth-turn
 cell is marked † (n < 20)."""
 
 
+def _suite(found: object, what: str) -> Suite:
+    if not isinstance(found, Suite):
+        raise DuplexevalError(f"{what}: {found!r} is not a Suite")
+    return found
+
+
+SUITES: Registry[Suite] = Registry("suite", "suites", _BUILTIN, _suite, sort=False)
+"""The suites (:class:`~duplexeval.registry.Registry`, entry-point group ``duplexeval.suites``:
+``name = "package.module:SUITE"``, a :class:`Suite` whose ``specs`` names its spec folder)."""
+
+
 def get_suite(name: str) -> Suite:
     """The suite called ``name``; :class:`DuplexevalError` listing the suites otherwise."""
-    try:
-        return SUITES[name]
-    except KeyError:
-        raise DuplexevalError(f"unknown suite {name!r}; suites: {', '.join(SUITES)}") from None
+    return SUITES.get(name)

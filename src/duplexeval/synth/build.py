@@ -24,7 +24,7 @@ for engines without any).  Then it is placed on the speaker's channel:
   into a channel ``gain_db`` below the speakers, placed against a turn's start; it is not in
   the word alignments (its placement is recorded in the record's ``background_speech``).
 * **FLEXI items** (a spec with ``flexi``) - the record's ``flexi`` field holds the scenario's
-  annotations measured on the placed turns (:mod:`duplexeval.synth.flexi`).
+  annotations measured on the placed turns (:mod:`duplexeval.synth.flexi_record`).
 
 Times are seconds from the start of the dialogue; the dialogue starts with ``lead`` seconds of
 silence and ends with ``tail``.  Events come from the words by the annotation rules
@@ -48,13 +48,13 @@ import soundfile as sf
 import soxr
 
 from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
-from duplexeval.data.flexi import FLEXI_FIELD
+from duplexeval.data.flexi_record import FLEXI_FIELD
 from duplexeval.data.m3 import audio_path, write_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import annotate_spans
 from duplexeval.fileio import atomic_path
 from duplexeval.speech.tts import TimedWord, TtsEngine, Utterance, load_engine
-from duplexeval.synth.flexi import flexi_record
+from duplexeval.synth.flexi_record import flexi_record
 from duplexeval.synth.placement import PlacedTurn, _boundary, _Piece, _span_of
 from duplexeval.synth.spec import DialogueSpec, Turn
 from duplexeval.timeline import Span

@@ -18,7 +18,7 @@ Each round declares its features, and the turns must carry exactly those:
 
 ``item`` and ``category`` name the instruction-following question or the safety request of
 the round (the reference answer is the user turn's ``answer``).  Where the synthesizer puts it
-all is recorded in the dataset record (:mod:`duplexeval.data.mtr`).
+all is recorded in the dataset record (:mod:`duplexeval.data.mtr_record`).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from duplexeval.data.flexi import SCENARIOS
+from duplexeval.data.flexi_record import SCENARIOS
 from duplexeval.errors import DatasetInvalid, Problem
 from duplexeval.fileio import name_problem
 from duplexeval.synth.mtr_spec import MtrSpec, mtr_problem
@@ -121,7 +121,7 @@ class FlexiSpec(_Strict):
     """The FLEXI scenario of a one-item dialogue (suite ``flexi-en``).
 
     The synthesizer writes the scenario's annotations into the record's ``flexi`` field (see
-    :mod:`duplexeval.synth.flexi`); the turn structure each scenario needs is checked here.
+    :mod:`duplexeval.synth.flexi_record`); the turn structure each scenario needs is checked here.
     """
 
     scenario: Literal["turn_taking", "pause_handling", "user_interrupt", "model_interrupt",

@@ -11,18 +11,18 @@ works without registration.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import safe_name
+from duplexeval.registry import Registry
 from duplexeval.systems.base import System
 
-__all__ = ["ENTRY_POINT_GROUP", "SystemInfo", "available_systems", "load_system",
+__all__ = ["ENTRY_POINT_GROUP", "SYSTEMS", "SystemInfo", "available_systems", "load_system",
            "resolve_system_class"]
 
 ENTRY_POINT_GROUP = "duplexeval.systems"
+"""The entry-point group of systems (:data:`SYSTEMS`)."""
 
 BUILTIN: dict[str, str] = {
     "silence": "duplexeval.systems.builtin.replay:SilenceSystem",
@@ -53,40 +53,28 @@ class SystemInfo:
     """``builtin`` or the distribution that registered it."""
 
 
+def _system_class(found: object, what: str) -> type[System]:
+    if not (isinstance(found, type) and issubclass(found, System)):
+        raise DuplexevalError(f"{what}: {getattr(found, '__name__', found)!r} is not a "
+                              f"duplexeval System class")
+    return found
+
+
+SYSTEMS: Registry[type[System]] = Registry("system", "systems", BUILTIN, _system_class)
+"""The system registry (:class:`~duplexeval.registry.Registry`, entry-point group
+``duplexeval.systems``)."""
+
+
 def available_systems() -> dict[str, SystemInfo]:
     """Built-ins plus every entry point of the ``duplexeval.systems`` group (by name)."""
-    found = {name: SystemInfo(name, target, "builtin") for name, target in BUILTIN.items()}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in found:
-            continue
-        origin = ep.dist.name if ep.dist is not None else "entry point"
-        found[ep.name] = SystemInfo(ep.name, ep.value, origin)
-    return dict(sorted(found.items()))
-
-
-def _import(target: str) -> type[System]:
-    module_name, _, attr = target.partition(":")
-    if not module_name or not attr:
-        raise DuplexevalError(f"--system {target!r}: expected NAME or module:Class")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise DuplexevalError(f"--system {target!r}: cannot import {module_name} ({exc})") \
-            from None
-    cls = getattr(module, attr, None)
-    if not (isinstance(cls, type) and issubclass(cls, System)):
-        raise DuplexevalError(f"--system {target!r}: {attr} is not a duplexeval System class")
-    return cls
+    return {e.name: SystemInfo(e.name, e.target, e.origin) for e in SYSTEMS.entries().values()}
 
 
 def resolve_system_class(name: str) -> type[System]:
     """The class for a system name or ``module:Class``; unknown names list the valid ones."""
     if ":" in name:
-        return _import(name)
-    systems = available_systems()
-    if name not in systems:
-        raise DuplexevalError(f"unknown system {name!r}; available: {', '.join(systems)}")
-    return _import(systems[name].target)
+        return SYSTEMS.load_target(name, f"--system {name!r}")
+    return SYSTEMS.get(name)
 
 
 def load_system(name: str, args: dict[str, str] | None = None) -> System:

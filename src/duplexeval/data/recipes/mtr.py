@@ -11,8 +11,8 @@ Source (``datasets.md`` section 5; the fields read are those of MTR's evaluators
 Each clip becomes a dialogue: stereo audio with the user on channel 0 (``--user-side right``
 swaps the channels: MTR's own quality script maps right = user), events from the annotator on
 the audio (voice activity per channel; no words: the clips come without alignments), and the
-record's ``mtr`` field (:mod:`duplexeval.data.mtr`, group ``dialogue_quality``): round k's user
-span is ``filtered_turn[k]`` and its assistant window runs from its start to the end of round
+record's ``mtr`` field (:mod:`duplexeval.data.mtr_record`, group ``dialogue_quality``): round k's
+user span is ``filtered_turn[k]`` and its assistant window runs from its start to the end of round
 k+1's user turn (the last round's to the end of the audio), MTR's definition.  Rounds with an
 empty or overlapping span are dropped and counted.  A malformed line is one ``file:line``
 error, exit 2, and nothing is written.  The conversational-feature, instruction-following and

@@ -1,5 +1,5 @@
 """``data import flexi`` and ``data import fdb-v1``: the peer benchmarks' released data, by
-their importers (:mod:`duplexeval.data.flexi_import`, :mod:`duplexeval.data.fdb_import`).
+their importers (:mod:`duplexeval.data.recipes.flexi`, :mod:`duplexeval.data.recipes.fdb`).
 
 Both write into ``DATASET_DIR`` themselves (``staged=False``) and refuse an existing split
 unless ``--force``; their conventions (the user on channel 0, the peer's event kept in the
@@ -15,7 +15,7 @@ from pathlib import Path
 from duplexeval.data.recipes.registry import Recipe
 from duplexeval.errors import DuplexevalError
 
-__all__ = ["RECIPES"]
+__all__ = ["FDB_V1", "FLEXI"]
 
 
 def _flexi_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,14 +25,14 @@ def _flexi_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _flexi(args: argparse.Namespace, out: Path) -> str:
-    from duplexeval.data.flexi_import import import_flexi, summary
+    from duplexeval.data.recipes.flexi import import_flexi, summary
 
     dialogues = import_flexi(Path(args.source), out, args.split, args.scenario, args.force)
     return f"{out}: {summary(dialogues)}"
 
 
 def _fdb(args: argparse.Namespace, out: Path) -> str:
-    from duplexeval.data.fdb_import import import_fdb
+    from duplexeval.data.recipes.fdb import import_fdb
 
     if (out / f"{args.split}.jsonl").exists() and not args.force:
         raise DuplexevalError(f"{out}: split {args.split!r} exists (use --force to overwrite)")
@@ -45,11 +45,9 @@ def _fdb(args: argparse.Namespace, out: Path) -> str:
             + (f"; {unplaced} FDB event(s) with no M3 event over them" if unplaced else ""))
 
 
-RECIPES = (
-    Recipe("flexi", "FLEXI's released scenario folders (peer benchmark)",
+FLEXI = Recipe("flexi", "FLEXI's released scenario folders (peer benchmark)",
            "FLEXI's scenario folder(s) of dialog_N folders", _flexi_arguments, _flexi,
-           staged=False),
-    Recipe("fdb-v1", "Full-Duplex-Bench v1/v1.5 sample folders (peer benchmark)",
+           staged=False)
+FDB_V1 = Recipe("fdb-v1", "Full-Duplex-Bench v1/v1.5 sample folders (peer benchmark)",
            "a Full-Duplex-Bench v1/v1.5 folder of task folders", lambda p: None, _fdb,
-           staged=False),
-)
+           staged=False)

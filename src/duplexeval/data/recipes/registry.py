@@ -1,13 +1,14 @@
 """The table of ``duplexeval data import FORMAT`` recipes, and the staged output they write.
 
-A recipe is a module that defines ``RECIPE = Recipe(...)``; adding one is one line in
-:data:`RECIPE_MODULES`.  The command line gives each recipe a subcommand
-``data import NAME SOURCE -o DATASET_DIR`` with the shared options (``--split``, ``--force``)
-and the recipe's own (``add_arguments``), then calls ``run(args, staging)``, where ``staging``
-is an empty folder beside ``DATASET_DIR`` whose files move into ``DATASET_DIR`` only when the
-recipe returns (:func:`staged_output`): a malformed source leaves nothing written, and the
-dataset's other splits stay.  A recipe with ``staged=False`` is given ``DATASET_DIR`` itself
-and checks it on its own (the peer benchmarks' importers, ``flexi`` and ``fdb-v1``).
+A recipe is a :class:`Recipe` (a module's ``RECIPE = Recipe(...)``); adding one is one line in
+:data:`RECIPES` (or a ``duplexeval.recipes`` entry point in another package).  The command line
+gives each recipe a subcommand ``data import NAME SOURCE -o DATASET_DIR`` with the shared options
+(``--split``, ``--force``) and the recipe's own (``add_arguments``), then calls ``run(args,
+staging)``, where ``staging`` is an empty folder beside ``DATASET_DIR`` whose files move into
+``DATASET_DIR`` only when the recipe returns (:func:`staged_output`): a malformed source leaves
+nothing written, and the dataset's other splits stay.  A recipe with ``staged=False`` is given
+``DATASET_DIR`` itself and checks it on its own (the peer benchmarks' importers, ``flexi`` and
+``fdb-v1``).
 
 Recipes read files the user has; none downloads anything.
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import os
 import shutil
 import tempfile
@@ -25,19 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from duplexeval.errors import DuplexevalError
+from duplexeval.registry import Registry
 
-__all__ = ["RECIPE_MODULES", "Recipe", "recipe", "recipes", "staged_output"]
-
-RECIPE_MODULES: tuple[str, ...] = (
-    "duplexeval.data.recipes.candor",
-    "duplexeval.data.recipes.magicdata",
-    "duplexeval.data.recipes.topiocqa",
-    "duplexeval.data.recipes.peers",
-    "duplexeval.data.recipes.mtr",
-)
-"""Modules defining ``RECIPE`` (or ``RECIPES``, a tuple), in the order ``data import --help``
-lists them."""
-
+__all__ = ["RECIPES", "Recipe", "recipe", "recipes", "staged_output"]
 
 @dataclass(frozen=True)
 class Recipe:
@@ -55,23 +45,32 @@ class Recipe:
     """False: ``run`` is given the output folder itself (and refuses to overwrite on its own)."""
 
 
+def _recipe(found: object, what: str) -> Recipe:
+    if not isinstance(found, Recipe):
+        raise DuplexevalError(f"{what}: {found!r} is not a Recipe")
+    return found
+
+
+RECIPES: Registry[Recipe] = Registry("import format", "recipes", {
+    "candor": "duplexeval.data.recipes.candor:RECIPE",
+    "magicdata": "duplexeval.data.recipes.magicdata:RECIPE",
+    "topiocqa": "duplexeval.data.recipes.topiocqa:RECIPE",
+    "flexi": "duplexeval.data.recipes.peers:FLEXI",
+    "fdb-v1": "duplexeval.data.recipes.peers:FDB_V1",
+    "mtr": "duplexeval.data.recipes.mtr:RECIPE",
+}, _recipe, sort=False)
+"""The ``data import`` recipes (:class:`~duplexeval.registry.Registry`, entry-point group
+``duplexeval.recipes``: ``name = "package.module:RECIPE"``, a :class:`Recipe`)."""
+
+
 def recipes() -> dict[str, Recipe]:
     """Every registered recipe by name."""
-    out: dict[str, Recipe] = {}
-    for module_name in RECIPE_MODULES:
-        module = importlib.import_module(module_name)
-        items: tuple[Recipe, ...] = getattr(module, "RECIPES", None) or (module.RECIPE,)
-        for item in items:
-            out[item.name] = item
-    return out
+    return RECIPES.all()
 
 
 def recipe(name: str) -> Recipe:
     """The recipe called ``name``; a one-line error listing the known ones otherwise."""
-    table = recipes()
-    if name not in table:
-        raise DuplexevalError(f"unknown import format {name!r}; known: {', '.join(table)}")
-    return table[name]
+    return RECIPES.get(name)
 
 
 @contextlib.contextmanager

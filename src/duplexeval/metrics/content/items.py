@@ -1,6 +1,7 @@
 """Judged dimensions that a suite's annotations ask for on their own events: MTR's instruction
-following and safety (the ``mtr_round`` of the event, :mod:`duplexeval.data.mtr`) and FLEXI's
-judged scores (the ``flexi`` record on the item's anchor event, :mod:`duplexeval.data.flexi`).
+following and safety (the ``mtr_round`` of the event, :mod:`duplexeval.data.mtr_record`) and FLEXI's
+judged scores (the ``flexi`` record on the item's anchor event,
+:mod:`duplexeval.data.flexi_record`).
 
 Times are output-wav seconds (``input_start`` = 0); ``T`` the event start, ``E`` its end.
 Channel 1 is the system, channel 0 the user as fed.

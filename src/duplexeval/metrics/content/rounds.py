@@ -1,11 +1,12 @@
 """The round of a TURN_SHIFT event in its dialogue, for round-by-round curves (MTR-style).
 
 Rounds are, in this order of precedence: the rounds of a ``duplexeval segment`` output file;
-the rounds a multi-round suite annotates (the record's ``mtr`` field, :mod:`duplexeval.data.mtr`:
-each round's ``user_span``); the user rounds of :mod:`duplexeval.segment`'s deterministic
-fallback (the user channel's TURNs joined across the user's own holds).  A TURN_SHIFT event
-starts where its user turn ends, so its round is the one whose user span contains the event
-start (ends inclusive, 1e-6 s tolerance); rounds are numbered from 1 in time order::
+the rounds a multi-round suite annotates (the record's ``mtr`` field,
+:mod:`duplexeval.data.mtr_record`: each round's ``user_span``); the user rounds of
+:mod:`duplexeval.rounds`'s deterministic fallback (the user channel's TURNs joined across the
+user's own holds).  A TURN_SHIFT event starts where its user turn ends, so its round is the one
+whose user span contains the event start (ends inclusive, 1e-6 s tolerance); rounds are numbered
+from 1 in time order::
 
     user     |== round 1 ==|          |== round 2 ==|
     system                 ^SHIFT -> 1 ~~~~~~~      ^SHIFT -> 2
@@ -17,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from duplexeval.data.dialogue import Dialogue
-from duplexeval.segment.fallback import fallback_rounds
-from duplexeval.segment.rounds import Round
+from duplexeval.rounds.consensus import Round
+from duplexeval.rounds.fallback import fallback_rounds
 from duplexeval.timeline import TOL, Span
 
 __all__ = ["RoundFinder", "annotated_rounds"]

@@ -34,9 +34,9 @@ from duplexeval.judge.records import JudgeItem, JudgeResult
 from duplexeval.judge.store import AnswerCache, default_cache_path
 from duplexeval.judge.templates import load_prompt
 from duplexeval.metrics.content.score import JudgeSettings
-from duplexeval.metrics.flexi_rules import Word
-from duplexeval.peers.flexi_io import INPUT_JSON, OUTPUT_JSON, load_json, parse_words
-from duplexeval.peers.flexi_tasks import TaskResult
+from duplexeval.metrics.timing.flexi_rules import Word
+from duplexeval.peers.flexi.io import INPUT_JSON, OUTPUT_JSON, load_json, parse_words
+from duplexeval.peers.flexi.tasks import TaskResult
 
 __all__ = ["JUDGED", "judge_flexi"]
 

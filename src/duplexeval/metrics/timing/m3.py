@@ -78,7 +78,6 @@ from duplexeval.metrics.base import (
     EventView,
     MeasurementOrigin,
     TimingVariant,
-    register_variant,
 )
 from duplexeval.timeline import TOL
 
@@ -119,7 +118,6 @@ def _target_json(seg: SpeechSegment | None) -> dict[str, Any] | None:
     return {"channel": seg.channel, "text": seg.text, "timestamp": [seg.start, seg.end]}
 
 
-@register_variant
 class M3Timing(TimingVariant):
     """M3-DuplexBench timing metrics (official code, 2026 release)."""
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from duplexeval.metrics import fdb_rules
-from duplexeval.metrics.fdb_rules import Word
+from duplexeval.metrics.timing import fdb_rules
+from duplexeval.metrics.timing.fdb_rules import Word
 from duplexeval.timeline import Span
 
 __all__ = [

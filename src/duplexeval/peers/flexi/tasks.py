@@ -6,7 +6,7 @@ Each ``score_<task>(root, options, paper)`` returns a :class:`TaskResult`: one r
 the names FLEXI prints.  ``paper`` false reproduces ``evaluate/eval_<task>.py`` of
 ``ChristineCHEN274/FLEXI`` @2247b0d value for value; true applies the paper's definitions
 (:data:`PAPER_DIFFERENCES` lists what changes).  The rules themselves are in
-:mod:`duplexeval.metrics.flexi_rules`; sample discovery and reading in :mod:`.flexi_io`;
+:mod:`duplexeval.metrics.timing.flexi_rules`; sample discovery and reading in :mod:`.flexi_io`;
 the model's speech segments in :mod:`.flexi_vad`.  Judged scores (LLM ratings) are not
 computed here.
 """
@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.metrics import flexi_rules as rules
-from duplexeval.peers.flexi_io import (
+from duplexeval.metrics.timing import flexi_rules as rules
+from duplexeval.peers.flexi.io import (
     INPUT_JSON,
     OUTPUT_JSON,
     chunk_time,

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.metrics import flexi_rules as rules
-from duplexeval.peers.flexi_io import (
+from duplexeval.metrics.timing import flexi_rules as rules
+from duplexeval.peers.flexi.io import (
     INPUT_JSON,
     OUTPUT_JSON,
     load_json,
@@ -20,7 +20,7 @@ from duplexeval.peers.flexi_io import (
     timestamp_pair,
     try_load_json,
 )
-from duplexeval.peers.flexi_tasks import INTERRUPT_JSON, METADATA_JSON, TaskResult, _mean
+from duplexeval.peers.flexi.tasks import INTERRUPT_JSON, METADATA_JSON, TaskResult, _mean
 from duplexeval.peers.registry import PeerOptions
 
 __all__ = ["score_user_backchannel", "score_user_interrupt"]
@@ -126,7 +126,7 @@ def _backchannel_time(folder: Path) -> tuple[float, str] | str:
 
 def score_user_backchannel(root: Path, options: PeerOptions, paper: bool) -> TaskResult:
     """"Interrupt Rate": the share of samples where the model's words have a gap longer than
-    1.5 s (paper: 1 s) at the backchannel (:func:`~duplexeval.metrics.flexi_rules.
+    1.5 s (paper: 1 s) at the backchannel (:func:`~duplexeval.metrics.timing.flexi_rules.
     backchannel_split`); a silent model counts as not interrupted.  The coherence rating of
     the two halves is a judged score (not computed)."""
     result = TaskResult()

@@ -1,5 +1,5 @@
 """The ``flexi`` record of a synthesized FLEXI item: its scenario's annotations, measured on the
-placed turns (format: :mod:`duplexeval.data.flexi`).
+placed turns (format: :mod:`duplexeval.data.flexi_record`).
 
 Times are seconds from the start of the dialogue audio, rounded to the millisecond as the word
 alignments are, so spans and the anchor equal the annotated events exactly.  A scenario the
@@ -32,7 +32,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from duplexeval.data.flexi import ANCHOR_KINDS, FLEXI_VERSION
+from duplexeval.data.flexi_record import ANCHOR_KINDS, FLEXI_VERSION
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind
 from duplexeval.synth.placement import PlacedTurn

@@ -21,16 +21,16 @@ from typing import Any
 import numpy as np
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.metrics import flexi_rules as rules
-from duplexeval.peers.flexi_io import (
+from duplexeval.metrics.timing import flexi_rules as rules
+from duplexeval.peers.flexi.io import (
     OUTPUT_JSON,
     load_json,
     parse_words,
     sample_name,
     top_level_dirs,
 )
-from duplexeval.peers.flexi_tasks import TaskResult
-from duplexeval.peers.flexi_vad import OUTPUT_WAV, audio_seconds, model_segments
+from duplexeval.peers.flexi.tasks import TaskResult
+from duplexeval.peers.flexi.vad import OUTPUT_WAV, audio_seconds, model_segments
 from duplexeval.peers.registry import PeerOptions
 
 __all__ = ["read_reference", "score_model_backchannel"]

@@ -12,7 +12,13 @@ The layer sits between ``metrics`` (MTR dialogue quality per round reads its rou
 ``judge``; it imports ``judge``, ``data`` and the core modules.
 """
 
-from duplexeval.segment.pipeline import (
+from duplexeval.rounds.consensus import (
+    OVERLAP_THRESHOLD,
+    Round,
+    assistant_windows,
+    combine_proposals,
+)
+from duplexeval.rounds.pipeline import (
     JudgeInfo,
     Segmentation,
     SegmentSettings,
@@ -21,7 +27,6 @@ from duplexeval.segment.pipeline import (
     segment_with_judge,
     write_segmentations,
 )
-from duplexeval.segment.rounds import OVERLAP_THRESHOLD, Round, assistant_windows, combine_proposals
 
 __all__ = [
     "OVERLAP_THRESHOLD",

@@ -29,7 +29,7 @@ from typing import Any
 
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line, read_json
-from duplexeval.metrics.fdb_rules import Word
+from duplexeval.metrics.timing.fdb_rules import Word
 from duplexeval.peers.vad_segments import VAD_SEGMENTS_FILE, read_vad_segments
 from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
 from duplexeval.timeline import Span

@@ -34,7 +34,7 @@ from typing import Any
 
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import read_json
-from duplexeval.metrics.flexi_rules import Word
+from duplexeval.metrics.timing.flexi_rules import Word
 
 __all__ = ["INPUT_JSON", "OUTPUT_JSON", "chunk_time", "find_file", "load_json", "natural_key",
            "number", "parse_words", "recursive_dirs", "sample_name", "timestamp_pair",

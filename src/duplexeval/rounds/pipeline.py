@@ -57,15 +57,20 @@ from duplexeval.judge.client import JudgeClient
 from duplexeval.judge.retry import RetryPolicy
 from duplexeval.judge.store import AnswerCache
 from duplexeval.judge.templates import load_prompt
-from duplexeval.segment.fallback import fallback_rounds
-from duplexeval.segment.propose import (
+from duplexeval.rounds.consensus import (
+    OVERLAP_THRESHOLD,
+    Round,
+    assistant_windows,
+    combine_proposals,
+)
+from duplexeval.rounds.fallback import fallback_rounds
+from duplexeval.rounds.propose import (
     PROMPT_ID,
     Proposal,
     dialogue_language,
     read_proposal,
     render_items,
 )
-from duplexeval.segment.rounds import OVERLAP_THRESHOLD, Round, assistant_windows, combine_proposals
 from duplexeval.timeline import Span
 
 __all__ = [

@@ -3,8 +3,8 @@
 A dialogue of an MTR-style suite (``mtr-en``) is 10 rounds.  Round k is one user turn; the
 system channel of the reference audio holds the reference system replies, the ground-truth
 history MTR feeds before each round.  The record's ``mtr`` field (``Dialogue.extra["mtr"]``,
-written at synthesis by :mod:`duplexeval.synth.mtr`, checked by ``duplexeval validate``) says
-where every round and every feature is, so that per-round success can be computed.
+written at synthesis by :mod:`duplexeval.synth.mtr_synthesizer`, checked by ``duplexeval
+validate``) says where every round and every feature is, so that per-round success can be computed.
 
 Times are seconds from the start of the dialogue audio; a span is ``[start, end]``.  Round k's
 *assistant window* runs from the start of round k's user turn to the end of round k+1's user

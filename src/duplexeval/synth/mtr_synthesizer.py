@@ -3,7 +3,7 @@
 :class:`MtrSynthesizer` is the ordinary :class:`~duplexeval.synth.build.Synthesizer` (same
 placement, same seed, same audio) that also records where each spec turn and each of its
 backchannels was placed, and turns that into the record's ``mtr`` field for specs with
-``mtr`` (format: :mod:`duplexeval.data.mtr`; layout: :mod:`duplexeval.synth.mtr_spec`).  It
+``mtr`` (format: :mod:`duplexeval.data.mtr_record`; layout: :mod:`duplexeval.synth.mtr_spec`).  It
 keeps every prepared utterance (TTS output, trimmed and resampled) for the rest of the build,
 keyed by language, text, voice and speed: the MTR suite voices the same conversations under
 several features, so each text is synthesized once.  The engines are deterministic in the
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from duplexeval.data.dialogue import AudioInfo, Dialogue
-from duplexeval.data.mtr import MTR_FIELD, MTR_VERSION
+from duplexeval.data.mtr_record import MTR_FIELD, MTR_VERSION
 from duplexeval.errors import DuplexevalError
 from duplexeval.synth.build import SynthesizedDialogue, Synthesizer, SynthSettings
 from duplexeval.synth.mtr_spec import mtr_layout
@@ -137,7 +137,7 @@ def _item_fields(spec: DialogueSpec, k: int, user: Turn) -> dict[str, Any]:
 
 def mtr_record(spec: DialogueSpec, placed: Sequence[PlacedUtterance],
                background: Sequence[Mapping[str, Any]], duration: float) -> dict[str, Any]:
-    """The record's ``mtr`` field (:mod:`duplexeval.data.mtr`) from the placed turns (in spec
+    """The record's ``mtr`` field (:mod:`duplexeval.data.mtr_record`) from the placed turns (in spec
     order), the background placements (in spec order) and the audio's length (s)."""
     assert spec.mtr is not None
     layout = mtr_layout(spec)

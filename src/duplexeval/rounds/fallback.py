@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from duplexeval.data.dialogue import Dialogue
 from duplexeval.events import AnnotationRules, Event, EventKind, annotate_spans
-from duplexeval.segment.rounds import Round, resolve_overlaps
+from duplexeval.rounds.consensus import Round, resolve_overlaps
 from duplexeval.timeline import Span, approx_eq
 
 __all__ = ["annotator_events", "fallback_rounds"]

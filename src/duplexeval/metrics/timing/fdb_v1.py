@@ -1,6 +1,6 @@
 """The ``fdb-v1`` timing variant: Full-Duplex-Bench v1/v1.5 definitions over our runs' events.
 
-The rules are :mod:`duplexeval.metrics.fdb_rules` (FDB's code, value for value); this module
+The rules are :mod:`duplexeval.metrics.timing.fdb_rules` (FDB's code, value for value); this module
 maps M3 events onto FDB's tasks.  Times are seconds from the output wav's start
 (``input_start``); channel 0 is the user as fed, channel 1 the system; ``T`` is the event start
 relative to the wav.  FDB scores whole output files, so the system's words over the whole
@@ -58,9 +58,8 @@ from duplexeval.metrics.base import (
     EventView,
     MeasurementOrigin,
     TimingVariant,
-    register_variant,
 )
-from duplexeval.metrics.fdb_rules import (
+from duplexeval.metrics.timing.fdb_rules import (
     JSD_WINDOW_S,
     MODEL_MERGE_GAP_S,
     USER_MERGE_GAP_S,
@@ -110,7 +109,6 @@ ORIGINS: dict[str, MeasurementOrigin] = {
 }
 """Where each fdb-v1 latency starts and ends."""
 
-@register_variant
 class FdbV1Timing(TimingVariant):
     """Full-Duplex-Bench v1/v1.5 timing over M3 events (see the module docstring)."""
 

@@ -27,12 +27,12 @@ from typing import Any
 
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line
-from duplexeval.metrics.flexi_rules import latency_level
-from duplexeval.peers.flexi_backchannel import score_model_backchannel
-from duplexeval.peers.flexi_judged import JUDGED, judge_flexi
-from duplexeval.peers.flexi_overlap import score_user_backchannel, score_user_interrupt
-from duplexeval.peers.flexi_tasks import LATENCY_LEVEL, PAPER_DIFFERENCES, TASKS, TaskResult
-from duplexeval.peers.registry import PeerOptions, PeerScorer, register_peer
+from duplexeval.metrics.timing.flexi_rules import latency_level
+from duplexeval.peers.flexi.backchannel import score_model_backchannel
+from duplexeval.peers.flexi.judged import JUDGED, judge_flexi
+from duplexeval.peers.flexi.overlap import score_user_backchannel, score_user_interrupt
+from duplexeval.peers.flexi.tasks import LATENCY_LEVEL, PAPER_DIFFERENCES, TASKS, TaskResult
+from duplexeval.peers.registry import PeerOptions, PeerScorer
 from duplexeval.runs.directory import ScoreFiles
 
 __all__ = ["FLEXI", "PER_SAMPLE_FILE", "score_flexi"]
@@ -116,6 +116,6 @@ def score_flexi(task: str, root: Path, out_dir: Path, options: PeerOptions) -> d
     return aggregate
 
 
-FLEXI = register_peer(PeerScorer(
+FLEXI = PeerScorer(
     name="flexi", tasks=TASK_ORDER, score=score_flexi,
-    description="FLEXI (Ge et al. 2025): six full-duplex scenarios, evaluate/eval_*.py"))
+    description="FLEXI (Ge et al. 2025): six full-duplex scenarios, evaluate/eval_*.py")

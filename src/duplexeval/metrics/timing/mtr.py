@@ -1,6 +1,6 @@
 """The ``mtr`` timing variant: MTR-DuplexBench's per-round success rules over our runs.
 
-The rules are :mod:`duplexeval.metrics.mtr_rules` (MTR's code).  Times are seconds from the
+The rules are :mod:`duplexeval.metrics.timing.mtr_rules` (MTR's code).  Times are seconds from the
 output wav's start (``input_start``); ``T`` the event start, ``E`` the event end, ``W`` the
 window end (``input_end``).  MTR judges a round inside its reference windows; for an event
 sample the user window is the user turn before the event and the assistant window runs from
@@ -33,7 +33,7 @@ Background speech (a round annotated with a ``background_span`` by a multi-round
 seconds) -> ``background``: success = the system keeps one continuous stretch of speech over
 ``[start + 0.3 s, end]``.
 
-Where a suite annotates the round (``mtr_round``, :mod:`duplexeval.data.mtr`), the assistant
+Where a suite annotates the round (``mtr_round``, :mod:`duplexeval.data.mtr_record`), the assistant
 window ends where the round's window ends (the end of the next user turn), clipped to the
 sample, as MTR defines it.
 
@@ -56,9 +56,8 @@ from duplexeval.metrics.base import (
     EventView,
     MeasurementOrigin,
     TimingVariant,
-    register_variant,
 )
-from duplexeval.metrics.mtr_rules import (
+from duplexeval.metrics.timing.mtr_rules import (
     backchannel_frequency,
     background_success,
     latency,
@@ -83,7 +82,6 @@ ORIGINS: dict[str, MeasurementOrigin] = {
 }
 """Where each mtr latency starts and ends."""
 
-@register_variant
 class MtrTiming(TimingVariant):
     """MTR-DuplexBench rules over M3 events (see the module docstring)."""
 

@@ -1,8 +1,8 @@
 """The ``flexi`` timing variant: FLEXI's six scenarios scored on our runs of a FLEXI suite.
 
-The rules are :mod:`duplexeval.metrics.flexi_rules` (FLEXI's code, with the paper's conventions
-as options); this module applies them to the anchor event of each item, which carries the
-item's record (``flexi`` in the event metadata, :mod:`duplexeval.data.flexi`).  Times are
+The rules are :mod:`duplexeval.metrics.timing.flexi_rules` (FLEXI's code, with the paper's
+conventions as options); this module applies them to the anchor event of each item, which carries
+the item's record (``flexi`` in the event metadata, :mod:`duplexeval.data.flexi_record`).  Times are
 output-wav seconds (``input_start`` = 0, dialogue times minus ``input_start``); ``T`` the
 event start; channel 1 the system, whose ASR words are ``w``.  Defaults follow the paper;
 ``compat=True`` reproduces the released code (the differences are listed per rule).
@@ -64,7 +64,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from duplexeval.metrics import flexi_rules as rules
 from duplexeval.metrics.base import (
     INPUT_CHANNEL,
     SYSTEM_CHANNEL,
@@ -73,8 +72,8 @@ from duplexeval.metrics.base import (
     EventView,
     MeasurementOrigin,
     TimingVariant,
-    register_variant,
 )
+from duplexeval.metrics.timing import flexi_rules as rules
 
 __all__ = ["FlexiTiming"]
 
@@ -113,7 +112,6 @@ ORIGINS: dict[str, MeasurementOrigin] = {
 }
 """Where each flexi latency starts and ends."""
 
-@register_variant
 class FlexiTiming(TimingVariant):
     """FLEXI's scenario metrics on FLEXI suite runs (see the module docstring)."""
 

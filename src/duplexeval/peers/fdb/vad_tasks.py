@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.metrics.fdb_rules import (
+from duplexeval.metrics.timing.fdb_rules import (
     MODEL_MERGE_GAP_S,
     USER_MERGE_GAP_S,
     BackchannelOutcome,
@@ -36,7 +36,7 @@ from duplexeval.metrics.fdb_rules import (
     response_latency_intervals,
     stop_latency_intervals,
 )
-from duplexeval.peers.fdb_io import (
+from duplexeval.peers.fdb.io import (
     SILERO_ASSUMED_RATE,
     AudioInfo,
     as_fdb_backchannel_seconds,
@@ -46,7 +46,7 @@ from duplexeval.peers.fdb_io import (
     read_reference_distribution,
     speech_segments,
 )
-from duplexeval.peers.fdb_samples import OUTPUT_JSON, inside
+from duplexeval.peers.fdb.samples import OUTPUT_JSON, inside
 from duplexeval.peers.registry import PeerOptions
 from duplexeval.timeline import Span
 

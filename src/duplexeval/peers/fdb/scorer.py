@@ -19,8 +19,8 @@ v1_5_timing          ``get_timing.py``              ``latency_stop_list``,
                                                     aggregate; the means are ours)
 ==================== ============================== =========================================
 
-The rules themselves are :mod:`duplexeval.metrics.fdb_rules`; which folders and files are read
-is :mod:`.fdb_samples`; reading and VAD is :mod:`.fdb_io`.
+The rules themselves are :mod:`duplexeval.metrics.timing.fdb_rules`; which folders and files are
+read is :mod:`.fdb_samples`; reading and VAD is :mod:`.fdb_io`.
 
 Compat (the default under ``--peer``) reproduces the code value for value, bugs included; each
 quirk that fires is noted on the sample's line (``notes``) and in the aggregate.  ``--paper``
@@ -51,9 +51,9 @@ from pathlib import Path
 from typing import Any
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.metrics.fdb_rules import Takeover, mean_or_none, takeover
-from duplexeval.peers.fdb_io import read_chunks, read_event_time, write_outputs
-from duplexeval.peers.fdb_samples import (
+from duplexeval.metrics.timing.fdb_rules import Takeover, mean_or_none, takeover
+from duplexeval.peers.fdb.io import read_chunks, read_event_time, write_outputs
+from duplexeval.peers.fdb.samples import (
     OUTPUT_JSON,
     Listed,
     interruption_folders,
@@ -61,8 +61,8 @@ from duplexeval.peers.fdb_samples import (
     paired_outputs,
     sample_name,
 )
-from duplexeval.peers.fdb_vad_tasks import score_backchannel, score_timing
-from duplexeval.peers.registry import PeerOptions, PeerScorer, register_peer
+from duplexeval.peers.fdb.vad_tasks import score_backchannel, score_timing
+from duplexeval.peers.registry import PeerOptions, PeerScorer
 
 __all__ = ["FDB_V1", "TASKS", "score_fdb"]
 
@@ -267,6 +267,6 @@ def score_fdb(task: str, root: Path, out_dir: Path, options: PeerOptions) -> dic
     return aggregate
 
 
-FDB_V1 = register_peer(PeerScorer(
+FDB_V1 = PeerScorer(
     name="fdb-v1", tasks=TASKS, score=score_fdb,
-    description="Full-Duplex-Bench v1/v1.5 output folders (evaluation/eval_*.py, get_timing.py)"))
+    description="Full-Duplex-Bench v1/v1.5 output folders (evaluation/eval_*.py, get_timing.py)")

@@ -1,0 +1,2 @@
+"""Full-Duplex-Bench v1's output folders re-scored at parity with its released evaluator
+(:mod:`~.scorer`)."""
