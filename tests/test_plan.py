@@ -244,11 +244,14 @@ def test_cli_json_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "single" in capsys.readouterr().out
 
 
-def test_a_folder_built_from_a_suite_plans_the_suites_user_channels(
+def test_a_dataset_plans_its_own_user_channels(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """mtr-en's user is channel 0: a folder whose ``dataset.json`` names it (as a suite build
-    writes it) is planned on channel 0 alone, like the suite's name; any other folder on both,
-    and ``--channels`` still decides."""
+    """A dataset whose ``dataset.json`` says ``user_channels: [0]`` (as every suite build
+    writes it: mtr-en's user is channel 0) is planned on channel 0 alone, from the command
+    line and from Python; any other folder on both, and an explicit ``channels`` still
+    decides."""
+    from duplexeval.data.validate import load_dataset
+
     events = {"0": [(e.kind.value, e.start, e.end) for e in H.events if e.channel == 0],
               "1": [(e.kind.value, e.start, e.end) for e in H.events if e.channel == 1]}
 
@@ -258,7 +261,29 @@ def test_a_folder_built_from_a_suite_plans_the_suites_user_channels(
 
     plain = make_dataset(tmp_path / "plain", events, audio_seconds=None, dialogue_id="h")
     built = make_dataset(tmp_path / "built", events, audio_seconds=None, dialogue_id="h")
-    (built / "dataset.json").write_text(json.dumps({"name": "mtr-en", "language": "en"}))
+    (built / "dataset.json").write_text(json.dumps({"name": "mtr-en", "user_channels": [0]}))
     assert channels(plain) == {0, 1}
     assert channels(built) == {0}
     assert channels(built, "--channels", "0,1") == {0, 1}
+
+    dataset, _ = load_dataset(built)
+    assert dataset.user_channels == (0,)
+    planned = build_plan(dataset, PlanOptions(protocol=GEN))
+    assert planned.options.channels == (0,)
+    assert {s.user_channel for s in planned.samples} == {0}
+    assert build_plan(dataset.dialogues, PlanOptions(protocol=GEN)).options.channels == (0, 1)
+    assert build_plan(dataset, PlanOptions(protocol=GEN, channels=(1,))).options.channels == (1,)
+
+
+@pytest.mark.parametrize("value", [[], [2], [0, 0], "0", [True], None])
+def test_malformed_user_channels_are_one_line_naming_dataset_json(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], value: object) -> None:
+    root = make_dataset(tmp_path / "d", {"0": [("TURN", 1.0, 4.0)]}, audio_seconds=None)
+    (root / "dataset.json").write_text(json.dumps({"user_channels": value}))
+    code = main(["plan", str(root), "--protocol", "multi-gen"])
+    err = capsys.readouterr().err
+    if value is None:  # absent: both channels
+        assert code == 0
+        return
+    assert code == 2 and "Traceback" not in err
+    assert f"{root / 'dataset.json'}" in err and "user_channels must be" in err

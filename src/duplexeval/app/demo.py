@@ -57,21 +57,22 @@ __all__ = ["AnnotationCheck", "DemoDataset", "annotation_check", "default_datase
 
 @dataclass(frozen=True)
 class DemoDataset:
-    """A dataset folder and the user channels its plans evaluate."""
+    """A dataset folder and the user channels its plans evaluate (``None``: the dataset's)."""
 
     name: str
     root: Path
-    channels: tuple[int, ...]
+    channels: tuple[int, ...] | None = None
     suite: str = ""
     """The bundled suite it comes from ('' for other datasets)."""
 
 
 def default_datasets() -> list[DemoDataset]:
     """The demo's datasets: bundled ones, plus the M3 toy sets when present."""
-    out = [DemoDataset("sample-en", bundled_dataset("sample-en"), (0, 1))]
+    out = [DemoDataset("sample-en", bundled_dataset("sample-en"))]
     toy = find_m3_toy()
     if toy is not None:
-        out.append(DemoDataset("m3-toy-ja-chat", toy / "chat" / "magicdata_toy", (0, 1)))
+        # the official toy sets have no dataset.json: their QA set asks from channel 1
+        out.append(DemoDataset("m3-toy-ja-chat", toy / "chat" / "magicdata_toy"))
         out.append(DemoDataset("m3-toy-ja-task", toy / "task" / "topiocqa_ja_toy", (1,)))
     return out
 
@@ -160,7 +161,7 @@ def demo_suites(full: bool, names: list[str] | None = None,
         root = build_suite(name, limit=subset)
         label = name if subset is None else f"{name} (quick)" if subset == "quick" \
             else f"{name} (first {subset})"
-        out.append(DemoDataset(label, root, suite.channels, name))
+        out.append(DemoDataset(label, root, suite=name))
     return out
 
 
@@ -202,7 +203,7 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
         print("note: the official M3 toy sets were not found (set DUPLEXEVAL_M3_TOY); "
               "using the bundled data only", file=sys.stderr)
     with timer("synthesis"):
-        datasets = demo_suites(full, suites, limit) + [DemoDataset(p.name, p, (0, 1))
+        datasets = demo_suites(full, suites, limit) + [DemoDataset(p.name, p)
                                                        for p in extra]
     with timer("annotation check"):
         print(f"Annotation check: events annotated from each dataset's voiced audio (Silero "
@@ -217,7 +218,7 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
         for demo in tqdm(datasets, desc="planning", unit="dataset", file=sys.stderr):
             dataset, _ = load_dataset(demo.root)
             for protocol in EvalProtocol:
-                plan = build_plan(dataset.dialogues,
+                plan = build_plan(dataset,
                                   PlanOptions(protocol=protocol, channels=demo.channels))
                 rows.append(plan_row(demo.name, plan))
         print("What a run executes (per-event = official cost; shared prefix = duplexeval)")
@@ -287,8 +288,8 @@ def _run_systems(datasets: list[DemoDataset], runs_root: Path,
     lines = ["", "Runs (multi-gen)"]
     for demo in datasets:
         dataset, _ = load_dataset(demo.root, audio=Need.REQUIRE)
-        plan = build_plan(dataset.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN,
-                                                         channels=demo.channels))
+        plan = build_plan(dataset, PlanOptions(protocol=EvalProtocol.MULTI_GEN,
+                                               channels=demo.channels))
         for row in DEMO_SYSTEMS:
             if (row.domains is not None and dataset.domain not in row.domains) or (
                     row.language is not None and dataset.language != row.language) or (
@@ -401,7 +402,7 @@ def _flexi_stage(runs_root: Path, timer: StageTimer, full: bool,
     for protocol, columns in ((EvalProtocol.MULTI_GEN, FLEXI_COLUMNS[:4] + FLEXI_COLUMNS[6:7]
                                + FLEXI_COLUMNS[9:]),
                               (EvalProtocol.MULTI_REF, FLEXI_COLUMNS[4:6] + FLEXI_COLUMNS[7:9])):
-        plan = build_plan(dataset.dialogues, PlanOptions(protocol=protocol, channels=(0,)))
+        plan = build_plan(dataset, PlanOptions(protocol=protocol))
         rows = []
         for name in tqdm(systems, desc=f"flexi {protocol.value}", unit="system",
                          file=sys.stderr):

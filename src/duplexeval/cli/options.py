@@ -92,18 +92,17 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                         "backchannels and the next turn are heard)")
 
 
-def plan_options(args: argparse.Namespace, default_channels: tuple[int, ...] | None = None,
-                 ) -> Any:
-    """The :class:`~duplexeval.plan.samples.PlanOptions` the arguments ask for."""
+def plan_options(args: argparse.Namespace) -> Any:
+    """The :class:`~duplexeval.plan.samples.PlanOptions` the arguments ask for (without
+    ``--channels``: the dataset's user channels)."""
     from duplexeval.plan.samples import EvalProtocol, PlanOptions
 
     given: dict[str, Any] = {"protocol": EvalProtocol(args.protocol),
                              "context_max_len": args.context_max_len,
                              "include_short_pause": args.include_short_pause,
                              "mute": not args.no_mute}
-    chosen = args.channels or default_channels
-    if chosen is not None:
-        given["channels"] = chosen
+    if args.channels is not None:
+        given["channels"] = args.channels
     if args.window is not None:
         given["window"] = args.window
     return PlanOptions(**given)
@@ -200,32 +199,17 @@ def system_args(pairs: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def dataset_folder(text: str) -> tuple[Path, tuple[int, ...] | None]:
-    """A dataset folder, or a bundled suite name (built, or taken from the cache), with the
-    user channels it evaluates: a suite's, also for a folder built from one (its
-    ``dataset.json`` names the suite, as ``duplexeval data build`` and the suite cache write
-    it), else ``None`` (the plan's default, 0 and 1)."""
+def dataset_folder(text: str) -> Path:
+    """A dataset folder, or a bundled suite name (built, or taken from the cache)."""
     from duplexeval.suites import SUITES, build_suite
 
     path = Path(text)
     if path.exists() or "/" in text or "\\" in text:
-        return path, _built_suite_channels(path)
+        return path
     if text in SUITES:
-        return build_suite(text), SUITES.get(text).channels
+        return build_suite(text)
     raise DuplexevalError(f"{text}: no such dataset folder, and not a bundled suite "
                           f"({', '.join(SUITES.names())})")
-
-
-def _built_suite_channels(folder: Path) -> tuple[int, ...] | None:
-    """The user channels of the bundled suite ``folder/dataset.json`` names, if it names one."""
-    from duplexeval.data.m3 import METADATA_FILE, read_dataset_metadata
-    from duplexeval.suites import SUITES
-
-    if not (folder / METADATA_FILE).is_file():
-        return None
-    meta, _ = read_dataset_metadata(folder)  # a malformed file is reported when it is loaded
-    suite = SUITES.find(str(meta.get("name")))
-    return None if suite is None else suite.channels
 
 
 def positive_int(text: str) -> int:

@@ -38,10 +38,9 @@ def _plan(args: argparse.Namespace) -> int:
     from duplexeval.data.validate import load_dataset
     from duplexeval.plan.samples import build_plan
 
-    folder, channels = dataset_folder(args.dataset)
-    dataset, warnings = load_dataset(folder, args.split)
+    dataset, warnings = load_dataset(dataset_folder(args.dataset), args.split)
     warn(warnings)
-    plan = build_plan(dataset.dialogues, plan_options(args, channels))
+    plan = build_plan(dataset, plan_options(args))
     if args.json:
         for sample in plan.samples:
             print(json.dumps(sample.to_json(), ensure_ascii=False))
@@ -115,11 +114,11 @@ def _run(args: argparse.Namespace) -> int:
 
     with executor_from(args) as executor:  # connected first: an unreachable scheduler fails fast
         system = load_system(args.system, system_args(args.system_arg))
-        folder, channels = dataset_folder(args.dataset)
-        dataset, warnings = load_dataset(folder, args.split, audio=Need.REQUIRE)
+        dataset, warnings = load_dataset(dataset_folder(args.dataset), args.split,
+                                         audio=Need.REQUIRE)
         warn(warnings)
-        options = plan_options(args, channels)
-        plan = build_plan(dataset.dialogues, options)
+        options = plan_options(args)
+        plan = build_plan(dataset, options)
         out = Path(args.out) if args.out else Path("runs") / f"{system.name}-{options.protocol}"
         result = execute_run(system, dataset, plan, out, seed=args.seed,
                              fail_fast=args.fail_fast, executor=executor,

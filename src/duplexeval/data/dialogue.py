@@ -148,6 +148,10 @@ class Dataset:
     name: str = ""
     language: str | None = None
     domain: str | None = None
+    user_channels: tuple[int, ...] = (0, 1)
+    """The channels that play the user in its evaluation plans, unless a plan names others:
+    ``dataset.json``'s ``user_channels`` (every suite writes its own: QA suites ask from one
+    channel), else both channels, as in M3's chat sets."""
 
     def __iter__(self) -> Iterator[Dialogue]:
         return iter(self.dialogues)

@@ -25,10 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from duplexeval.data.dialogue import AudioInfo, Dataset, Dialogue, Word
 from duplexeval.data.flexi_record import flexi_problems
 from duplexeval.data.m3 import (
+    METADATA_FILE,
     alignment_path,
     audio_path,
     available_splits,
@@ -163,8 +165,24 @@ def check_dataset(
         name=str(meta.get("name", root.name)),
         language=meta.get("language"),
         domain=meta.get("domain"),
+        user_channels=_user_channels(meta, root, problems),
     )
     return ValidationReport(dataset, sorted(set(problems), key=_problem_order), warnings)
+
+
+def _user_channels(meta: dict[str, Any], root: Path, problems: list[Problem]) -> tuple[int, ...]:
+    """``dataset.json``'s ``user_channels`` (a non-empty list of distinct channels 0 and 1),
+    else both; a malformed value is a problem naming the file."""
+    value = meta.get("user_channels")
+    if value is None:
+        return (0, 1)
+    if not (isinstance(value, list) and value and len(set(value)) == len(value)
+            and all(isinstance(c, int) and not isinstance(c, bool) and c in (0, 1)
+                    for c in value)):
+        problems.append(Problem(root / METADATA_FILE, None, f"user_channels must be a "
+                                f"non-empty list of distinct channels 0 and 1, got {value!r}"))
+        return (0, 1)
+    return tuple(value)
 
 
 def _problem_order(problem: Problem) -> tuple[str, int, str]:

@@ -39,11 +39,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from duplexeval.data.dialogue import Dialogue
+from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.events import EVENT_TO_TASK, TASKS, EventKind
 from duplexeval.timeline import Span, approx_eq, time_ge, time_le, time_lt
 
@@ -91,8 +91,10 @@ class PlanOptions:
     """What to plan; the defaults are the official pipeline's."""
 
     protocol: EvalProtocol = EvalProtocol.MULTI_GEN
-    channels: tuple[int, ...] = (0, 1)
-    """User channels to evaluate (chat data: both; QA data: 1, the questioner)."""
+    channels: tuple[int, ...] | None = None
+    """User channels to evaluate; ``None``: the dataset's (:attr:`Dataset.user_channels
+    <duplexeval.data.dialogue.Dataset.user_channels>`; both for plain dialogues).  A built
+    plan's options always name them."""
     window: float = 10.0
     """Evaluation window W in seconds after the event (``--eval-window-len``)."""
     context_max_len: float | None = None
@@ -111,7 +113,8 @@ class PlanOptions:
             raise ValueError("window must be > 0 seconds")
         if self.context_max_len is not None and self.context_max_len <= 0:
             raise ValueError("context_max_len must be > 0 seconds")
-        if not self.channels or any(c not in (0, 1) for c in self.channels):
+        if self.channels is not None and (
+                not self.channels or any(c not in (0, 1) for c in self.channels)):
             raise ValueError("channels must be a non-empty subset of {0, 1}")
 
 
@@ -246,7 +249,7 @@ def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) ->
             system, user = event.channel, 1 - event.channel
         else:
             user, system = event.channel, 1 - event.channel
-        if user not in options.channels:
+        if options.channels is not None and user not in options.channels:
             continue
         user_turns = dialogue.turns(user)
         event_start, event_end = event.start, event.end
@@ -349,8 +352,12 @@ class Plan:
         }
 
 
-def build_plan(dialogues: Iterable[Dialogue], options: PlanOptions) -> Plan:
-    """Plan every dialogue (in dataset order)."""
+def build_plan(dialogues: Dataset | Iterable[Dialogue], options: PlanOptions) -> Plan:
+    """Plan every dialogue (in dataset order), on ``options.channels`` or else the dataset's
+    user channels (both channels for dialogues given without their dataset)."""
+    if options.channels is None:
+        channels = dialogues.user_channels if isinstance(dialogues, Dataset) else (0, 1)
+        options = replace(options, channels=channels)
     stats = PlanStats()
     samples: list[Sample] = []
     for dialogue in dialogues:

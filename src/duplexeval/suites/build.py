@@ -27,7 +27,7 @@ from duplexeval.suites.registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suit
 __all__ = ["build_suite", "quick_min_shifts", "shift_samples", "subset_label", "suite_gaps",
            "suite_path", "suite_rows"]
 
-BUILD_VERSION = 3
+BUILD_VERSION = 4
 """Bumped when the synthesizer changes what it builds from the same specs."""
 
 
@@ -208,7 +208,8 @@ def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) ->
         if limit == "quick" and shift_samples([b.dialogue() for b in built],
                                               suite.channels) >= quick_min_shifts(suite):
             break
-    synth.write(built, out, metadata={"name": suite.name, "description": suite.description})
+    synth.write(built, out, metadata={"name": suite.name, "description": suite.description,
+                                      "user_channels": list(suite.channels)})
 
 
 def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None],
