@@ -68,3 +68,18 @@ def test_only_the_run_directory_owner_spells_its_file_names() -> None:
     spelled = {n.value for n in ast.walk(owner) if isinstance(n, ast.Constant)
                and isinstance(n.value, str) and id(n) not in _docstrings(owner)}
     assert all(any(name in value for value in spelled) for name in RUN_DIR_NAMES)
+
+
+CORE = {"__init__.py", "__main__.py", "audio.py", "cache.py", "environment.py", "errors.py",
+        "events.py", "fileio.py", "registry.py", "timeline.py"}
+"""The modules the package root keeps: the core every stage imports (each stage is a package)."""
+
+
+def test_the_root_keeps_only_the_core_and_one_module_touches_audio_files() -> None:
+    assert {p.name for p in PACKAGE.glob("*.py")} == CORE
+    readers = [str(path.relative_to(PACKAGE)) for path in _modules()
+               if any(isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                   (alias.name if isinstance(node, ast.Import) else node.module or "")
+                   .split(".")[0] == "soundfile" for alias in node.names)
+                   for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))]
+    assert readers == ["audio.py"]

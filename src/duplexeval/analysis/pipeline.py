@@ -59,11 +59,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 from tqdm import tqdm
 
 from duplexeval import __version__
 from duplexeval.analysis.segments import Chunk, SpeechSegment, segments_from_spans, transcript_json
+from duplexeval.audio import AudioReadError, read_audio
 from duplexeval.cache import cache_root
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import atomic_write_json
@@ -294,9 +294,9 @@ def _read_outputs(run: RunDir, batch: list[MetadataRow], audio_sha: dict[str, st
     for row in batch:
         wav = run.output_audio(row)
         try:
-            x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
-        except (sf.LibsndfileError, RuntimeError) as exc:
-            raise DuplexevalError(f"{wav}: cannot read audio ({exc})") from None
+            x, rate = read_audio(wav)
+        except AudioReadError as exc:
+            raise DuplexevalError(f"{wav}: cannot read audio ({exc.reason})") from None
         audio_sha[row.output_audio_path] = _file_sha256(wav)
         audio.append((x, rate))
     return audio

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import soundfile as sf
 from tqdm import tqdm
 
+from duplexeval.audio import read_audio
 from duplexeval.data.dialogue import Dataset
 from duplexeval.data.locate import bundled_dataset, find_m3_toy
 from duplexeval.data.validate import Need, load_dataset
@@ -118,7 +118,7 @@ def annotation_check(dataset: Dataset, tolerance: float = ANNOTATION_TOLERANCE,
     for d in dataset.dialogues:
         if d.audio is None:
             continue
-        x, rate = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
+        x, rate = read_audio(d.audio.path)
         spans = {ch: detect_activity(np.ascontiguousarray(x[:, ch]), rate, options)
                  for ch in (0, 1)}
         derived = list(annotate_spans(spans))

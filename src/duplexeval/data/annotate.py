@@ -11,8 +11,8 @@ from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
+from duplexeval.audio import AudioReadError, read_audio
 from duplexeval.data.dialogue import Dialogue
 from duplexeval.data.m3 import ALIGN_DIR, AUDIO_DIR, read_alignment
 from duplexeval.errors import DatasetInvalid, DuplexevalError, Problem
@@ -91,9 +91,9 @@ def annotate_audio_files(
     dialogues = []
     for path in files:
         try:
-            audio, sample_rate = sf.read(str(path), dtype="float32", always_2d=True)
-        except (RuntimeError, sf.LibsndfileError, OSError) as exc:
-            problems.append(Problem(path, None, f"unreadable audio: {exc}"))
+            audio, sample_rate = read_audio(path)
+        except AudioReadError as exc:
+            problems.append(Problem(path, None, f"unreadable audio: {exc.reason}"))
             continue
         if audio.shape[1] != 2:
             problems.append(Problem(path, None, f"audio is not stereo ({audio.shape[1]} "

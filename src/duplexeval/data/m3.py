@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import soundfile as sf
-
+from duplexeval.audio import AudioReadError, audio_info
 from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
 from duplexeval.errors import Problem
 from duplexeval.events import Event, EventKind
@@ -264,10 +263,10 @@ def read_audio_info(path: Path) -> tuple[AudioInfo | None, list[Problem]]:
     if not path.is_file():
         return None, [Problem(path, None, "audio file not found")]
     try:
-        info = sf.info(str(path))
-    except (RuntimeError, sf.LibsndfileError, OSError) as exc:
-        return None, [Problem(path, None, f"unreadable audio: {exc}")]
-    return AudioInfo(path, int(info.samplerate), int(info.frames), int(info.channels)), []
+        info = audio_info(path)
+    except AudioReadError as exc:
+        return None, [Problem(path, None, f"unreadable audio: {exc.reason}")]
+    return AudioInfo(path, int(info.sample_rate), int(info.frames), int(info.channels)), []
 
 
 def read_dataset_metadata(root: Path) -> tuple[dict[str, Any], list[Problem]]:

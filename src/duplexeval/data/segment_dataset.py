@@ -15,13 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-import soundfile as sf
-
+from duplexeval.audio import read_audio, write_audio
 from duplexeval.data.dialogue import AudioInfo, Dataset, Dialogue
 from duplexeval.data.m3 import audio_path, write_dataset
 from duplexeval.data.segmentation import cut_events, cut_words, plan_segments, segment_id
 from duplexeval.events import AnnotationRules, EventKind, ipus_from_spans
-from duplexeval.fileio import atomic_path
 from duplexeval.timeline import Span
 
 __all__ = ["segment_dataset", "segment_dialogue"]
@@ -51,7 +49,7 @@ def segment_dialogue(dialogue: Dialogue, root: Path, target: float = 120.0,
                              min_last=min_last)
     audio = rate = None
     if dialogue.audio is not None:
-        audio, rate = sf.read(str(dialogue.audio.path), dtype="float32", always_2d=True)
+        audio, rate = read_audio(dialogue.audio.path)
     out = []
     for seg in segments:
         new_id = dialogue.id if len(segments) == 1 else segment_id(dialogue.id, seg)
@@ -59,8 +57,7 @@ def segment_dialogue(dialogue: Dialogue, root: Path, target: float = 120.0,
         if audio is not None and rate is not None:
             a, b = round(seg.start * rate), round(seg.end * rate)
             target_path = audio_path(root, new_id)
-            with atomic_path(target_path, suffix=".wav") as tmp:
-                sf.write(str(tmp), audio[a:b], rate, subtype="PCM_16")
+            write_audio(target_path, audio[a:b], rate, subtype="PCM_16")
             info = AudioInfo(target_path, rate, b - a, audio.shape[1])
         words = None if dialogue.words is None else tuple(cut_words(dialogue.words, seg))
         extra = {**dialogue.extra, "source": _source(dialogue, seg)}

@@ -14,12 +14,11 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
+from duplexeval.audio import write_audio
 from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.data.m3 import METADATA_FILE, alignment_path, audio_path, write_dataset
 from duplexeval.errors import DuplexevalError
-from duplexeval.fileio import atomic_path
 from duplexeval.speech.clipbank import ClipBank, fill_span
 
 __all__ = ["voice_bursts", "voice_dialogue"]
@@ -58,8 +57,7 @@ def voice_bursts(dataset: Dataset, out: Path, sample_rate: int = 16000) -> list[
     for dialogue in dataset.dialogues:
         audio = voice_dialogue(dialogue, dialogue.language or language, sample_rate)
         target = audio_path(out, dialogue.id)
-        with atomic_path(target, suffix=".wav") as tmp:
-            sf.write(str(tmp), audio, sample_rate, subtype="PCM_16")
+        write_audio(target, audio, sample_rate, subtype="PCM_16")
         written.append(target)
     stripped = [Dialogue(d.id, d.events, d.channel_order, d.words, None, d.language, d.domain,
                          d.extra) for d in dataset.dialogues]

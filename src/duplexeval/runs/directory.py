@@ -42,12 +42,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import soundfile as sf
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from duplexeval.audio import stereo, write_audio
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import (
-    atomic_path,
     atomic_write_json,
     atomic_write_text,
     json_line,
@@ -463,8 +462,7 @@ class RunDir:
     def write_wav(self, path: Path, ch0: np.ndarray, ch1: np.ndarray, rate: int) -> None:
         """A stereo wav (ch0 user, ch1 system).  PCM_24: lossless to -144 dB and
         byte-reproducible (float WAVs carry a timestamped PEAK chunk)."""
-        with atomic_path(path, suffix=".wav") as tmp:
-            sf.write(str(tmp), np.stack([ch0, ch1], axis=1), rate, subtype="PCM_24")
+        write_audio(path, stereo(ch0, ch1), rate, subtype="PCM_24")
 
     def write_record(self, sample_id: str, event_id: str, record: SampleRecord) -> None:
         """A sample's record (its keys as set: an ``ok`` and a ``failed`` record differ)."""

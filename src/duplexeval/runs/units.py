@@ -20,8 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import soundfile as sf
-
+from duplexeval.audio import read_audio
 from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.errors import DuplexevalError
 from duplexeval.plan.samples import EvalProtocol, Plan, Sample, split_passes
@@ -134,7 +133,7 @@ def _load_audio(d: Dialogue) -> DialogueAudio:
     stat = Path(d.audio.path).stat()
     key = (str(d.audio.path), stat.st_mtime_ns, stat.st_size)
     if key not in _AUDIO:
-        x, rate = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
+        x, rate = read_audio(d.audio.path)
         _AUDIO.clear()
         _AUDIO[key] = DialogueAudio(x, rate)
     return _AUDIO[key]

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 import soxr
 
+from duplexeval.audio import read_audio
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["KINDS", "Clip", "ClipBank", "ClipBankInvalid", "fill_span"]
@@ -241,7 +241,7 @@ def _load_clip(folder: Traversable | Path, where: str, entry: dict[str, Any], ra
         raise ClipBankInvalid(f"{path}: clip file missing or unreadable ({exc})") from exc
     if hashlib.sha256(data).hexdigest() != digest:
         raise ClipBankInvalid(f"{path}: SHA-256 does not match the manifest (file altered)")
-    audio, file_rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    audio, file_rate = read_audio(io.BytesIO(data))
     if file_rate != rate or audio.shape[1] != 1 or len(audio) != expected_len:
         raise ClipBankInvalid(f"{path}: expected mono {rate} Hz, {expected_len} samples; "
                               f"got {audio.shape[1]} channel(s), {file_rate} Hz, {len(audio)}")

@@ -44,15 +44,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 import soxr
 
+from duplexeval.audio import write_audio
 from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
 from duplexeval.data.flexi_record import FLEXI_FIELD
 from duplexeval.data.m3 import audio_path, write_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import annotate_spans
-from duplexeval.fileio import atomic_path
 from duplexeval.speech.tts import TimedWord, TtsEngine, Utterance, load_engine
 from duplexeval.synth.flexi_record import flexi_record
 from duplexeval.synth.placement import PlacedTurn, _boundary, _Piece, _span_of
@@ -486,8 +485,7 @@ class Synthesizer:
         for b in built:
             target = audio_path(out, b.spec.id)
             target.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_path(target, suffix=".wav") as tmp:
-                sf.write(str(tmp), b.audio, b.sample_rate, subtype="PCM_16")
+            write_audio(target, b.audio, b.sample_rate, subtype="PCM_16")
             info = AudioInfo(target, b.sample_rate, len(b.audio), 2)
             dialogues.append(b.dialogue(info))
         langs = {b.spec.language for b in built}

@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 
+from duplexeval.audio import read_audio
 from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.speech.dnsmos import Dnsmos, DnsmosScores, model_provenance
 from duplexeval.synth.quality import asr_round_trip
@@ -51,7 +51,7 @@ def dialogue_dnsmos(model: Dnsmos, dialogue: Dialogue, hop: float = 1.0) -> dict
     channels}``; a silent channel (all zeros) is scored as is (DNSMOS rates it, poorly)."""
     if dialogue.audio is None:
         raise ValueError(f"{dialogue.id}: no audio")
-    x, rate = sf.read(str(dialogue.audio.path), dtype="float32", always_2d=True)
+    x, rate = read_audio(dialogue.audio.path)
     channels: list[DnsmosScores] = [model.score(x[:, c], rate, hop) for c in range(x.shape[1])]
     out: dict[str, Any] = {"channels": [c.to_json() for c in channels]}
     for measure in MEASURES:

@@ -20,9 +20,9 @@ from typing import Any
 
 import jiwer
 import numpy as np
-import soundfile as sf
 from scipy import stats
 
+from duplexeval.audio import read_audio
 from duplexeval.data.dialogue import Dataset
 from duplexeval.events import EventKind, ipus_from_spans
 from duplexeval.timeline import Span
@@ -80,7 +80,7 @@ def asr_round_trip(dataset: Dataset, transcriber: Any | None = None,
         if d.audio is None or not d.words:
             continue
         lang = d.language or language
-        x, rate = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
+        x, rate = read_audio(d.audio.path)
         for channel in (0, 1):
             words = d.words_on(channel)
             ipus = [ipu.span for ipu in ipus_from_spans(channel, [w.span for w in words])]

@@ -17,17 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 import soxr
 from tqdm import tqdm
 
+from duplexeval.audio import read_audio, write_audio
 from duplexeval.data.dialogue import AudioInfo, Dataset, Dialogue, Word
 from duplexeval.data.locate import find_m3_toy
 from duplexeval.data.m3 import audio_path, write_dataset
 from duplexeval.data.validate import load_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import EventKind
-from duplexeval.fileio import atomic_path
 from duplexeval.speech.tts import load_engine
 from duplexeval.synth.build import speech_bounds
 
@@ -118,8 +117,7 @@ def voice_toy(out: Path, progress: bool = True, limit: int | None = None) -> Dat
         audio = voice_dialogue(d, engine)
         target = audio_path(out, d.id)
         target.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(target, suffix=".wav") as tmp:
-            sf.write(str(tmp), audio, RATE, subtype="PCM_16")
+        write_audio(target, audio, RATE, subtype="PCM_16")
         dialogues.append(Dialogue(id=d.id, events=d.events, channel_order=d.channel_order,
                                   words=d.words, audio=AudioInfo(target, RATE, len(audio), 2),
                                   language="ja", domain=ds.domain, extra=d.extra))
@@ -141,7 +139,7 @@ def annotation_round_trip(dataset: Dataset, tolerance: float = 0.1) -> dict[str,
     for d in dataset.dialogues:
         if d.audio is None:
             continue
-        x, rate = sf.read(str(d.audio.path), dtype="float32", always_2d=True)
+        x, rate = read_audio(d.audio.path)
         spans = {ch: detect_activity(x[:, ch], rate) for ch in (0, 1)}
         derived = [e for e in annotate_spans(spans) if e.kind == EventKind.TURN_SHIFT]
         for e in d.events:

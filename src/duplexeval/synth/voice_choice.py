@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 
+from duplexeval.audio import read_audio
 from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.speech.pitch import gender_of, median_f0
 from duplexeval.speech.tts import TtsEngine
@@ -102,7 +102,7 @@ def speaker_profiles(dataset: Dataset) -> list[Profile]:
     for dialogue in dataset.dialogues:
         if dialogue.audio is None:
             continue
-        x, rate = sf.read(str(dialogue.audio.path), dtype="float32", always_2d=True)
+        x, rate = read_audio(dialogue.audio.path)
         for channel in range(min(2, x.shape[1])):
             name = _channel_speaker(dialogue, channel)
             have = sum(len(a) for a in pooled.get(name, [])) / rate

@@ -21,15 +21,15 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
-import soundfile as sf
 import soxr
 
+from duplexeval.audio import AudioReadError, write_audio
+from duplexeval.audio import read_audio as read_file
 from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
 from duplexeval.data.m3 import audio_path
 from duplexeval.data.segmentation import cut_words, plan_segments, segment_id
 from duplexeval.errors import DuplexevalError, Problem
 from duplexeval.events import AnnotationRules, annotate_spans, ipus_from_spans
-from duplexeval.fileio import atomic_path
 from duplexeval.timeline import Span
 
 __all__ = ["DEFAULT_SEGMENTS", "Recording", "SegmentOptions", "add_segment_arguments", "finish",
@@ -46,9 +46,9 @@ def read_audio(path: Path) -> tuple[np.ndarray, int]:
     """``(frames, channels)`` float32 samples and the rate (Hz) of any file libsndfile reads
     (WAV, FLAC, MP3 with libsndfile >= 1.1); an unreadable file is a one-line error."""
     try:
-        audio, rate = sf.read(str(path), dtype="float32", always_2d=True)
-    except (RuntimeError, sf.LibsndfileError, OSError) as exc:
-        source_error(path, None, f"unreadable audio: {exc}")
+        audio, rate = read_file(path)
+    except AudioReadError as exc:
+        source_error(path, None, f"unreadable audio: {exc.reason}")
     return audio, int(rate)
 
 
@@ -171,8 +171,7 @@ def finish(rec: Recording, root: Path, options: SegmentOptions, language: str,
         dialogue_id = rec.id if len(segments) == 1 else segment_id(rec.id, seg)
         a, b = round(seg.start * rec.sample_rate), round(seg.end * rec.sample_rate)
         target = audio_path(root, dialogue_id)
-        with atomic_path(target, suffix=".wav") as tmp:
-            sf.write(str(tmp), rec.audio[a:b], rec.sample_rate, subtype="PCM_16")
+        write_audio(target, rec.audio[a:b], rec.sample_rate, subtype="PCM_16")
         info = AudioInfo(target, rec.sample_rate, b - a, 2)
         seg_words = tidy_words(cut_words(words, seg), info.duration)
         spans = {ch: [w.span for w in seg_words if w.channel == ch] for ch in (0, 1)}

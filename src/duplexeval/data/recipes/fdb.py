@@ -46,13 +46,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 
+from duplexeval.audio import AudioReadError, read_audio, stereo, write_audio
 from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
 from duplexeval.data.m3 import audio_path, write_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind, annotate_spans
-from duplexeval.fileio import atomic_path, read_json, safe_name
+from duplexeval.fileio import read_json, safe_name
 from duplexeval.speech.activity import detect_activity
 from duplexeval.timeline import TOL, Span
 
@@ -150,9 +150,9 @@ def _words(sample: FdbSample) -> list[Word]:
 def _user_audio(folder: Path) -> tuple[np.ndarray, int]:
     path = folder / "input.wav"
     try:
-        x, rate = sf.read(str(path), dtype="float32", always_2d=True)
-    except (RuntimeError, sf.LibsndfileError, OSError) as exc:
-        raise DuplexevalError(f"{path}: not a readable audio file ({exc})") from None
+        x, rate = read_audio(path)
+    except AudioReadError as exc:
+        raise DuplexevalError(f"{path}: not a readable audio file ({exc.reason})") from None
     if x.shape[1] != 1:
         raise DuplexevalError(f"{path}: {x.shape[1]} channels; FDB's input.wav is mono")
     return x[:, 0], int(rate)
@@ -229,8 +229,7 @@ def _import_sample(sample: FdbSample, out: Path) -> Dialogue:
     user = [w.span for w in words if w.channel == 0] or detect_activity(x, rate)
     events = _events(sample, user, _system_spans(sample, user))
     target = audio_path(out, dialogue_id)
-    with atomic_path(target, suffix=".wav") as tmp:
-        sf.write(str(tmp), np.stack([x, np.zeros_like(x)], axis=1), rate)
+    write_audio(target, stereo(x, np.zeros_like(x)), rate)
     carrier = _carrier(sample, events)
     extra = {"fdb_task": sample.task,
              "fdb_event": None if sample.event is None else [sample.event.start,

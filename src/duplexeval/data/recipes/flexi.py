@@ -58,13 +58,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 
+from duplexeval.audio import AudioReadError, read_audio, write_audio
 from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
 from duplexeval.data.m3 import audio_path, write_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import AnnotationRules, Event, EventKind, annotate_spans, sort_events
-from duplexeval.fileio import atomic_path, read_json, safe_name
+from duplexeval.fileio import read_json, safe_name
 from duplexeval.timeline import Span
 
 __all__ = ["SCENARIOS", "find_scenarios", "import_flexi", "scenario_of", "summary"]
@@ -119,9 +119,9 @@ def _user_audio(folder: Path) -> tuple[np.ndarray, int]:
     if not wav.is_file():
         raise DuplexevalError(f"{wav}: required file not found")
     try:
-        x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
-    except (RuntimeError, sf.LibsndfileError) as exc:
-        raise DuplexevalError(f"{wav}: not a readable audio file ({exc})") from None
+        x, rate = read_audio(wav)
+    except AudioReadError as exc:
+        raise DuplexevalError(f"{wav}: not a readable audio file ({exc.reason})") from None
     return x.mean(axis=1), int(rate)
 
 
@@ -300,8 +300,7 @@ def _dialogue(src: _Source, root: Path) -> Dialogue:
     events, values = _events(src)
     stereo = np.stack([src.audio, np.zeros_like(src.audio)], axis=1)
     target = audio_path(root, dialogue_id)
-    with atomic_path(target, suffix=".wav") as tmp:
-        sf.write(str(tmp), stereo, src.rate, subtype="FLOAT")
+    write_audio(target, stereo, src.rate, subtype="FLOAT")
     info = AudioInfo(target, src.rate, len(src.audio), 2)
     flexi = {"scenario": src.scenario, "source": src.folder.name, **values}
     words = tuple(src.words) if src.words is not None else None

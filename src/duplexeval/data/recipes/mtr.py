@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 
+from duplexeval.audio import write_audio
 from duplexeval.data.dialogue import AudioInfo, Dialogue
 from duplexeval.data.m3 import write_dataset
 from duplexeval.data.recipes.common import read_audio, source_error
@@ -85,7 +85,7 @@ def _clip(root: Path, record: dict[str, Any], out: Path, swap: bool,
         audio = audio[:, ::-1]
     wav = out / "audio" / f"{clip}.wav"
     wav.parent.mkdir(parents=True, exist_ok=True)
-    sf.write(str(wav), np.ascontiguousarray(audio), rate)
+    write_audio(wav, np.ascontiguousarray(audio), rate)
     duration = len(audio) / rate
     rounds, dropped = quality_rounds(list(record["filtered_turn"]), duration)
     activity = ActivityOptions(engine=VadEngine.SILERO)

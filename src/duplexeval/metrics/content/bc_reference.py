@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 
+from duplexeval.audio import audio_info
 from duplexeval.data.validate import load_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import read_json
@@ -122,7 +122,7 @@ def _flexi_narrative(folder: Path, root: Path) -> Narrative:
             raise DuplexevalError(f"{path}: chunks[{i}] needs text and timestamp [start, end]")
         words.append((str(c.get("text", "")), float(stamp[0]), float(stamp[1])))
     wav = folder / "input.wav"
-    duration = sf.info(str(wav)).duration if wav.is_file() else max(
+    duration = audio_info(wav).duration if wav.is_file() else max(
         (e for _, _, e in words), default=0.0)
     return Narrative(folder.relative_to(root).as_posix() or ".", duration, tuple(words))
 

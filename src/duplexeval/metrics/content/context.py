@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import soundfile as sf
 
 from duplexeval.analysis.pipeline import AnalysisOptions, analyze_channel
+from duplexeval.audio import AudioReadError, read_audio
 from duplexeval.cache import cache_root
 from duplexeval.errors import DuplexevalError
 from duplexeval.metrics.content.inputs import CONTENT_EVENT_TYPES
@@ -37,9 +37,9 @@ def generated_histories(run: RunDir, rows: Sequence[MetadataRow], options: Analy
             continue
         wav = run.root / row.context_audio_path
         try:
-            x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
-        except (sf.LibsndfileError, RuntimeError) as exc:
-            raise DuplexevalError(f"{wav}: cannot read audio ({exc})") from None
+            x, rate = read_audio(wav)
+        except AudioReadError as exc:
+            raise DuplexevalError(f"{wav}: cannot read audio ({exc.reason})") from None
         lines = []
         for ch in range(min(2, x.shape[1])):
             segments = analyze_channel(np.ascontiguousarray(x[:, ch]), rate, ch, options,

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from duplexeval.audio import AudioReadError, read_audio
+from duplexeval.audio import audio_info as wav_info
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line, read_json
 from duplexeval.metrics.timing.fdb_rules import Word
@@ -108,15 +110,13 @@ class AudioInfo:
 
 def audio_info(path: Path) -> AudioInfo:
     """The header of a wav; missing or unreadable is a one-line error naming it."""
-    import soundfile as sf
-
     if not path.is_file():
         raise DuplexevalError(f"{path}: not found")
     try:
-        info = sf.info(str(path))
-    except (RuntimeError, sf.LibsndfileError) as exc:
-        raise DuplexevalError(f"{path}: not a readable audio file ({exc})") from None
-    return AudioInfo(int(info.frames), int(info.samplerate), int(info.channels))
+        info = wav_info(path)
+    except AudioReadError as exc:
+        raise DuplexevalError(f"{path}: not a readable audio file ({exc.reason})") from None
+    return AudioInfo(int(info.frames), int(info.sample_rate), int(info.channels))
 
 
 def silero_padding(spans: list[Span], duration_s: float, pad_s: float = SILERO_PAD_S
@@ -138,12 +138,10 @@ def silero_padding(spans: list[Span], duration_s: float, pad_s: float = SILERO_P
 
 
 def _run_vad(wav: Path) -> list[Span]:
-    import soundfile as sf
-
     try:
-        x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
-    except (RuntimeError, sf.LibsndfileError) as exc:
-        raise DuplexevalError(f"{wav}: not a readable audio file ({exc})") from None
+        x, rate = read_audio(wav)
+    except AudioReadError as exc:
+        raise DuplexevalError(f"{wav}: not a readable audio file ({exc.reason})") from None
     if x.shape[1] != 1:
         raise DuplexevalError(f"{wav}: {x.shape[1]} channels; FDB's Silero call takes mono "
                               f"audio (or give {VAD_SEGMENTS_FILE})")

@@ -33,6 +33,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from duplexeval.audio import audio_info, read_audio
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import read_json
 from duplexeval.peers.vad_segments import VAD_SEGMENTS_FILE, read_vad_segments
@@ -67,13 +68,11 @@ def audio_seconds(folder: Path) -> float:
     """The length (seconds) FLEXI takes for ``output.wav``: its 16 kHz sample count / 16000."""
     wav = folder / OUTPUT_WAV
     if wav.is_file():
-        import soundfile as sf
-
         try:
-            info = sf.info(str(wav))
+            info = audio_info(wav)
         except RuntimeError as exc:
             raise DuplexevalError(f"{wav}: not a readable audio file ({exc})") from None
-        return _resampled_length(int(info.frames), int(info.samplerate)) / SILERO_RATE
+        return _resampled_length(int(info.frames), int(info.sample_rate)) / SILERO_RATE
     found = _vad_entry(folder)
     if found is not None:
         data, entry = found
@@ -129,14 +128,13 @@ def _raw_from_file(folder: Path) -> list[tuple[float, float]] | None:
 
 def _run_silero(folder: Path, duration: float) -> list[tuple[float, float]]:
     import numpy as np
-    import soundfile as sf
 
     from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
 
     wav = folder / OUTPUT_WAV
     if not wav.is_file():
         raise DuplexevalError(f"{wav}: required file not found (and no {VAD_SEGMENTS_FILE})")
-    x, rate = sf.read(str(wav), dtype="float32", always_2d=True)
+    x, rate = read_audio(wav)
     if x.shape[1] != 1:
         raise DuplexevalError(f"{wav}: expected one channel, got {x.shape[1]} (Silero, as "
                               f"FLEXI calls it, takes mono audio)")

@@ -48,9 +48,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 import soxr
 
+from duplexeval.audio import AudioReadError, read_audio, write_audio
 from duplexeval.systems.base import (
     Capabilities,
     ClockKind,
@@ -136,7 +136,7 @@ class _CommandSession(Session):
             wav_in, wav_out = folder / "input.wav", folder / "output.wav"
             data = user if s.layout == "user" else np.stack(
                 [user, reference if reference is not None else np.zeros_like(user)], axis=1)
-            sf.write(str(wav_in), np.clip(data, -1.0, 1.0), s.sample_rate, subtype="PCM_16")
+            write_audio(wav_in, np.clip(data, -1.0, 1.0), s.sample_rate, subtype="PCM_16")
             fields = {"input_wav": str(wav_in), "output_wav": str(wav_out),
                       "sample_rate": str(s.sample_rate), "seed": str(self.spec.seed),
                       "language": self.spec.dialogue.language or "", "workdir": str(folder)}
@@ -187,10 +187,10 @@ def _read_output(path: Path, s: CommandSettings) -> np.ndarray:
     if not path.exists():
         raise SystemFailure("the command wrote no output file ({output_wav})")
     try:
-        x, rate = sf.read(str(path), dtype="float32", always_2d=True)
-    except Exception as exc:  # soundfile raises LibsndfileError and friends
-        raise SystemFailure(f"the command's output is not a readable audio file: {exc}") \
-            from None
+        x, rate = read_audio(path)
+    except AudioReadError as exc:
+        raise SystemFailure(f"the command's output is not a readable audio file: "
+                            f"{exc.reason}") from None
     if len(x) == 0:
         raise SystemFailure("the command's output file is empty (0 samples)")
     if rate != s.out_rate:

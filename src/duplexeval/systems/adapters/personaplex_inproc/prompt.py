@@ -126,10 +126,11 @@ def prompt_codes(models: MoshiModels, loaded: bool) -> tuple[tuple[int, ...], tu
 
 def _read_audio(path: Path) -> np.ndarray:
     import pyloudnorm
-    import soundfile
     import soxr
 
-    data, rate = soundfile.read(str(path), dtype="float64", always_2d=True)
+    from duplexeval.audio import read_audio
+
+    data, rate = read_audio(path, dtype="float64")
     mono = data[:, 0]
     if rate != SAMPLE_RATE:
         mono = soxr.resample(mono, rate, SAMPLE_RATE)
