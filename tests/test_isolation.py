@@ -29,7 +29,7 @@ import soundfile as sf
 from duplexeval.data.dialogue import Dialogue, Word
 from duplexeval.events import Event, EventKind
 from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.runs.driver import DialogueAudio, frames_needed, run_group
+from duplexeval.runs.driver import DialogueAudio, run_group
 from duplexeval.runs.session_view import reference_transcript
 from duplexeval.systems.base import (
     Capabilities,
@@ -41,6 +41,7 @@ from duplexeval.systems.base import (
     System,
 )
 from duplexeval.systems.builtin.cascade.responder import best_match, transcript_pairs
+from frame_oracle import frames_needed
 
 K = EventKind
 SR = 16_000
@@ -131,7 +132,9 @@ def test_every_sample_hears_exactly_its_own_context(protocol: EvalProtocol, use_
     stepped = 0
     for members in plan.groups().values():
         outputs, n = run_group(system, H, audio, members, protocol, 0, use_snapshot)
-        assert n == frames_needed(members, protocol, system.capabilities, use_snapshot)
+        caps = system.capabilities
+        assert n == frames_needed(members, protocol, caps.sample_rate, caps.frame_size,
+                                  use_snapshot)
         stepped += n
         assert [o.sample.event_id for o in outputs] == [s.event_id for s in members]
         for out in outputs:

@@ -22,9 +22,10 @@ from duplexeval.cli import main
 from duplexeval.data.dialogue import Dataset
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.runs.driver import DialogueAudio, frames_needed, run_group
+from duplexeval.runs.driver import DialogueAudio, run_group
 from duplexeval.systems.base import Capabilities, Forced, Session, SessionSpec, StepOutput, System
 from duplexeval.systems.registry import load_system
+from frame_oracle import frames_needed
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +69,9 @@ def test_shared_prefix_is_bit_identical_to_replay(chat_voiced: Dataset,
     # plan's seconds (a pass: a group's prefix, or one sample's continuation)
     caps = system.capabilities
     groups = [list(m) for m in plan.groups().values()]
-    assert frames_shared == sum(frames_needed(m, protocol, caps, True) for m in groups)
-    assert frames_replay == sum(frames_needed(m, protocol, caps, False) for m in groups)
+    rate, size = caps.sample_rate, caps.frame_size
+    assert frames_shared == sum(frames_needed(m, protocol, rate, size, True) for m in groups)
+    assert frames_replay == sum(frames_needed(m, protocol, rate, size, False) for m in groups)
     frame = caps.frame_seconds
     n = len(plan.samples)
     assert abs(frames_shared * frame - plan.model_seconds_shared_prefix()) <= frame * (passes + n)

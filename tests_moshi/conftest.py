@@ -47,3 +47,20 @@ def plex_system(plex_args: dict[str, str]) -> Any:
     from duplexeval.systems.registry import load_system
 
     return load_system("personaplex", {**plex_args, "text_prompt": "hello there"})
+
+
+@pytest.fixture
+def fork_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The row count of every ``fork_batch`` call on a Moshi-family session (PersonaPlex's
+    session inherits it), so a test can show that continuations really ran as batch rows."""
+    from duplexeval.systems.adapters.moshi_inproc.session import MoshiSession
+
+    calls: list[int] = []
+    original = MoshiSession.fork_batch
+
+    def counting(self: Any, states: Any, seeds: Any) -> Any:
+        calls.append(len(states))
+        return original(self, states, seeds)
+
+    monkeypatch.setattr(MoshiSession, "fork_batch", counting)
+    return calls

@@ -15,10 +15,10 @@ import torch
 from moshi.models.lm import LMGen
 from moshi.utils.compile import no_compile
 
-from duplexeval.systems.base import Forced, SessionSpec, StepOutput
 from duplexeval.systems.adapters.moshi_inproc.session import MoshiSession
 from duplexeval.systems.adapters.moshi_inproc.stepper import LMStepper, Sampling
 from duplexeval.systems.adapters.moshi_inproc.streams import StreamSet
+from duplexeval.systems.base import Forced, SessionSpec, StepOutput
 
 FRAME = 1920
 

@@ -3,7 +3,6 @@ synthetic dataset, under the three protocols; batched continuations through the 
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -13,10 +12,11 @@ import pytest
 import soundfile as sf
 from tiny import write_dataset
 
+from duplexeval.audio import read_audio
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs.driver import DialogueAudio, run_group
-from duplexeval.plan.samples import PlanOptions, EvalProtocol, build_plan
 
 
 @pytest.mark.parametrize("protocol", ["single", "multi-gen", "multi-ref"])
@@ -42,15 +42,14 @@ def test_run_moshi_under_each_protocol(tiny_args: dict[str, str], tmp_path: Path
 
 @pytest.mark.parametrize("protocol", ["multi-gen", "multi-ref"])
 def test_batched_continuations_equal_per_sample_replay(tiny_system: Any, tmp_path: Path,
-                                                       protocol: str) -> None:
+                                                       protocol: str,
+                                                       fork_batches: list[int]) -> None:
     """Through the executor: per-sample replay from the pass start (no snapshots) and a shared
     prefix whose continuations step as batch rows give bit-identical outputs."""
-    if "batch_size" not in inspect.signature(run_group).parameters:
-        pytest.skip("this executor has no batched continuations (run_group batch_size)")
     dataset, _ = load_dataset(write_dataset(tmp_path / "data"), audio=Need.REQUIRE)
     dialogue = dataset.dialogues[0]
     plan = build_plan([dialogue], PlanOptions(protocol=EvalProtocol(protocol)))
-    x, sr = sf.read(str(dialogue.audio.path), dtype="float32", always_2d=True)
+    x, sr = read_audio(dialogue.audio.path)
     outputs = []
     for snapshot, batch in ((False, 1), (True, 8)):
         run = {}
@@ -60,5 +59,7 @@ def test_batched_continuations_equal_per_sample_replay(tiny_system: Any, tmp_pat
             run.update({o.sample.event_id: o.system for o in outs})
         outputs.append(run)
     replay, batched = outputs
+    # replay forks nothing; the shared pass stepped its continuations as rows of batches
+    assert fork_batches and max(fork_batches) >= 2 and sum(fork_batches) == len(batched)
     assert len(replay) >= 3 and replay.keys() == batched.keys()
     assert all(np.array_equal(replay[k], batched[k]) for k in replay)

@@ -19,7 +19,6 @@ import torch
 from moshi.utils.compile import no_compile
 from tiny import LM_CONFIG, PERSONAPLEX_CONFIG
 
-from duplexeval.systems.base import Forced, SessionSpec, StepOutput
 from duplexeval.systems.adapters.moshi_inproc.stepper import LMStepper, Sampling
 from duplexeval.systems.adapters.moshi_inproc.streams import StreamSet
 from duplexeval.systems.adapters.personaplex_inproc.prompt import (
@@ -29,6 +28,7 @@ from duplexeval.systems.adapters.personaplex_inproc.prompt import (
 )
 from duplexeval.systems.adapters.personaplex_inproc.session import PersonaPlexSession
 from duplexeval.systems.adapters.personaplex_inproc.settings import wrap_system_tags
+from duplexeval.systems.base import Forced, SessionSpec, StepOutput
 
 FRAME = 1920
 RATE = 24000
@@ -324,8 +324,11 @@ def test_the_text_prompt_follows_the_domain_and_can_be_left_out(plex_args: dict[
     """By default the chat domain gets M3's chat prompt, others PersonaPlex's teacher prompt,
     each in system tags, one frame per piece between the two 6-frame spacers (no voice prompt
     with random weights); ``text_prompt=none`` leaves only the spacers."""
+    from duplexeval.systems.adapters.personaplex_inproc.settings import (
+        ASSISTANT_PROMPT,
+        CHAT_PROMPT,
+    )
     from duplexeval.systems.base import DialogueInfo
-    from duplexeval.systems.adapters.personaplex_inproc.settings import ASSISTANT_PROMPT, CHAT_PROMPT
     from duplexeval.systems.registry import load_system
 
     system = load_system("personaplex", plex_args)

@@ -5,7 +5,6 @@ equal per-sample replay."""
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -15,10 +14,11 @@ import pytest
 import soundfile as sf
 from tiny import write_dataset
 
+from duplexeval.audio import read_audio
 from duplexeval.cli import main
 from duplexeval.data.validate import Need, load_dataset
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs.driver import DialogueAudio, run_group
-from duplexeval.plan.samples import PlanOptions, EvalProtocol, build_plan
 
 
 @pytest.mark.parametrize("protocol", ["single", "multi-gen", "multi-ref"])
@@ -46,21 +46,22 @@ def test_run_personaplex_under_each_protocol(plex_args: dict[str, str], tmp_path
 
 @pytest.mark.parametrize("protocol", ["multi-gen", "multi-ref"])
 def test_batched_continuations_equal_per_sample_replay(plex_system: Any, tmp_path: Path,
-                                                       protocol: str) -> None:
+                                                       protocol: str,
+                                                       fork_batches: list[int]) -> None:
     dataset, _ = load_dataset(write_dataset(tmp_path / "data"), audio=Need.REQUIRE)
     dialogue = dataset.dialogues[0]
     plan = build_plan([dialogue], PlanOptions(protocol=EvalProtocol(protocol)))
-    x, sr = sf.read(str(dialogue.audio.path), dtype="float32", always_2d=True)
-    batched = "batch_size" in inspect.signature(run_group).parameters
+    x, sr = read_audio(dialogue.audio.path)
     outputs = []
     for snapshot, batch in ((False, 1), (True, 8)):
         run = {}
-        extra = {"batch_size": batch} if batched else {}
         for members in plan.groups().values():
             outs, _ = run_group(plex_system, dialogue, DialogueAudio(x, sr), members,
-                                EvalProtocol(protocol), 5, use_snapshot=snapshot, **extra)
+                                EvalProtocol(protocol), 5, use_snapshot=snapshot, batch_size=batch)
             run.update({o.sample.event_id: o.system for o in outs})
         outputs.append(run)
     replay, shared = outputs
+    # replay forks nothing; the shared pass stepped its continuations as rows of batches
+    assert fork_batches and max(fork_batches) >= 2 and sum(fork_batches) == len(shared)
     assert len(replay) >= 3 and replay.keys() == shared.keys()
     assert all(np.array_equal(replay[k], shared[k]) for k in replay)

@@ -63,7 +63,6 @@ from duplexeval.runs.session_view import session_spec
 from duplexeval.systems.base import (
     BatchRowFailure,
     BatchSession,
-    Capabilities,
     ClockKind,
     Forced,
     Session,
@@ -144,28 +143,6 @@ class _Grid:
 
     def sample(self, t: float) -> int:
         return round((t - self.t0) * self.rate)
-
-
-def frames_needed(samples: list[Sample], protocol: EvalProtocol, capabilities: Capabilities,
-                  use_snapshot: bool = True) -> int:
-    """Frames :func:`run_group` steps for one (dialogue, user channel) group, on its frame grid.
-
-    Conventions: a pass's grid starts at its samples' ``context_start`` (``input_start`` under
-    single; samples with different context starts run separate passes); a fork snaps to the
-    frame boundary at or before ``fork_time`` and a sample ends at the boundary at or after
-    ``input_end``.  So each pass is within one frame of the plan's seconds at its end, and a
-    continuation also within one frame at its start."""
-    caps = capabilities
-    if protocol is EvalProtocol.SINGLE:
-        return sum(_Grid(s.input_start, caps.sample_rate, caps.frame_size).ceil_frame(s.input_end)
-                   for s in samples)
-    total = 0
-    for members in split_passes(samples):
-        grid = _Grid(members[0].context_start, caps.sample_rate, caps.frame_size)
-        forks = [grid.floor_frame(s.fork_time) for s in members]
-        total += sum(grid.ceil_frame(s.input_end) - f for s, f in zip(members, forks, strict=True))
-        total += max(forks) if use_snapshot else sum(forks)
-    return total
 
 
 def _words_by_frame(words: Iterable[Word], channel: int, grid: _Grid) -> dict[int, str]:
