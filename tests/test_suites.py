@@ -37,6 +37,35 @@ def test_suite_builds_are_keyed_by_content(tmp_path: Path,
     full, first = suite_path("m3-qa-en"), suite_path("m3-qa-en", limit=2)
     assert full != first and full.parent == tmp_path / "suites"
     assert suite_path("m3-qa-en") == full  # stable
+    # the synthesizer's code is part of the key: a changed synthesizer never reads an old build
+    from duplexeval.suites import build
+
+    monkeypatch.setattr(build, "synthesizer_digest", lambda: "another synthesizer")
+    assert suite_path("m3-qa-en") != full
+
+
+def test_the_synthesizer_digest_follows_its_files_and_nothing_else(tmp_path: Path) -> None:
+    from duplexeval.suites.build import SYNTHESIZER_SOURCES, sources_digest, synthesizer_digest
+
+    (tmp_path / "synth" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "synth" / "place.py").write_text("GAP = 0.2\n")
+    (tmp_path / "events.py").write_text("KINDS = ()\n")
+    (tmp_path / "other.py").write_text("x = 1\n")
+    sources = ("synth", "events.py")
+    before = sources_digest(tmp_path, sources)
+    (tmp_path / "synth" / "__pycache__" / "place.pyc").write_bytes(b"\0")
+    (tmp_path / "other.py").write_text("x = 2\n")
+    assert sources_digest(tmp_path, sources) == before  # caches and other modules: no change
+    (tmp_path / "synth" / "place.py").write_text("GAP = 0.3\n")
+    changed = sources_digest(tmp_path, sources)
+    assert changed != before
+    (tmp_path / "synth" / "place.py").rename(tmp_path / "synth" / "placement.py")
+    assert sources_digest(tmp_path, sources) != changed  # a renamed file too
+    from duplexeval.suites import build
+
+    package = Path(build.__file__).resolve().parents[1]
+    assert all((package / s).exists() for s in SYNTHESIZER_SOURCES)
+    assert synthesizer_digest() == sources_digest(package, SYNTHESIZER_SOURCES)
 
 
 def test_data_list_and_unknown_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

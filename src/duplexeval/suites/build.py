@@ -6,6 +6,8 @@ See :mod:`duplexeval.suites` for the cache layout and the quick subset.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -27,8 +29,30 @@ from duplexeval.suites.registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suit
 __all__ = ["build_suite", "quick_min_shifts", "shift_samples", "subset_label", "suite_gaps",
            "suite_path", "suite_rows"]
 
-BUILD_VERSION = 4
-"""Bumped when the synthesizer changes what it builds from the same specs."""
+SYNTHESIZER_SOURCES = ("synth", "suites", "speech/engines", "speech/tts.py", "speech/clipbank.py",
+                       "speech/clips", "speech/japanese.py", "speech/pitch.py", "audio.py",
+                       "events.py", "timeline.py", "data/dialogue.py", "data/m3.py")
+"""What makes a build from specs, relative to the package: its source and data files are part
+of every build's key, so a cached build is always the current code's (no version to bump)."""
+
+
+@functools.lru_cache(maxsize=1)
+def synthesizer_digest() -> str:
+    """:func:`sources_digest` of this package's :data:`SYNTHESIZER_SOURCES`."""
+    return sources_digest(Path(__file__).resolve().parents[1], SYNTHESIZER_SOURCES)
+
+
+def sources_digest(package: Path, sources: tuple[str, ...]) -> str:
+    """SHA-256 over the files ``sources`` name under ``package`` (files, or folders taken
+    whole; relative paths and bytes, sorted; ``__pycache__`` left out)."""
+    h = hashlib.sha256()
+    for source in sources:
+        root = package / source
+        files = [root] if root.is_file() else sorted(
+            p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        for path in files:
+            h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
 
 
 def _source_files(suite: Suite) -> list[Path]:
@@ -58,8 +82,9 @@ def quick_min_shifts(suite: Suite) -> int:
 def _key(suite: Suite, settings: dict[str, Any], limit: Subset = None) -> str:
     h = hashlib.sha256()
     rule: Any = limit if limit != "quick" else {"quick_min_shifts": quick_min_shifts(suite)}
-    h.update(json.dumps({"build": BUILD_VERSION, "suite": suite.name, "settings": settings,
-                         "limit": rule}, sort_keys=True).encode())
+    fields = {k: v for k, v in dataclasses.asdict(suite).items() if k != "specs"}
+    h.update(json.dumps({"code": synthesizer_digest(), "suite": fields, "settings": settings,
+                         "limit": rule}, sort_keys=True, default=str).encode())
     for path in _source_files(suite):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
