@@ -34,6 +34,7 @@ TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(4, len(os.sched_getaf
 test: $(STAMP)
 	$(BIN)/python -m ruff check src tests benchmarks scripts
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python scripts/run_tests.py $(TEST_WORKERS) 25 -- $(PYTEST_ARGS)
 
 # everything but the tests marked slow (suite scenarios, the demo, long streams): the quick
@@ -41,11 +42,13 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m ruff check src tests benchmarks scripts
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python scripts/run_tests.py $(TEST_WORKERS) 10 "not slow" -- $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/python -m ruff check src tests benchmarks
+	$(BIN)/python -m ruff check src tests benchmarks scripts
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) .venv-lock .pytest_cache build dist

@@ -125,7 +125,7 @@ class AnalysisOptions:
         if self.asr_max_segment is not None and self.asr_max_segment <= 0:
             raise ValueError(f"asr_max_segment must be > 0 s or None, got {self.asr_max_segment}")
 
-    def settings(self, asr_settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    def settings(self, asr_settings: dict[str, Any] | str | None = None) -> dict[str, Any]:
         vad = {k: (v.value if isinstance(v, VadEngine) else v) for k, v in asdict(self.vad).items()}
         return {"vad": vad, "asr": asr_settings if asr_settings is not None else self.asr,
                 "asr_channels": list(self.asr_channels), "asr_max_segment_s": self.asr_max_segment,
@@ -232,8 +232,9 @@ class _Analyzer:
                 [(items[i][0], items[i][1], [Span(s.start, s.end) for s in wanted])
                  for i, _, wanted, _ in pending], self.language)
             for (i, segments, _, path), found in zip(pending, words, strict=True):
-                out[i] = _attach_words(segments, [Chunk(w.start, w.end, w.text) for w in found])
-                _store(path, out[i])
+                attached = _attach_words(segments, [Chunk(w.start, w.end, w.text) for w in found])
+                out[i] = attached
+                _store(path, attached)
         return [segs if segs is not None else [] for segs in out]
 
 

@@ -138,9 +138,8 @@ def _parse_record(obj: Any, path: Path, line: int, problems: list[Problem]) -> R
                 bad(f"{where}: expected an object")
                 continue
             kind_name = item.get("event")
-            try:
-                kind = EventKind(kind_name)
-            except ValueError:
+            kind = _event_kind(kind_name)
+            if kind is None:
                 known = ", ".join(k.value for k in EventKind)
                 bad(f"{where}: unknown event kind {kind_name!r} (expected one of {known})")
                 continue
@@ -287,6 +286,16 @@ def read_dataset_metadata(root: Path) -> tuple[dict[str, Any], list[Problem]]:
         return meta, [Problem(path, None, "expected a JSON object")]
     meta.update({k: v for k, v in obj.items() if v is not None})
     return meta, []
+
+
+def _event_kind(value: object) -> EventKind | None:
+    """The event kind ``value`` names, or ``None`` when it names none."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return EventKind(value)
+    except ValueError:
+        return None
 
 
 def format_alignment(words: Iterable[Word]) -> str:

@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from duplexeval.fileio import atomic_write_json
 from duplexeval.judge.client import JudgeClient
@@ -38,7 +38,7 @@ from duplexeval.judge.store import AnswerCache, CachedAnswer, cache_key
 
 __all__ = ["BatchApiOptions", "prefetch_with_batch_api", "request_lines"]
 
-ENDPOINT = "/v1/chat/completions"
+ENDPOINT: Final = "/v1/chat/completions"
 FINAL = {"completed", "failed", "expired", "cancelled"}
 
 

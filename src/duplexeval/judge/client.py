@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import openai
 
@@ -84,11 +85,10 @@ class JudgeClient:
     def complete(self, item: JudgeItem) -> Completion:
         """One request for ``item``; raises the ``openai`` errors, or ``ValueError`` for a
         response without an answer."""
-        response = self._openai.chat.completions.create(
-            model=self.model,
-            messages=[{"role": role, "content": content}  # type: ignore[misc]
-                      for role, content in item.messages],
-            **self.sampling.as_request())  # type: ignore[arg-type]
+        messages: Any = [{"role": role, "content": content} for role, content in item.messages]
+        sampling: dict[str, Any] = dict(self.sampling.as_request())
+        response = self._openai.chat.completions.create(model=self.model, messages=messages,
+                                                        **sampling)
         if not response.choices or response.choices[0].message.content is None:
             raise ValueError("the response has no answer text")
         usage = response.usage

@@ -28,11 +28,12 @@ Times are seconds in output-wav time.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from duplexeval.analysis.segments import SpeechSegment
 from duplexeval.metrics.base import DimensionScore, EventScore, EventView
 
 __all__ = [
@@ -139,7 +140,9 @@ def boundary_matches(truth: Iterable[EventView], analysed: Iterable[EventView],
         ours = ([s for s in a.segments if s.channel == channel and s.end > since + _EPS]
                 if a is not None else [])
         theirs = [s for s in t.segments if s.channel == channel and s.end > since + _EPS]
-        for kind, pick in (("onset", lambda s: s.start), ("offset", lambda s: s.end)):
+        picks: tuple[tuple[str, Callable[[SpeechSegment], float]], ...] = (
+            ("onset", lambda s: s.start), ("offset", lambda s: s.end))
+        for kind, pick in picks:
             truth_times = [pick(s) for s in theirs]
             our_times = [pick(s) for s in ours]
             pairs = match_times(truth_times, our_times, tolerance)
@@ -217,8 +220,8 @@ class Agreement:
         for k, v in other.verdicts.items():
             verdicts[k] = verdicts.get(k, VerdictAgreement()) + v
         latencies = dict(self.latencies)
-        for k, v in other.latencies.items():
-            latencies[k] = latencies.get(k, LatencyAgreement()) + v
+        for key, latency in other.latencies.items():
+            latencies[key] = latencies.get(key, LatencyAgreement()) + latency
         return Agreement(verdicts, latencies)
 
     def verdict_total(self) -> VerdictAgreement:

@@ -87,13 +87,11 @@ def aggregate_rows(scores: Sequence[EventScore]) -> list[dict[str, Any]]:
     breakdowns: list[tuple[str, str, Callable[[EventScore], bool]]] = [
         ("all", "all", lambda s: True)]
     if len(languages) > 1:
-        breakdowns += [(lang, "all", lambda s, x=lang: s.event.language == x)
-                       for lang in languages]
+        breakdowns += [(lang, "all", _of(lang, None)) for lang in languages]
     if len(domains) > 1:
-        breakdowns += [("all", dom, lambda s, x=dom: s.event.domain == x) for dom in domains]
+        breakdowns += [("all", dom, _of(None, dom)) for dom in domains]
     if len(languages) > 1 or len(domains) > 1:
-        breakdowns += [(lang, dom, lambda s, a=lang, b=dom: s.event.language == a
-                        and s.event.domain == b) for lang in languages for dom in domains]
+        breakdowns += [(lang, dom, _of(lang, dom)) for lang in languages for dom in domains]
     for language, domain, keep in breakdowns:
         for extras in (False, True):
             for key, values in sorted(_groups(scores, extras, keep).items()):
@@ -102,13 +100,24 @@ def aggregate_rows(scores: Sequence[EventScore]) -> list[dict[str, Any]]:
     return rows + _round_rows(scores)
 
 
+def _of(language: str | None, domain: str | None) -> Callable[[EventScore], bool]:
+    """Whether a score's event is of ``language`` and ``domain`` (``None``: any)."""
+    return lambda s: ((language is None or s.event.language == language)
+                      and (domain is None or s.event.domain == domain))
+
+
+def _in_round(k: int) -> Callable[[EventScore], bool]:
+    """Whether a score's event is in round ``k`` of its dialogue."""
+    return lambda s: s.event.metadata.get("round") == k
+
+
 def _round_rows(scores: Sequence[EventScore]) -> list[dict[str, Any]]:
     """Per-round rows (rounds 1 to :data:`CURVE_ROUNDS`, over all languages and domains) for
     events whose metadata carries their ``round`` in the dialogue (the MTR-style curves)."""
     rows: list[dict[str, Any]] = []
     for k in range(1, CURVE_ROUNDS + 1):
         for extras in (False, True):
-            groups = _groups(scores, extras, lambda s, k=k: s.event.metadata.get("round") == k)
+            groups = _groups(scores, extras, _in_round(k))
             for key, values in sorted(groups.items()):
                 rows.append({"language": "all", "domain": "all", "official": not extras,
                              **_row(key, values), "round": k})

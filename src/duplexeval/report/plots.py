@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -301,7 +302,7 @@ def side_by_side(cases: Sequence[EventCase]) -> Figure:
         ax.set_title(_title(case), fontsize=9,
                      color=VERDICT_COLOURS.get(case.verdict, "black"))
     axes[-1].set_xlabel("dialogue time (s)", fontsize=8)
-    handles: dict[str, object] = {}
+    handles: dict[str, Any] = {}
     for ax in axes:
         for handle, name in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(name, handle)

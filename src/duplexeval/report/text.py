@@ -156,7 +156,7 @@ def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all
     return format_table(["system", *(c.header for c in columns)], table) + list(notes)
 
 
-def _cell(row: AggregateRow, scale: float) -> str:
+def _cell(row: IntervalFields, scale: float) -> str:
     summary = Summary(row.n, row.mean, row.std, row.ci95_low, row.ci95_high)
     return summary.format(scale, digits=1 if scale == 100.0 else 2, sep="±")
 

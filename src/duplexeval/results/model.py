@@ -8,7 +8,7 @@ them through :func:`duplexeval.results.load`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,7 +22,7 @@ __all__ = ["SCHEMA_VERSION", "AggregateRow", "DatasetRef", "EventResult", "Origi
 Value = float | int | None
 """A metric value: a number, or ``None`` when the event has none (e.g. no latency)."""
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION: Final = 4
 """4: ``environment``, the numeric stack's versions where the file was scored; 3:
 ``source.protocol``, ``source.dataset`` and, per event, ``audio``, ``user_channel``,
 ``event_start`` and ``event_end``; 2: ``content``; 1: timing only.  :mod:`duplexeval.results`

@@ -106,10 +106,10 @@ def _probe(address: str) -> None:
 def _handshake(address: str) -> None:
     """One Dask handshake with the scheduler, so that a port that answers but is no Dask
     scheduler fails in one line too (a half-made ``Client`` would print its own errors)."""
-    from distributed.comm import connect
+    from distributed.comm.core import connect
 
     async def shake() -> None:
-        comm = await connect(address, timeout=CONNECT_TIMEOUT_S)
+        comm = await connect(address, timeout=CONNECT_TIMEOUT_S)  # type: ignore[no-untyped-call]
         await comm.close()
 
     try:

@@ -39,7 +39,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -521,7 +521,10 @@ def open_run(path: str | Path) -> RunDir:
     return run
 
 
-def _model(path: Path, model: type[Any]) -> Any:
+M = TypeVar("M", bound=BaseModel)
+
+
+def _model(path: Path, model: type[M]) -> M:
     data = read_json(path)
     try:
         return model.model_validate(data)

@@ -401,14 +401,14 @@ def _run_shared(run: _Pass, samples: list[Sample], use_snapshot: bool, on_error:
                                        on_error)
         shared.close()
         return outputs, total_frames + frames
-    outputs: list[SampleOutput] = []
+    replayed: list[SampleOutput] = []
     for s in samples:
         fork = run.forks[s.event_id]
         own = [0]  # frames this sample stepped on its own
         try:
             if shared is not None:
                 shared.restore(snapshots[fork])
-                outputs.append(run.continuation(s, shared, pass_out[:fork], own))
+                replayed.append(run.continuation(s, shared, pass_out[:fork], own))
             else:
                 session = run.open()
                 run.load_whole(session, s)
@@ -416,7 +416,7 @@ def _run_shared(run: _Pass, samples: list[Sample], use_snapshot: bool, on_error:
                 for k in range(fork):
                     prefix.append(run.prefix_step(session, k))
                     own[0] += 1
-                outputs.append(run.continuation(s, session, prefix, own))
+                replayed.append(run.continuation(s, session, prefix, own))
                 session.close()
         except Exception as exc:
             if on_error is None:
@@ -425,7 +425,7 @@ def _run_shared(run: _Pass, samples: list[Sample], use_snapshot: bool, on_error:
         total_frames += own[0]
     if shared is not None:
         shared.close()
-    return outputs, total_frames
+    return replayed, total_frames
 
 
 def _run_batched(run: _Pass, samples: list[Sample], shared: Session, prefix: list[np.ndarray],

@@ -174,7 +174,7 @@ def _build_into(suite: Suite, target: Path, progress: bool, quality: bool,
         if suite.from_toy:
             from duplexeval.synth.toy import voice_toy
 
-            if limit == "quick":
+            if isinstance(limit, str):
                 raise DuplexevalError(f"suite {suite.name} has no quick subset; give a count")
             voice_toy(tmp, progress=progress, limit=limit)
         else:

@@ -283,7 +283,9 @@ def load_specs(source: Path) -> list[DialogueSpec]:
         and p.name != "suite.json") if source.is_dir() else []
     if not files:
         raise DatasetInvalid([Problem(source, None, "no dialogue spec files (*.json, *.yaml)")])
-    specs, problems, seen = [], [], {}
+    specs: list[DialogueSpec] = []
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
     for path in files:
         try:
             spec = load_spec(path)

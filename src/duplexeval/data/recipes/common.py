@@ -57,7 +57,8 @@ def resample(x: np.ndarray, rate: int, target: int) -> np.ndarray:
     float32; unchanged when the rates are equal."""
     if rate == target:
         return np.ascontiguousarray(x, dtype=np.float32)
-    return soxr.resample(np.ascontiguousarray(x), rate, target).astype(np.float32)
+    resampled: np.ndarray = soxr.resample(np.ascontiguousarray(x), rate, target)
+    return resampled.astype(np.float32)
 
 
 def stereo(tracks: Sequence[tuple[np.ndarray, int]], target_rate: int) -> np.ndarray:

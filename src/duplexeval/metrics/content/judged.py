@@ -131,7 +131,8 @@ class JudgedOutcome:
 def judge_content(inputs: Sequence[ContentInput], client: JudgeClient, cache: AnswerCache, *,
                   max_concurrency: int = 4,
                   on_result: Callable[[JudgeResult], None] | None = None,
-                  prefetch: Callable[[list[JudgeItem]], None] | None = None) -> JudgedOutcome:
+                  prefetch: Callable[[list[JudgeItem]], object] | None = None,
+                  ) -> JudgedOutcome:
     """Judge every planned item (cache first, then bounded concurrent calls).  ``prefetch``,
     when given, is called with the items needing a call before the batch (the Batch API mode
     fills the cache there)."""

@@ -46,7 +46,7 @@ class JudgeSettings:
     timeout: float = 60.0
     cache_path: Path | None = None
     prices: Prices | None = None
-    prefetch: Callable[[JudgeClient, AnswerCache, list[JudgeItem]], None] | None = None
+    prefetch: Callable[[JudgeClient, AnswerCache, list[JudgeItem]], object] | None = None
     """Called before the batch with the items that need a call (the Batch API mode)."""
     workers: TaskMap | None = None
     """Spread the uncached calls over this executor's workers (:mod:`.spread`; not with

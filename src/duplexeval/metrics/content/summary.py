@@ -37,9 +37,13 @@ def _breakdowns(rows: Sequence[Row]) -> list[tuple[str, str, Callable[[Row], boo
     pairs = sorted({(r.language, r.domain) for r in rows})
     out: list[tuple[str, str, Callable[[Row], bool]]] = [("all", "all", lambda r: True)]
     if len(pairs) > 1:
-        out += [(lang, dom, lambda r, a=lang, b=dom: r.language == a and r.domain == b)
-                for lang, dom in pairs]
+        out += [(lang, dom, _of(lang, dom)) for lang, dom in pairs]
     return out
+
+
+def _of(language: str, domain: str) -> Callable[[Row], bool]:
+    """Whether a row is of ``language`` and ``domain``."""
+    return lambda r: r.language == language and r.domain == domain
 
 
 def _row(language: str, domain: str, kind: Literal["judged", "offline"], dimension: str,

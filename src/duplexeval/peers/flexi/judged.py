@@ -123,8 +123,8 @@ def judge_flexi(task: str, root: Path, result: TaskResult, judge: JudgeSettings)
         client.close()
     by_id = {r.item_id: r for r in outcome.results}
     scores = []
-    for row, item in asked:
-        row["judge"] = _record(by_id[item.item_id] if item else None, prompt_id,
+    for row, asked_item in asked:
+        row["judge"] = _record(by_id[asked_item.item_id] if asked_item else None, prompt_id,
                                template.prompt.version)
         if row["judge"]["score"] is not None:
             scores.append(row["judge"]["score"])

@@ -26,6 +26,7 @@ import ctypes
 import threading
 import warnings
 import weakref
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -165,7 +166,7 @@ def _phoneme(label: str) -> str:
     return label.split("-", 1)[1].split("+", 1)[0]
 
 
-def _node_times(nodes: list[dict[str, Any]], labels: list[str],
+def _node_times(nodes: Sequence[Mapping[str, Any]], labels: list[str],
                 bounds: np.ndarray) -> list[tuple[float, float] | None] | None:
     """(start, end) seconds of each NJD node's morae, ``None`` for nodes without morae; ``None``
     overall when the labels' morae do not add up to the nodes' ``mora_size``."""
@@ -196,7 +197,7 @@ def _node_times(nodes: list[dict[str, Any]], labels: list[str],
     return out
 
 
-def _timed_words(text: str, nodes: list[dict[str, Any]], labels: list[str],
+def _timed_words(text: str, nodes: Sequence[Mapping[str, Any]], labels: list[str],
                  bounds: np.ndarray) -> tuple[TimedWord, ...]:
     """The words of ``text`` (:func:`word_spans`) timed by the NJD nodes covering them;
     ``bounds``: label boundaries in seconds (one more than the labels)."""

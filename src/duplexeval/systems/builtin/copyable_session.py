@@ -19,7 +19,7 @@ __all__ = ["PlainStateBatch", "PlainStateSession", "log_speech", "rng_state"]
 
 def rng_state(seed: int) -> dict[str, Any]:
     """The plain-data state of a numpy generator seeded with ``seed``."""
-    return np.random.default_rng(seed).bit_generator.state
+    return dict(np.random.default_rng(seed).bit_generator.state)
 
 
 class PlainStateSession(Session):

@@ -121,7 +121,9 @@ class _MoshiSession(Session):
         if message.kind == TEXT:
             self.text.append({"sample": self._text_sample(), "text": message.payload})
         elif message.kind == ERROR:
-            raise SystemFailure(f"the server reported an error: {message.payload}")
+            payload = message.payload
+            text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
+            raise SystemFailure(f"the server reported an error: {text}")
         elif message.kind == HANDSHAKE:
             raise SystemFailure("garbage from the server: a second handshake mid-stream")
         else:

@@ -175,8 +175,10 @@ def _cached_voice(stepper: LMStepper, voice: VoicePrompt, own: int) -> PromptFra
     ring = voice.cache.shape[2]
     delays = [int(d) for d in stepper.lm.delays]
 
+    cache = voice.cache
+
     def at(position: int, stream: int) -> int:
-        return int(voice.cache[0, stream, position % ring])
+        return int(cache[0, stream, position % ring])
 
     for stream, delay in enumerate(delays):
         if delay > 0:

@@ -120,7 +120,8 @@ class Voice:
 
     def speak(self, text: str) -> Speech:
         """``text`` as speech (see the module docstring); empty text gives no audio."""
-        pieces, words = [], []
+        pieces: list[np.ndarray] = []
+        words: list[tuple[int, int, str]] = []
         offset = 0
         first_seconds = 0.0
         for k, sentence in enumerate(split_sentences(text)):
