@@ -83,3 +83,56 @@ def test_the_root_keeps_only_the_core_and_one_module_touches_audio_files() -> No
                    .split(".")[0] == "soundfile" for alias in node.names)
                    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))]
     assert readers == ["audio.py"]
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        top = stack.pop()
+                        on_stack.discard(top)
+                        component.append(top)
+                        if top == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(edges.get(child, ())))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def test_the_import_graph_has_no_cycles() -> None:
+    """No module imports itself round a loop, counting imports inside functions and under
+    ``TYPE_CHECKING`` (grimp, as import-linter reads them); a test of the test: a hand-made
+    loop is found."""
+    import grimp
+
+    graph = grimp.build_graph("duplexeval")
+    edges = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    assert _cycles(edges) == []
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

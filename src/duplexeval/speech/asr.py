@@ -54,6 +54,7 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -276,7 +277,8 @@ class Transcriber:
             return [self.decode_window(w, language) for w in windows]
         with self._lock:
             if self._pool is None:
-                self._pool = WindowPool(self._options(), self.processes)
+                self._pool = WindowPool(partial(Transcriber, **self._options(), processes=1),
+                                        self.processes)
             pool = self._pool
         return [[AsrWord(*w) for w in found] for found in pool.decode(windows, language)]
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -32,7 +32,7 @@ __all__ = ["PROCESSES_VARIABLE", "WindowPool", "can_fork_workers", "default_proc
 Word = tuple[float, float, str]
 """A word as it crosses the process boundary: start and end (seconds, window time) and text."""
 
-_worker: Any = None  # the Transcriber of this pool worker
+_worker: Any = None  # the decoder of this pool worker (a Transcriber)
 
 
 PROCESSES_VARIABLE = "DUPLEXEVAL_ASR_PROCESSES"
@@ -64,11 +64,16 @@ def can_fork_workers() -> bool:
     return not multiprocessing.current_process().daemon
 
 
-def _start(options: dict[str, Any]) -> None:
-    global _worker
-    from duplexeval.speech.asr import Transcriber
+class WindowDecoder(Protocol):
+    """What a worker holds: one window's audio (16 kHz mono float32) to its words."""
 
-    _worker = Transcriber(**options, processes=1)
+    def decode_window(self, audio: np.ndarray, language: str | None) -> Sequence[Any]:
+        """Words with ``start``, ``end`` (seconds in the window) and ``text``."""
+
+
+def _start(make_decoder: Callable[[], WindowDecoder]) -> None:
+    global _worker
+    _worker = make_decoder()
 
 
 def _decode(audio: np.ndarray, language: str | None) -> list[Word]:
@@ -76,13 +81,14 @@ def _decode(audio: np.ndarray, language: str | None) -> list[Word]:
 
 
 class WindowPool:
-    """``processes`` workers, each holding a Transcriber made with ``options`` (the keyword
-    arguments of :class:`~duplexeval.speech.asr.Transcriber`, ``cpu_threads`` included)."""
+    """``processes`` workers, each holding the decoder ``make_decoder()`` builds there (a
+    picklable callable: :class:`~duplexeval.speech.asr.Transcriber` with its arguments and
+    ``processes=1``, ``cpu_threads`` included)."""
 
-    def __init__(self, options: dict[str, Any], processes: int) -> None:
+    def __init__(self, make_decoder: Callable[[], WindowDecoder], processes: int) -> None:
         self._executor = ProcessPoolExecutor(
             max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start, initargs=(options,))
+            initializer=_start, initargs=(make_decoder,))
         self._finalizer = weakref.finalize(self, self._executor.shutdown, wait=True,
                                            cancel_futures=True)
 

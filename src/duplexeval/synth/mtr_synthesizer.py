@@ -32,8 +32,7 @@ from duplexeval.data.dialogue import AudioInfo, Dialogue
 from duplexeval.data.mtr_record import MTR_FIELD, MTR_VERSION
 from duplexeval.errors import DuplexevalError
 from duplexeval.synth.build import SynthesizedDialogue, Synthesizer, SynthSettings
-from duplexeval.synth.mtr_spec import mtr_layout
-from duplexeval.synth.spec import DialogueSpec, Turn
+from duplexeval.synth.spec import DialogueSpec, Turn, mtr_layout
 
 if TYPE_CHECKING:
     from duplexeval.speech.tts import TimedWord
