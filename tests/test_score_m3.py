@@ -93,6 +93,15 @@ def test_rescoring_an_official_output_folder(tmp_path: Path,
                   if r.metric == "latency_responders ↑"}
     assert set(responders) == {"TURN_HOLD", "SHORTPAUSE"}
     assert not responders["TURN_HOLD"].official and responders["TURN_HOLD"].n == 1
+
+    # the same folder through the peer registry: `score --m3` is the peer m3
+    peer_out = tmp_path / "peer"
+    assert main(["score", "--peer", "m3", "--task", "all", str(FIXTURE), "-o", str(peer_out),
+                 "--language", "ja", "--domain", "chat"]) == 0
+    peer_printed = capsys.readouterr().out
+    assert f"TURN_SHIFT/smooth_turn_taking/tor ↑: {tor['mean']}" in peer_printed
+    assert (peer_out / "per_event.jsonl").read_bytes() == (out / "per_event.jsonl").read_bytes()
+    assert (peer_out / "aggregate.json").read_bytes() == (out / "aggregate.json").read_bytes()
     assert responders["SHORTPAUSE"].mean == pytest.approx(0.2)
     assert "HOLD lat s ↑ (official, 10 s if silent)" in printed
     assert "2.00†(n=1)" in printed  # the responders-only HOLD latency with its n

@@ -153,7 +153,6 @@ def _score_peer(args: argparse.Namespace) -> int:
 
 def _score(args: argparse.Namespace) -> int:
     from duplexeval.metrics.score_run import score_run_dir
-    from duplexeval.peers.m3.scorer import score_official
     from duplexeval.report.text import (
         FLEXI_COLUMNS,
         timing_table_lines,
@@ -165,12 +164,11 @@ def _score(args: argparse.Namespace) -> int:
     if args.peer is not None:
         return _score_peer(args)
     path = Path(args.path)
-    if args.m3:
+    if args.m3:  # the peer m3, with the timing tables printed as for a run
         if args.output is None:
             raise DuplexevalError("score --m3 needs -o OUT_DIR")
         out = Path(args.output)
-        results = score_official(path, out, args.variant, args.language or "",
-                                 args.domain or "", args.transcript_key)
+        results = _score_official(args, path, out)
     else:
         from duplexeval.metrics.content.inputs import ContentMode, ContentOptions, HistorySource
 
@@ -198,6 +196,17 @@ def _score(args: argparse.Namespace) -> int:
           f"v{results.variant.version}); {files.per_event.name}, {files.aggregate.name} and "
           f"{files.results.name} in {out}")
     return 0
+
+
+def _score_official(args: argparse.Namespace, path: Path, out: Path) -> Any:
+    """``score --m3``: the ``m3`` peer on an official output folder, and its results."""
+    from duplexeval.peers.registry import PeerOptions, get_peer
+    from duplexeval.results import load
+
+    options = PeerOptions(variant=args.variant, language=args.language or "",
+                          domain=args.domain or "", transcript_key=args.transcript_key)
+    get_peer("m3").score("all", path, out, options)
+    return load(out)
 
 
 def _print_content(label: str, results: Any) -> None:

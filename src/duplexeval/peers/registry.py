@@ -47,6 +47,13 @@ class PeerOptions:
     judge: Any = None
     """A :class:`~duplexeval.metrics.content.score.JudgeSettings` for the peer's judged scores
     (``None``: they are listed as not computed)."""
+    variant: str = "m3"
+    """``m3``: the timing variant that scores the official pipeline's folder."""
+    language: str = ""
+    """``m3``: the folder's language and domain, for breakdowns ('' when not given)."""
+    domain: str = ""
+    transcript_key: str = "output_asr_path"
+    """``m3``: the metadata field holding each sample's transcript path."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,7 @@ def _peer_scorer(found: object, what: str) -> PeerScorer:
 PEERS: Registry[PeerScorer] = Registry("peer", "peers", {
     "flexi": "duplexeval.peers.flexi.scorer:FLEXI",
     "fdb-v1": "duplexeval.peers.fdb.scorer:FDB_V1",
+    "m3": "duplexeval.peers.m3.scorer:M3",
 }, _peer_scorer)
 """The peer scorers (:class:`~duplexeval.registry.Registry`, entry-point group
 ``duplexeval.peers``: ``name = "package.module:SCORER"``, a :class:`PeerScorer`)."""
