@@ -237,3 +237,26 @@ def test_truth_needs_a_system_that_logs_speech(tmp_path: Path,
     execute_run(load_system("silence", {}), dataset, plan, tmp_path / "run", progress=False)
     assert main(["analyze", str(tmp_path / "run"), "--truth"]) == 2
     assert "logged no speech intervals" in capsys.readouterr().err
+
+
+def test_the_accuracy_command_compares_a_run_with_its_logged_truth(
+        scripted_runs: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``duplexeval accuracy RUN_DIR`` prints what :func:`run_accuracy` measures (the figures of
+    the test above for one run); a system that logs no speech is one line."""
+    from duplexeval.cli import main
+    from duplexeval.metrics.accuracy import run_accuracy
+
+    run = next(r for r in scripted_runs if r.name == "multi-ref")
+    bounds, agreement = run_accuracy(run)
+    assert bounds["onset"].truth > 0 and bounds["onset"].recall >= 0.9
+    assert main(["accuracy", str(run)]) == 0
+    assert capsys.readouterr().out.splitlines() == report_lines(bounds, agreement)
+
+    silent = tmp_path / "silence"
+    dataset, _ = load_dataset(run.parent / "data", audio=Need.REQUIRE)
+    plan = build_plan(dataset, PlanOptions(protocol=EvalProtocol.SINGLE))
+    execute_run(load_system("silence"), dataset, plan, silent, seed=1, progress=False)
+    assert main(["accuracy", str(silent)]) == 2
+    err = capsys.readouterr().err
+    assert "--truth needs a system that logs them" in err and "Traceback" not in err
+    assert main(["accuracy", str(run), "--tolerance", "nan"]) == 2

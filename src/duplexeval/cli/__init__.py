@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from duplexeval import __version__
+from duplexeval.cli.accuracy_commands import add_accuracy
 from duplexeval.cli.bc_commands import add_bc_reference
 from duplexeval.cli.data_commands import add_annotate, add_data, add_synth, add_validate
 from duplexeval.cli.report_commands import add_compare, add_report, add_results
@@ -23,7 +24,7 @@ __all__ = ["build_parser", "main"]
 
 BUILDERS = (add_validate, add_annotate, add_synth, add_data, add_plan, add_systems, add_run,
             add_analyze, add_score, add_segment, add_bc_reference, add_report, add_compare,
-            add_results, add_demo)
+            add_accuracy, add_results, add_demo)
 """Each adds one subcommand (``data`` adds its group) to the subparsers."""
 
 

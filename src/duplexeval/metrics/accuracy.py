@@ -30,11 +30,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from duplexeval.analysis.segments import SpeechSegment
-from duplexeval.metrics.base import DimensionScore, EventScore, EventView
+from duplexeval.metrics.base import DimensionScore, EventScore, EventView, get_variant
+from duplexeval.metrics.m3_metadata import read_m3_outputs
+from duplexeval.metrics.scoring import score_events
+from duplexeval.runs.directory import RunDir
+
+if TYPE_CHECKING:
+    from duplexeval.analysis.pipeline import AnalysisOptions
 
 __all__ = [
     "ACCURACY_PROTOCOLS",
@@ -48,6 +56,7 @@ __all__ = [
     "describe",
     "match_times",
     "report_lines",
+    "run_accuracy",
 ]
 
 TOLERANCE = 0.05
@@ -321,3 +330,22 @@ def report_lines(boundaries: Mapping[str, BoundaryMatch], agreement: Agreement,
                  f"{lat.both} of {lat.events} events real on both sides, within {ms} "
                  f"{_pct(lat.rate(tolerance))}")
     return lines
+
+
+def run_accuracy(run_dir: Path, options: AnalysisOptions | None = None, variant: str = "m3",
+                 tolerance: float = TOLERANCE) -> tuple[dict[str, BoundaryMatch], Agreement]:
+    """How the analysis of ``run_dir`` (with ``options``; ASR off by default: only boundaries
+    matter here) compares with the truth its system logged (``duplexeval accuracy``): boundary
+    matches on the system channel, and the agreement of ``variant``'s per-event values.  A run
+    whose system logs no speech intervals is a one-line error; under multi-ref the
+    teacher-forced reference before each event is left out on both sides."""
+    from duplexeval.analysis.pipeline import AnalysisOptions, analyze_run
+
+    analysed_options = options or AnalysisOptions(asr="none")
+    truth = read_m3_outputs(analyze_run(run_dir, truth=True, progress=False))[0]
+    analysed = read_m3_outputs(analyze_run(run_dir, analysed_options, progress=False))[0]
+    multi_ref = RunDir(run_dir).read_config().protocol == "multi-ref"
+    bounds = boundary_matches(truth, analysed, tolerance=tolerance,
+                              reference_before_event=multi_ref)
+    timing = get_variant(variant)
+    return bounds, compare_scores(score_events(truth, timing), score_events(analysed, timing))
