@@ -210,6 +210,7 @@ def test_suite_subset_builds_lists_and_validates(tmp_path: Path,
 
 
 @needs_piper
+@pytest.mark.slow  # five syntheses of a 10-round dialogue
 @pytest.mark.parametrize("feature", sorted(FEATURE_SAMPLES))
 def test_every_round_gives_a_sample(feature: str) -> None:
     """Each of the 10 rounds of a feature dialogue, synthesized with the suite's gaps, gives one

@@ -44,5 +44,5 @@ def _score(task: str, root: Path, out: Path, options: PeerOptions) -> dict[str, 
 
 
 M3 = PeerScorer(name="m3", tasks=("all",), score=_score,
-                description="M3-DuplexBench's official pipeline output folders (metadata.jsonl "
+                description="M3-DuplexBench's official pipeline output folders (the metadata file "
                             "with transcripts), by the official rules")
