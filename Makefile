@@ -32,7 +32,7 @@ demo: $(STAMP)
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')
 
 test: $(STAMP)
-	$(BIN)/python -m ruff check src tests benchmarks scripts
+	$(BIN)/python -m ruff check src tests perf scripts
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/python scripts/run_tests.py $(TEST_WORKERS) 25 -- $(PYTEST_ARGS)
@@ -40,13 +40,13 @@ test: $(STAMP)
 # everything but the tests marked slow (suite scenarios, the demo, long streams): the quick
 # check while editing; `make test` runs them all
 test-fast: $(STAMP)
-	$(BIN)/python -m ruff check src tests benchmarks scripts
+	$(BIN)/python -m ruff check src tests perf scripts
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/python scripts/run_tests.py $(TEST_WORKERS) 10 "not slow" -- $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/python -m ruff check src tests benchmarks scripts
+	$(BIN)/python -m ruff check src tests perf scripts
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 

@@ -40,7 +40,7 @@ VAD_ONLY = AnalysisOptions(vad=ActivityOptions(engine=VadEngine.SILERO), asr="no
 def scripted_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """``scripted`` (with jitter, and with a backchannel threshold) on the bundled English data
     voiced with clip-bank speech, under all three protocols: the runs of
-    ``benchmarks/analysis_accuracy.py``'s sample-en figures."""
+    ``perf/analysis_accuracy.py``'s sample-en figures."""
     root = tmp_path_factory.mktemp("analysis")
     source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
     voice_bursts(source, root / "data", 16000)
@@ -60,7 +60,7 @@ def _events(folder: Path) -> list:
 
 def test_analysis_matches_the_logged_truth(scripted_runs: list[Path], tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    """The README's accuracy figures (sample-en, Silero; ``benchmarks/analysis_accuracy.py``
+    """The README's accuracy figures (sample-en, Silero; ``perf/analysis_accuracy.py``
     prints them from the same runs), checked with a margin below the measured values."""
     m3 = get_variant("m3")
     bounds = {"onset": BoundaryMatch(0, 0), "offset": BoundaryMatch(0, 0)}

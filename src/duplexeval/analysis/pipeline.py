@@ -16,12 +16,12 @@ system output; time zero = ``input_start``) is analysed channel by channel:
    of up to ``asr_shared_samples`` (64) samples share Whisper windows, so a channel's words
    may depend on the chunks beside it in its window (a cached channel keeps the words of its
    first analysis); on the demo runs the M3 values equal those of transcribing every segment
-   one sample at a time (``benchmarks/analysis_asr_scope.py``).  Without ASR
+   one sample at a time (``perf/analysis_asr_scope.py``).  Without ASR
    (``asr="none"``) segments have no words.
 
 Deviation from the official pipeline, on purpose: the official boundaries are MFA word times of
 Whisper text; ours are VAD boundaries, which are measured against logged truth (benchmark
-``benchmarks/analysis_accuracy.py``) and need no aligner.
+``perf/analysis_accuracy.py``) and need no aligner.
 
 Outputs, in ``RUN_DIR/analysis/`` (the official ``asr/`` layout, so ``score --m3`` reads it too):
 ``{sample_id}/{event_id}.json`` transcripts, ``metadata.jsonl`` (the run's metadata plus

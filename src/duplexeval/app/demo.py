@@ -323,7 +323,7 @@ DEMO_CONTENT_SUITES = ("m3-qa-en",)
 """Suites whose demo runs get the content transcripts (full ASR of both channels on TURN_SHIFT
 samples) unless ``--full``: English QA, where the offline content metrics (QA F1 / EM) mean
 most, and cheap to transcribe.  The other suites' content costs more ASR time than the demo's
-10-minute budget allows (``benchmarks/content_analysis_cost.py``); their content rows say so and
+10-minute budget allows (``perf/content_analysis_cost.py``); their content rows say so and
 ``duplexeval score RUN_DIR`` computes it."""
 
 

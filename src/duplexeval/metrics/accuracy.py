@@ -72,7 +72,7 @@ ACCURACY_PROTOCOLS: tuple[tuple[str, dict[str, str]], ...] = (
     ("multi-ref", {"ignore_shorter": "0.6", "stop_delay": "0.4"}),
 )
 """The accuracy experiment: (protocol, ``scripted`` arguments) per run.  Shared by
-``benchmarks/analysis_accuracy.py`` (which prints the README figures) and
+``perf/analysis_accuracy.py`` (which prints the README figures) and
 ``tests/test_analysis.py`` (which checks them), so both measure the same runs."""
 
 

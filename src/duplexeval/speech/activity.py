@@ -18,7 +18,7 @@ Engines
                 energy runs    |--------|            10 ms frames
                 result         |--------|
 
-            Measured on clip-bank speech with known intervals (``benchmarks/vad_accuracy.py``):
+            Measured on clip-bank speech with known intervals (``perf/vad_accuracy.py``):
             97-98 % of onsets and offsets within 50 ms of the audible clip extent, against
             78-80 % for Silero alone; 0.2-0.8 % of the items (0.1-0.15 s cuts) are missed.
             About 15-20 s per hour of two-channel audio on 2 cores (``vad_speed.py``).

@@ -30,7 +30,7 @@ whole window per call, so packing short chunks makes region-restricted ASR many 
 :meth:`Transcriber.transcribe_many` packs the chunks of several channels (e.g. every sample of
 a run) into shared windows the same way.  (faster-whisper's ``BatchedInferencePipeline`` still
 encodes one 30-s window per chunk: on 2 CPU cores it was no faster than one call per chunk, while
-shared windows were about 4x faster; ``benchmarks/asr_batching.py``.)
+shared windows were about 4x faster; ``perf/asr_batching.py``.)
 ``pack_seconds=0`` transcribes each chunk on its own.  Hallucination guards: at most
 ``tokens_per_second`` tokens per second of window are decoded, and a segment whose compression
 ratio exceeds ``max_compression`` (2.4, Whisper's own criterion) is dropped.  Each word

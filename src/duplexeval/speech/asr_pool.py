@@ -5,7 +5,7 @@ on its own, so the windows of one call can go to different processes and the wor
 the same as from one process: the kernels are pinned (:mod:`.kernels`), and a window's words
 depend only on its audio and the settings.  On 2 cores two single-threaded processes beat one
 process with two CTranslate2 threads, whose matrix products are too small to keep two threads
-busy (``benchmarks/analysis_speed.py``).
+busy (``perf/analysis_speed.py``).
 
 Workers are started with ``spawn`` (a fork after CTranslate2 or onnxruntime started their
 OpenMP threads can hang), load the model once, and live as long as their pool; the pool is shut

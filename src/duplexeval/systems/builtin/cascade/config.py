@@ -4,7 +4,7 @@ Units: every duration is in seconds; probabilities are in [0, 1]; flags are ``0`
 (``true``/``false`` also accepted).  The latency budgets (``asr_latency``, ``llm_latency``,
 ``tts_latency``) are the processing times the system charges on the frame clock: a reply's first
 audio sample goes out at the end-of-turn decision plus their sum.  Their defaults are the median
-compute times measured by ``benchmarks/cascade_speed.py`` on the project's 2-core machine with
+compute times measured by ``perf/cascade_speed.py`` on the project's 2-core machine with
 no other job running (load average 1.6, the benchmark's own): Whisper base int8, beam 1, on the
 28 user turns of four ``m3-qa-en`` dialogues (median 2.5 s of audio each) 0.765 s; the built-in
 responder under 1 ms; piper's first sentence of each reply, resampled to 16 kHz, 0.061 s.
@@ -24,13 +24,13 @@ RESPONDERS = ("reference", "ack")
 """The built-in responders (``responder=``)."""
 
 ASR_LATENCY = 0.77
-"""Measured median compute of ASR on a user turn (s; 0.765): benchmarks/cascade_speed.py."""
+"""Measured median compute of ASR on a user turn (s; 0.765): perf/cascade_speed.py."""
 LLM_LATENCY = 0.0
 """Measured median compute of the built-in responder (s; under 1 ms, so 0).  With ``llm_url``
 set ``llm_latency`` to the endpoint's time to a complete reply."""
 TTS_LATENCY = 0.06
 """Measured median TTS time to the first sentence's audio (s; 0.061):
-benchmarks/cascade_speed.py."""
+perf/cascade_speed.py."""
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}

@@ -11,7 +11,7 @@ and the M3 per-event values are compared.  Prints, per run, the number of values
 differ, and both analysis times (empty analysis cache each time; the Whisper model is loaded
 before timing).
 
-Usage: .venv/bin/python benchmarks/analysis_asr_scope.py [RUN_DIR ...]
+Usage: .venv/bin/python perf/analysis_asr_scope.py [RUN_DIR ...]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Time to build every bundled suite from scratch (synthesis + quality report), in a fresh cache
 folder, and each suite's quality figures.
 
-Usage: .venv/bin/python benchmarks/suite_build.py [NAME ...]
+Usage: .venv/bin/python perf/suite_build.py [NAME ...]
 """
 
 from __future__ import annotations

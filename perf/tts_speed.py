@@ -6,7 +6,7 @@ to warm up and ``--repeats`` times measured.
 RTF = synthesis time / audio duration (lower is faster), over all sentences together.
 "same" says whether every repeat gave bit-identical audio.
 
-Usage: .venv/bin/python benchmarks/tts_speed.py [--repeats N] [--engine NAME ...]
+Usage: .venv/bin/python perf/tts_speed.py [--repeats N] [--engine NAME ...]
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The audio is clip-bank speech (about half of the time) with gaps and -65 dBFS no
 ``--minutes`` per channel; the two channels are analysed one after the other, as the annotator
 does.  Budget for the default analysis: 30 s per hour of two-channel audio on a 2-core machine.
 
-Usage: .venv/bin/python benchmarks/vad_speed.py [--minutes 60] [--rate 16000]
+Usage: .venv/bin/python perf/vad_speed.py [--minutes 60] [--rate 16000]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ half_duplex=1`` under multi-gen on the suite's user channel with the user channe
 them with the ``mtr`` variant and prints the success rate of each feature and the
 round-by-round interruption curve.
 
-Usage: .venv/bin/python benchmarks/mtr_half_duplex.py [--keep DIR]
+Usage: .venv/bin/python perf/mtr_half_duplex.py [--keep DIR]
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ each, padded by 0.2 s):
 * the pieces packed into shared windows of at most 28 s with 0.6 s of silence between them, as
   :meth:`duplexeval.speech.asr.Transcriber.transcribe_many` does.
 
-Usage: .venv/bin/python benchmarks/asr_batching.py
+Usage: .venv/bin/python perf/asr_batching.py
 """
 
 from __future__ import annotations

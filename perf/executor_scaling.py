@@ -20,7 +20,7 @@ that costs the same for 1 or 8 rows: an assumption, the upper bound of what batc
 so with ``--step-ms`` it shows what batching saves when the model step dominates.  Printed:
 frames stepped (equal), batch steps, wall time, frames per second; outputs checked identical.
 
-Usage: .venv/bin/python benchmarks/executor_scaling.py [--workers 1,2,4] [--step-ms 0.5]
+Usage: .venv/bin/python perf/executor_scaling.py [--workers 1,2,4] [--step-ms 0.5]
        [--batch 1,8]
 """
 

@@ -8,7 +8,7 @@ BARGE_IN (inside the barge-in), the pause rounds' TURN_HOLD (inside the pause). 
 success per round over 20 dialogues per feature, so a cell under 20 is a round lost to the plan.
 Also prints the suite's size and how many feature spans the annotator saw as their event.
 
-Usage: .venv/bin/python benchmarks/mtr_suite_cells.py
+Usage: .venv/bin/python perf/mtr_suite_cells.py
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ RTF = wall seconds / audio seconds stepped (frames x 80 ms), for multi-gen (shar
 user channels) on ``m3-chat-en`` and one continuous pass over each chat dialogue, and the
 turn-taking scores of a multi-gen run on ``m3-qa-en`` (from the logged truth).
 
-Usage: .venv/bin/python benchmarks/cascade_speed.py [--qa N] [--chat N]
+Usage: .venv/bin/python perf/cascade_speed.py [--qa N] [--chat N]
 """
 
 from __future__ import annotations

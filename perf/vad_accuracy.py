@@ -16,7 +16,7 @@ count).  An item no span overlaps is missed: both its boundaries count as errors
 span that bridges two items gives the first item a large offset error.  False spans: detected
 spans overlapping no item.
 
-Usage: .venv/bin/python benchmarks/vad_accuracy.py [--seed N] [--items N]
+Usage: .venv/bin/python perf/vad_accuracy.py [--seed N] [--items N]
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ its window) and with shared prefixes (one continuous pass per dialogue, user cha
 start, then each sample's own continuation from its fork), their ratio, and the time to build the
 plan.  Under ``single`` there is no prefix to share: the two are equal.
 
-Usage: .venv/bin/python benchmarks/plan_cost.py [--suites quick|full|none]
+Usage: .venv/bin/python perf/plan_cost.py [--suites quick|full|none]
 """
 
 from __future__ import annotations

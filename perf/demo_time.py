@@ -12,7 +12,7 @@ total, the slowest stage of the demo itself (installation and ``other`` aside), 
 the load average before and after (other processes on the machine inflate every figure: quote
 them together).
 
-Usage: .venv/bin/python benchmarks/demo_time.py [--keep DIR] [--demo-args "--quick"]
+Usage: .venv/bin/python perf/demo_time.py [--keep DIR] [--demo-args "--quick"]
 """
 
 from __future__ import annotations

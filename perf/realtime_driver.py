@@ -40,7 +40,7 @@ takes the codec's known delay (154 samples each way) out of its answer time and 
 end at half the tone's amplitude, where Opus's ringing is under 0.5 ms
 (:class:`_MoshiEchoConversation`).
 
-Usage: .venv/bin/python benchmarks/realtime_driver.py [--minutes 10] [--events 100]
+Usage: .venv/bin/python perf/realtime_driver.py [--minutes 10] [--events 100]
 [--protocol openai-realtime|moshi-ws]
 """
 

@@ -8,7 +8,7 @@ seconds of stereo sample audio over wall seconds (the real-time factor), the wal
 stage (voice activity, Whisper, the rest), beside the run's own wall time, and checks that the
 analysis folder is byte-identical to a single-process analysis (``--processes 1``).
 
-Usage: .venv/bin/python benchmarks/analysis_speed.py [--suite m3-chat-en] [--processes N]
+Usage: .venv/bin/python perf/analysis_speed.py [--suite m3-chat-en] [--processes N]
        [--compute-type int8] [--beam-size 5] [--no-single]
 """
 

@@ -11,7 +11,7 @@ Two data sets, printed separately:
 * ``m3-toy-ja`` - the official M3 toy data voiced the same way, only when ``../shared/m3_toy``
   (or ``$DUPLEXEVAL_M3_TOY``) is present; third-party data, not checked in CI.
 
-Usage: .venv/bin/python benchmarks/analysis_accuracy.py [--engines silero,energy,webrtc]
+Usage: .venv/bin/python perf/analysis_accuracy.py [--engines silero,energy,webrtc]
 """
 
 from __future__ import annotations

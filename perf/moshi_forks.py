@@ -27,8 +27,8 @@ channel) and ``--context`` (longest context, s) keep a CPU run short.
 
 Usage (in the moshi environment, ``make venv-moshi``)::
 
-    .venv-moshi/bin/python benchmarks/moshi_forks.py --size tiny --dialogues 1 --max-samples 4
-    .venv-moshi/bin/python benchmarks/moshi_forks.py --size full --device cuda [--batch-codec]
+    .venv-moshi/bin/python perf/moshi_forks.py --size tiny --dialogues 1 --max-samples 4
+    .venv-moshi/bin/python perf/moshi_forks.py --size full --device cuda [--batch-codec]
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Prints per run the samples, both times and their ratio, and how many M3 per-even
 differ between the two analyses (Whisper windows shared with longer regions can move a short
 segment's words).
 
-Usage: .venv/bin/python benchmarks/content_analysis_cost.py [RUN_DIR ...]
+Usage: .venv/bin/python perf/content_analysis_cost.py [RUN_DIR ...]
 """
 
 from __future__ import annotations
