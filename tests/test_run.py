@@ -310,3 +310,32 @@ def test_unknown_system_lists_the_valid_ones(capsys: pytest.CaptureFixture[str])
     assert main(["run", "--system", "nope", "--dataset", ".", "--protocol", "single"]) == 2
     err = capsys.readouterr().err
     assert "unknown system 'nope'" in err and "scripted" in err and "silence" in err
+
+
+class UnforcedSilence(System):
+    """A silent system that cannot be teacher-forced (for the multi-ref refusal)."""
+
+    name = "unforced"
+    version = "1"
+
+    def __init__(self, **args: str) -> None:
+        super().__init__(**args)
+        self.capabilities = Capabilities(sample_rate=16000, frame_size=320, snapshot=True)
+
+    def open(self, spec: SessionSpec) -> Session:
+        return load_system("silence", {"sample_rate": "16000"}).open(spec)
+
+
+def test_multi_ref_without_teacher_forcing_is_refused_before_anything_is_written(
+        sample_voiced: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    code = main(["run", "--system", "test_run:UnforcedSilence", "--dataset", str(sample_voiced),
+                 "--protocol", "multi-ref", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].endswith(
+        "system 'unforced': multi-ref needs teacher forcing (capability teacher_forcing_audio), "
+        "which it does not declare")
+    assert not out.exists()
+    assert main(["run", "--system", "test_run:UnforcedSilence", "--dataset", str(sample_voiced),
+                 "--protocol", "multi-gen", "--out", str(out)]) == 0

@@ -63,6 +63,7 @@ from duplexeval.runs.session_view import session_spec
 from duplexeval.systems.base import (
     BatchRowFailure,
     BatchSession,
+    Capabilities,
     ClockKind,
     Forced,
     Session,
@@ -71,10 +72,20 @@ from duplexeval.systems.base import (
     SystemFailure,
 )
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DialogueAudio", "SampleOutput", "derive_seed", "run_group"]
+__all__ = ["DEFAULT_BATCH_SIZE", "DialogueAudio", "SampleOutput", "derive_seed", "protocol_problem",
+           "run_group"]
 
 DEFAULT_BATCH_SIZE = 8
 """Rows per batch of continuations (systems with the ``batch`` capability); 1: no batching."""
+
+
+def protocol_problem(protocol: EvalProtocol, capabilities: Capabilities) -> str | None:
+    """Why a system with ``capabilities`` cannot run ``protocol`` (``None``: it can): multi-ref
+    teacher-forces the reference system audio, which needs ``teacher_forcing_audio``."""
+    if protocol is EvalProtocol.MULTI_REF and not capabilities.teacher_forcing_audio:
+        return "multi-ref needs teacher forcing (capability teacher_forcing_audio), which it " \
+               "does not declare"
+    return None
 
 
 def derive_seed(run_seed: int, key: str) -> int:
@@ -222,9 +233,9 @@ def run_group(
         use_snapshot = False  # a whole-file session replays each sample's own input
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    if protocol is EvalProtocol.MULTI_REF and not caps.teacher_forcing_audio:
-        raise ValueError(f"system {system.name!r} does not support teacher forcing "
-                         "(needed by multi-ref)")
+    problem = protocol_problem(protocol, caps)
+    if problem is not None:
+        raise ValueError(f"system {system.name!r}: {problem}")
     outputs: list[SampleOutput] = []
     frames = 0
     if protocol is EvalProtocol.SINGLE:

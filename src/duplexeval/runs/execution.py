@@ -36,7 +36,7 @@ from duplexeval.runs.directory import (
     RunSummary,
     SystemInfo,
 )
-from duplexeval.runs.driver import DEFAULT_BATCH_SIZE
+from duplexeval.runs.driver import DEFAULT_BATCH_SIZE, protocol_problem
 from duplexeval.runs.units import OnDone, UnitReport, UnitTask, plan_units, run_unit
 from duplexeval.systems.base import System
 
@@ -192,6 +192,9 @@ def execute_run(
     configuration hash, and a resumed run may use another."""
     if batch_size < 1:
         raise DuplexevalError(f"--batch-size must be at least 1, got {batch_size}")
+    problem = protocol_problem(plan.options.protocol, system.capabilities)
+    if problem is not None:  # refused before anything is written
+        raise DuplexevalError(f"system {system.name!r}: {problem}")
     safe_name(system.name, "system name")
     for s in plan.samples:
         safe_name(s.sample_id, "dialogue id")
