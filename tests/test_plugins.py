@@ -3,7 +3,7 @@
 A fake distribution ``duplexeval-plugin-demo`` is written into a folder on ``sys.path``: a
 package with one item of each kind, and a ``.dist-info`` whose ``entry_points.txt`` names them
 under the groups ``duplexeval.systems``, ``.variants``, ``.peers``, ``.recipes``,
-``.tts_engines`` and ``.suites``.  Each registry must then list the item with the
+``.tts_engines``, ``.suites`` and ``.benchmarks``.  Each registry must then list the item with the
 distribution as its origin, load it, and serve it where the command line reads it.
 """
 
@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from duplexeval.benchmarks import BENCHMARKS
 from duplexeval.cli import main
 from duplexeval.data.recipes import RECIPES, recipe
 from duplexeval.errors import DuplexevalError
@@ -82,6 +83,14 @@ class ToneEngine(TtsEngine):
 
 SUITE = Suite("plugin-suite", "the plugin's suite", "en", "chat",
               specs=Path(__file__).parent / "specs")
+
+from duplexeval.benchmarks.base import Benchmark, Cell
+from duplexeval.benchmarks.m3 import M3
+from duplexeval.plan.samples import EvalProtocol
+
+BENCH = Benchmark(name="plugin-bench", version="2", title="the plugin's benchmark", seed="none",
+                  cells=(Cell("plugin-suite", EvalProtocol.MULTI_GEN, "plugin-m3"),),
+                  write_tables=M3.write_tables)
 '''
 GROUPS = {
     "systems": "plugin-quiet = duplexeval_plugin_demo:QuietSystem",
@@ -90,6 +99,7 @@ GROUPS = {
     "recipes": "plugin-format = duplexeval_plugin_demo:RECIPE",
     "tts_engines": "plugin-tone = duplexeval_plugin_demo:ToneEngine",
     "suites": "plugin-suite = duplexeval_plugin_demo:SUITE",
+    "benchmarks": "plugin-bench = duplexeval_plugin_demo:BENCH",
 }
 
 
@@ -113,7 +123,7 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_every_registry_lists_and_loads_its_plugin(plugin: Path) -> None:
     registries: dict[str, Registry[object]] = {
         "systems": SYSTEMS, "variants": VARIANTS, "peers": PEERS, "recipes": RECIPES,
-        "tts_engines": TTS_ENGINES, "suites": SUITES}
+        "tts_engines": TTS_ENGINES, "suites": SUITES, "benchmarks": BENCHMARKS}
     for group, registry in registries.items():
         name = GROUPS[group].split(" = ")[0]
         entry = registry.entries()[name]
@@ -130,6 +140,8 @@ def test_every_registry_lists_and_loads_its_plugin(plugin: Path) -> None:
     assert spoken.sample_rate == 16000 and len(spoken.audio) == 3200
     assert np.abs(spoken.audio).max() > 0.09
     assert get_suite("plugin-suite").spec_folder() == plugin / "duplexeval_plugin_demo" / "specs"
+    bench = BENCHMARKS.get("plugin-bench")
+    assert (bench.version, bench.cells[0].variant) == ("2", "plugin-m3")
 
 
 def test_the_command_line_lists_the_plugins(plugin: Path, tmp_path: Path,

@@ -100,6 +100,12 @@ class Registry(Generic[T]):
             self._loaded.pop(name, None)
         return item
 
+    def remove(self, name: str) -> None:
+        """Forget an object added at run time (a built-in or an entry point stays)."""
+        self._added.pop(name, None)
+        if name not in self._builtins:
+            self._loaded.pop(name, None)
+
     def entries(self) -> dict[str, Entry]:
         """Every entry by name: built-ins, added, then entry points (sorted by name unless the
         registry keeps the built-ins' order)."""

@@ -14,6 +14,7 @@ from duplexeval import __version__
 from duplexeval.cli.accuracy_commands import add_accuracy
 from duplexeval.cli.bc_commands import add_bc_reference
 from duplexeval.cli.data_commands import add_annotate, add_data, add_synth, add_validate
+from duplexeval.cli.eval_commands import add_eval
 from duplexeval.cli.report_commands import add_compare, add_report, add_results
 from duplexeval.cli.run_commands import add_plan, add_run, add_systems
 from duplexeval.cli.score_commands import add_analyze, add_demo, add_score
@@ -24,7 +25,7 @@ __all__ = ["build_parser", "main"]
 
 BUILDERS = (add_validate, add_annotate, add_synth, add_data, add_plan, add_systems, add_run,
             add_analyze, add_score, add_segment, add_bc_reference, add_report, add_compare,
-            add_accuracy, add_results, add_demo)
+            add_accuracy, add_results, add_eval, add_demo)
 """Each adds one subcommand (``data`` adds its group) to the subparsers."""
 
 

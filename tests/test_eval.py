@@ -1,0 +1,117 @@
+"""``duplexeval eval``: every cell of a benchmark into one bundle, resumable, with the cells a
+system cannot run skipped and said so.
+
+The benchmark here is a small declaration added at run time (``m3-qa-en``'s first dialogue under
+Multi (gen) and Multi (ref), the m3 variant and its tables), so the test runs in seconds; the
+bundled benchmarks are the same code over more cells.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from duplexeval.benchmarks import BENCHMARKS, Benchmark, Cell, EvalManifest
+from duplexeval.benchmarks.m3 import M3
+from duplexeval.benchmarks.manifest import sha256_file
+from duplexeval.cli import main
+from duplexeval.plan.samples import EvalProtocol
+from duplexeval.systems.base import Capabilities, Session, SessionSpec, System
+from duplexeval.systems.registry import load_system
+
+TINY = Benchmark(
+    name="tiny-m3", version="0", title="tiny M3", seed="a test",
+    cells=(Cell("m3-qa-en", EvalProtocol.MULTI_GEN, "m3", content_events=()),
+           Cell("m3-qa-en", EvalProtocol.MULTI_REF, "m3", content_events=())),
+    write_tables=M3.write_tables)
+
+
+class UnforcedSilence(System):
+    """A third-party system (``module:Class``) that cannot be teacher-forced."""
+
+    name = "unforced-silence"
+    version = "1"
+
+    def __init__(self, **args: str) -> None:
+        super().__init__(**args)
+        self.capabilities = Capabilities(sample_rate=16000, frame_size=320, snapshot=True)
+
+    def open(self, spec: SessionSpec) -> Session:
+        return load_system("silence", {"sample_rate": "16000"}).open(spec)
+
+
+@pytest.fixture
+def tiny() -> Iterator[Benchmark]:
+    BENCHMARKS.add(TINY.name, TINY)
+    yield TINY
+    BENCHMARKS.remove(TINY.name)
+
+
+def _frames(out: Path) -> dict[str, int]:
+    return {p.parent.name: json.loads(p.read_text())["frames_stepped"]
+            for p in sorted((out / "cells").rglob("run_summary.json"))}
+
+
+def test_eval_writes_a_bundle_and_a_second_run_steps_nothing(
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bundle"
+    args = ["eval", "tiny-m3", "--system", "scripted", "--limit", "1", "-o", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "tiny M3 (v0): 2 of 2 cells run" in printed
+    manifest = EvalManifest.model_validate_json((out / "eval.json").read_text())
+    assert manifest.benchmarks == {"tiny-m3": "0"}
+    assert manifest.system["name"] == "scripted"
+    assert [(c.cell, c.status, c.subset) for c in manifest.cells] == [
+        ("m3-qa-en-multi-gen", "done", "first 1"), ("m3-qa-en-multi-ref", "done", "first 1")]
+    # scores per variant, and every number's file hashed
+    for cell in manifest.cells:
+        assert cell.results == f"{cell.run}/scores/m3/results.json"
+        assert (out / cell.results).is_file() and cell.samples > 0
+    assert all(sha256_file(out / path) == digest for path, digest in manifest.files.items())
+    assert any(p.endswith(".wav") for p in manifest.files)
+    table = (out / "tables" / "tiny-m3" / "table5.md").read_text()
+    assert "scripted (Gen.)" in table and "scripted (Ref.)" in table
+    assert set(manifest.tables["tiny-m3"]) >= {"tables/tiny-m3/table5.md",
+                                              "tables/tiny-m3/table6.md"}
+
+    frames, before = _frames(out), (out / "eval.json").read_bytes()
+    assert all(n > 0 for n in frames.values())
+    assert main(args) == 0  # everything resumes: no frame stepped, the same bundle
+    assert _frames(out) == frames
+    assert (out / "eval.json").read_bytes() == before
+    assert (out / "tables" / "tiny-m3" / "table5.md").read_text() == table
+
+
+def test_a_system_without_teacher_forcing_gets_its_multi_ref_cells_skipped(
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bundle"
+    assert main(["eval", "tiny-m3", "--system", "test_eval:UnforcedSilence", "--limit", "1",
+                 "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "1 of 2 cells run" in printed
+    assert ("skipped m3-qa-en-multi-ref: unforced-silence: multi-ref needs teacher forcing"
+            in printed)
+    manifest = EvalManifest.model_validate_json((out / "eval.json").read_text())
+    skipped = next(c for c in manifest.cells if c.protocol == "multi-ref")
+    assert skipped.status == "skipped" and "teacher forcing" in (skipped.reason or "")
+    assert not (out / skipped.run).exists()
+    done = next(c for c in manifest.cells if c.protocol == "multi-gen")
+    assert done.status == "done" and done.samples > 0 and done.failed == 0
+    row = next(line for line in (out / "tables" / "tiny-m3" / "table5.md").read_text()
+               .splitlines() if "unforced-silence" in line)
+    assert "0.0" in row  # silence: a SHIFT TOR of 0, the cell measured
+    note = (out / "tables" / "tiny-m3" / "cells.md").read_text()
+    assert "| m3-qa-en-multi-ref | m3-qa-en | first 1 | multi-ref | yes | m3 | not run: " \
+           "unforced-silence: multi-ref needs teacher forcing" in note
+
+
+def test_an_unknown_benchmark_is_one_line(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "nope", "--system", "scripted", "-o", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown benchmark 'nope'; known: m3, flexi, mtr" in err
+    assert not (tmp_path / "b").exists()
