@@ -115,3 +115,41 @@ def test_an_unknown_benchmark_is_one_line(tmp_path: Path,
     err = capsys.readouterr().err
     assert "unknown benchmark 'nope'; known: m3, flexi, mtr" in err
     assert not (tmp_path / "b").exists()
+
+
+def test_verify_holds_on_a_fresh_bundle_and_names_every_tampering(
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bundle"
+    assert main(["eval", "tiny-m3", "--system", "scripted", "--limit", "1", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 0
+    assert "all hold" in capsys.readouterr().out
+
+    cell = out / "cells" / "tiny-m3" / "m3-qa-en-multi-gen"
+    wav = sorted((cell / "samples").rglob("*.wav"))[0]
+    data = bytearray(wav.read_bytes())
+    data[-2] ^= 0x10  # one sample of the last frame
+    wav.write_bytes(bytes(data))
+    rows = cell / "scores" / "m3" / "per_event.jsonl"
+    rows.write_text(rows.read_text().replace('"tor ↑": 1', '"tor ↑": 0', 1))
+    table = out / "tables" / "tiny-m3" / "table5.md"
+    table.write_text(table.read_text().replace("100.0", "99.0", 1))
+    (out / "cells" / "tiny-m3" / "m3-qa-en-multi-ref" / "metadata.jsonl").unlink()
+    assert main(["verify", str(out)]) == 1
+    found = capsys.readouterr().out
+    rel = cell.relative_to(out).as_posix()
+    assert f"{wav.relative_to(out).as_posix()}: changed" in found
+    assert f"{rel}/scores/m3/per_event.jsonl: changed" in found
+    assert f"{rel}/scores/m3/per_event.jsonl: differs from the cell scored again" in found
+    assert "tables/tiny-m3/table5.md: changed" in found
+    assert "tables/tiny-m3/table5.md: differs from the table written again" in found
+    assert "cells/tiny-m3/m3-qa-en-multi-ref/metadata.jsonl: missing" in found
+    assert "difference(s)" in found.splitlines()[-1]
+
+
+def test_verify_without_a_manifest_is_one_line(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'eval.json'}: cannot read the manifest" in err
+    assert "Traceback" not in err

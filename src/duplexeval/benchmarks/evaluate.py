@@ -48,7 +48,7 @@ from duplexeval.suites import build_suite
 from duplexeval.suites.build import Subset
 from duplexeval.systems.base import System
 
-__all__ = ["EvalExecutor", "EvalResult", "evaluate", "subset_name"]
+__all__ = ["EvalExecutor", "EvalResult", "evaluate", "subset_name", "write_cells_note"]
 
 
 class EvalExecutor(Executor, TaskMap, Protocol):
@@ -116,7 +116,7 @@ def _entry(bench: Benchmark, result: CellResult, out: Path, subset: Subset) -> C
                      samples=samples, failed=failed)
 
 
-def _write_cells_note(bench: Benchmark, results: Sequence[CellResult], subset: Subset,
+def write_cells_note(bench: Benchmark, results: Sequence[CellResult], subset: Subset,
                       folder: Path) -> Path:
     """``cells.md`` beside the tables: what each cell is, how it was scored, and why a cell
     was not run; then the benchmark's notes (definitions, data)."""
@@ -164,7 +164,7 @@ def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
             folder = out / "tables" / bench.name
             folder.mkdir(parents=True, exist_ok=True)
             written = bench.write_tables(system.name, results, folder)
-            written.append(_write_cells_note(bench, results, subset, folder))
+            written.append(write_cells_note(bench, results, subset, folder))
             tables[bench.name] = [p.relative_to(out).as_posix() for p in written]
     cells = [_entry(b, r, out, subset) for b in chosen for r in done[b.name]]
     manifest = EvalManifest(

@@ -19,13 +19,14 @@ from duplexeval.cli.report_commands import add_compare, add_report, add_results
 from duplexeval.cli.run_commands import add_plan, add_run, add_systems
 from duplexeval.cli.score_commands import add_analyze, add_demo, add_score
 from duplexeval.cli.segment_commands import add_segment
+from duplexeval.cli.verify_commands import add_verify
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["build_parser", "main"]
 
 BUILDERS = (add_validate, add_annotate, add_synth, add_data, add_plan, add_systems, add_run,
             add_analyze, add_score, add_segment, add_bc_reference, add_report, add_compare,
-            add_accuracy, add_results, add_eval, add_demo)
+            add_accuracy, add_results, add_eval, add_verify, add_demo)
 """Each adds one subcommand (``data`` adds its group) to the subparsers."""
 
 
