@@ -153,3 +153,20 @@ def test_verify_without_a_manifest_is_one_line(tmp_path: Path,
     err = capsys.readouterr().err
     assert f"{tmp_path / 'eval.json'}: cannot read the manifest" in err
     assert "Traceback" not in err
+
+
+def test_the_python_api_does_what_the_command_does(tiny: Benchmark, tmp_path: Path) -> None:
+    import duplexeval
+
+    result = duplexeval.evaluate(load_system("scripted"), ["tiny-m3"], tmp_path / "api",
+                                 subset=1, progress=False)
+    assert isinstance(result, duplexeval.benchmarks.EvalResult)
+    assert [c.results is not None for c in result.cells["tiny-m3"]] == [True, True]
+    assert result.manifest == EvalManifest.model_validate_json(
+        (tmp_path / "api" / "eval.json").read_text())
+    report = duplexeval.verify(tmp_path / "api")
+    assert report.ok and report.cells == 2
+    run = duplexeval.open_run(result.cells["tiny-m3"][0].run_dir)
+    assert run.read_config().system.name == "scripted"
+    loaded = duplexeval.results.load(result.out / result.manifest.cells[0].results)
+    assert loaded == result.cells["tiny-m3"][0].results

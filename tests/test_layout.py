@@ -71,7 +71,7 @@ def test_only_the_run_directory_owner_spells_its_file_names() -> None:
 
 
 CORE = {"__init__.py", "__main__.py", "audio.py", "cache.py", "environment.py", "errors.py",
-        "events.py", "fileio.py", "registry.py", "timeline.py"}
+        "events.py", "fileio.py", "registry.py", "timeline.py", "version.py"}
 """The modules the package root keeps: the core every stage imports (each stage is a package)."""
 
 

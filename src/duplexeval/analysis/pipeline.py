@@ -61,7 +61,6 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from duplexeval import __version__
 from duplexeval.analysis.segments import Chunk, SpeechSegment, segments_from_spans, transcript_json
 from duplexeval.audio import AudioReadError, read_audio
 from duplexeval.cache import cache_root
@@ -71,6 +70,7 @@ from duplexeval.runs.directory import AnalysisInputs, AnalysisRow, MetadataRow, 
 from duplexeval.runs.execution import LocalExecutor, TaskMap
 from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
 from duplexeval.timeline import Span
+from duplexeval.version import __version__
 
 __all__ = ["AnalysisOptions", "BatchTask", "analyze_batch", "analyze_channel", "analyze_run",
            "ensure_analysis", "stale_reason"]

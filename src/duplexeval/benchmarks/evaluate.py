@@ -42,6 +42,7 @@ from duplexeval.metrics.content.score import JudgeSettings
 from duplexeval.metrics.score_run import score_run_dir
 from duplexeval.plan.samples import PlanOptions, build_plan
 from duplexeval.runs import execute_run
+from duplexeval.runs.directory import RunDir
 from duplexeval.runs.driver import protocol_problem
 from duplexeval.runs.execution import Executor, TaskMap
 from duplexeval.suites import build_suite
@@ -91,7 +92,8 @@ def _run_cell(system: System, bench: Benchmark, cell: Cell, out: Path, subset: S
     plan = build_plan(dataset, PlanOptions(protocol=cell.protocol, mute=cell.mute))
     execute_run(system, dataset, plan, run_dir, seed=0, progress=False, executor=executor)
     options = AnalysisOptions(content_event_types=cell.content_events)
-    results, _ = score_run_dir(run_dir, run_dir / "scores" / cell.variant, cell.variant,
+    results, _ = score_run_dir(run_dir, RunDir(run_dir).variant_scores(cell.variant).root,
+                               cell.variant,
                                options=options, progress=False,
                                judge=judge if cell.content_events else None, executor=executor)
     return CellResult(cell, run_dir, results)
@@ -99,11 +101,9 @@ def _run_cell(system: System, bench: Benchmark, cell: Cell, out: Path, subset: S
 
 def _entry(bench: Benchmark, result: CellResult, out: Path, subset: Subset) -> CellEntry:
     cell = result.cell
-    results_file = result.run_dir / "scores" / cell.variant / "results.json"
+    results_file = RunDir(result.run_dir).variant_scores(cell.variant).results
     samples = failed = 0
     if result.results is not None:
-        from duplexeval.runs.directory import RunDir
-
         summary = RunDir(result.run_dir).read_summary()
         samples, failed = (summary.samples, summary.failed) if summary else (0, 0)
     return CellEntry(benchmark=bench.name, cell=cell.name, suite=cell.suite,

@@ -21,15 +21,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from duplexeval import __version__
+from duplexeval.runs.directory import RunDir
+from duplexeval.version import __version__
+
+VOLATILE = frozenset(p.name for p in RunDir(Path()).volatile_files())
+"""Names of run files no number depends on."""
 
 __all__ = ["MANIFEST_FILE", "MANIFEST_VERSION", "CellEntry", "EvalManifest", "file_hashes",
            "sha256_file"]
 
 MANIFEST_FILE = "eval.json"
 MANIFEST_VERSION = 1
-UNHASHED = (".lock", "run_summary.json")
-"""Names of run files no number depends on."""
 
 
 class CellEntry(BaseModel):
@@ -86,11 +88,11 @@ def sha256_file(path: Path) -> str:
 
 def file_hashes(root: Path, folders: list[Path]) -> dict[str, str]:
     """Relative path -> SHA-256 of every file under ``folders`` (sorted; temporary files and
-    :data:`UNHASHED` names left out)."""
+    a run's volatile files left out: :meth:`~duplexeval.runs.directory.RunDir.volatile_files`)."""
     out: dict[str, str] = {}
     for folder in folders:
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            if path.name in UNHASHED or ".tmp-" in path.name:
+            if path.name in VOLATILE or ".tmp-" in path.name:
                 continue
             out[path.relative_to(root).as_posix()] = sha256_file(path)
     return dict(sorted(out.items()))

@@ -31,6 +31,7 @@ from duplexeval.benchmarks.registry import BENCHMARKS
 from duplexeval.errors import DuplexevalError
 from duplexeval.metrics.score_run import score_run_dir
 from duplexeval.results import load
+from duplexeval.runs.directory import RunDir
 from duplexeval.suites.build import Subset
 
 __all__ = ["VerifyReport", "read_manifest", "verify_bundle"]
@@ -85,23 +86,25 @@ def _without_paths(data: dict[str, Any]) -> dict[str, Any]:
 def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport) -> None:
     cell = bench.cell(entry.cell)
     run = out / entry.run
-    scores = run / "scores" / entry.variant
+    files = RunDir(run).variant_scores(entry.variant)
     with tempfile.TemporaryDirectory(prefix="duplexeval-verify-") as tmp:
         copy = Path(tmp) / run.name
-        shutil.copytree(run, copy, ignore=shutil.ignore_patterns("scores", ".lock"))
+        skip = {files.root.parent.name, RunDir(run).lock_path.name}
+        shutil.copytree(run, copy, ignore=lambda _, names: [n for n in names if n in skip])
+        again = RunDir(copy).variant_scores(entry.variant)
         try:
-            results, folder = score_run_dir(
-                copy, copy / "scores" / entry.variant, entry.variant, progress=False,
+            results, _ = score_run_dir(
+                copy, again.root, entry.variant, progress=False,
                 options=AnalysisOptions(content_event_types=cell.content_events))
         except DuplexevalError as exc:
             report.problems.append(f"{entry.run}: cannot be scored again ({exc})")
             return
-        for name in ("per_event.jsonl", "aggregate.json"):
-            mine, theirs = folder / name, scores / name
+        for mine, theirs in ((again.per_event, files.per_event),
+                             (again.aggregate, files.aggregate)):
             if not theirs.is_file() or mine.read_bytes() != theirs.read_bytes():
-                report.problems.append(f"{(scores / name).relative_to(out).as_posix()}: "
+                report.problems.append(f"{theirs.relative_to(out).as_posix()}: "
                                        "differs from the cell scored again")
-        given = scores / "results.json"
+        given = files.results
         if given.is_file() and _without_paths(load(given).model_dump(mode="json")) \
                 != _without_paths(results.model_dump(mode="json")):
             report.problems.append(f"{given.relative_to(out).as_posix()}: differs from the "

@@ -10,7 +10,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from duplexeval import __version__
 from duplexeval.cli.accuracy_commands import add_accuracy
 from duplexeval.cli.bc_commands import add_bc_reference
 from duplexeval.cli.data_commands import add_annotate, add_data, add_synth, add_validate
@@ -21,6 +20,7 @@ from duplexeval.cli.score_commands import add_analyze, add_demo, add_score
 from duplexeval.cli.segment_commands import add_segment
 from duplexeval.cli.verify_commands import add_verify
 from duplexeval.errors import DuplexevalError
+from duplexeval.version import __version__
 
 __all__ = ["build_parser", "main"]
 

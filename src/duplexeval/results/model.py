@@ -12,9 +12,9 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from duplexeval import __version__
 from duplexeval.results.content import ContentResults
 from duplexeval.results.intervals import IntervalFields
+from duplexeval.version import __version__
 
 __all__ = ["SCHEMA_VERSION", "AggregateRow", "DatasetRef", "EventResult", "Origin", "Results",
            "SourceInfo", "Value", "VariantInfo"]

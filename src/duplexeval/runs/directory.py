@@ -376,6 +376,16 @@ class RunDir:
     def summary_path(self) -> Path:
         return self.root / "run_summary.json"
 
+    def variant_scores(self, variant: str) -> ScoreFiles:
+        """The scores of one timing variant, ``scores/{variant}/`` (what ``eval`` writes, so
+        that no variant's scoring overwrites another's)."""
+        return ScoreFiles(self.root / "scores" / safe_name(variant, "variant"))
+
+    def volatile_files(self) -> tuple[Path, ...]:
+        """The files no number depends on: the lock and the summary (whose wall times change
+        on a resume that changes nothing else)."""
+        return (self.lock_path, self.summary_path)
+
     @property
     def lock_path(self) -> Path:
         return self.root / ".lock"

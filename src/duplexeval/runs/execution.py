@@ -22,7 +22,6 @@ from typing import Any, Protocol, TypeVar
 
 from tqdm import tqdm
 
-from duplexeval import __version__
 from duplexeval.data.dialogue import Dataset
 from duplexeval.data.m3 import ALIGN_DIR, AUDIO_DIR
 from duplexeval.errors import DuplexevalError
@@ -39,6 +38,7 @@ from duplexeval.runs.directory import (
 from duplexeval.runs.driver import DEFAULT_BATCH_SIZE, protocol_problem
 from duplexeval.runs.units import OnDone, UnitReport, UnitTask, plan_units, run_unit
 from duplexeval.systems.base import System
+from duplexeval.version import __version__
 
 __all__ = ["Executor", "LocalExecutor", "RunConfig", "RunResult", "TaskMap", "dataset_hash",
            "execute_run", "summary_lines"]
