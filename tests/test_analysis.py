@@ -221,11 +221,11 @@ def test_score_run_dir_writes_results_with_settings(scripted_runs: list[Path], t
     assert main(["score", str(run), "--asr", "none"]) == 0
     out = capsys.readouterr().out
     assert "SHIFT TOR% ↑" in out and run.name in out
-    results = load_results_file(run / "scores" / "results.json")
+    results = load_results_file(run / "scores" / "m3" / "results.json")
     assert results.source.kind == "run" and results.analysis is not None
     assert results.analysis["asr"] == "none" and results.variant.name == "m3"
     assert {e.language for e in results.events} == {"en"}
-    assert (run / "scores" / "aggregate.json").is_file()
+    assert (run / "scores" / "m3" / "aggregate.json").is_file()
 
 
 def test_truth_needs_a_system_that_logs_speech(tmp_path: Path,

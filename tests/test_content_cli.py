@@ -46,14 +46,14 @@ def test_score_judges_over_http_and_rescoring_is_free(
         assert main(args) == 0
         first = len(server.requests)
         out = capsys.readouterr().out
-        lines = [json.loads(x) for x in (qa_run / "scores" / "content.jsonl").read_text()
+        lines = [json.loads(x) for x in (qa_run / "scores" / "m3" / "content.jsonl").read_text()
                  .splitlines()]
         assert lines and all(set(x) >= FIELDS for x in lines)
         assert {x["dimension"] for x in lines} == {"relevance", "consistency", "qa"}
         called = [x for x in lines if x["judge_model"] == "fake-judge"]
         assert len(called) == first > 0  # every call is one line; rule lines made none
         assert all(x["score"] == 1 and x["prompt_version"] >= 1 for x in called)
-        results = load_results_file(qa_run / "scores" / "results.json")
+        results = load_results_file(qa_run / "scores" / "m3" / "results.json")
         assert results.content is not None
         relevance = next(a for a in results.content.aggregates
                          if a.dimension == "relevance" and a.language == "all")

@@ -54,7 +54,7 @@ def test_demo_on_one_bundled_dialogue(tmp_path: Path, monkeypatch: pytest.Monkey
         run = tmp_path / "runs" / f"{name}-m3-qa-en-first-1"
         summary = json.loads((run / "run_summary.json").read_text())
         assert summary["samples"] > 0 and summary["failed"] == 0
-        assert (run / "scores" / "results.json").is_file()
+        assert (run / "scores" / "m3" / "results.json").is_file()
     # the wall time of every stage, printed and recorded
     assert "Demo wall time: " in out
     timing = json.loads((tmp_path / "runs" / "demo_timing.json").read_text())

@@ -134,3 +134,34 @@ def test_audio_is_a_relative_path_never_embedded() -> None:
     assert _audio({"output_audio_path": "/abs/e1.wav"}) is None
     assert _audio({}) is None
     assert EventResult.model_fields["audio"].annotation == (str | None)
+
+
+def test_scores_are_kept_per_variant_and_a_run_names_its_own(tmp_path: Path) -> None:
+    """Scores live in ``scores/VARIANT/``: a run scored by one variant reads as it, by several
+    as its m3 scores (several without m3: one line naming them), and a scored run knows its run
+    directory and whether it is the truth's."""
+    run = make_run(tmp_path / "run", protocol="multi-gen")
+    m3 = RunDir(run).scores().results
+    assert m3 == run / "scores" / "m3" / "results.json" and m3.is_file()
+
+    original = json.loads(m3.read_text())
+
+    def add(variant: str, truth: bool = False) -> Path:
+        data = json.loads(json.dumps(original))
+        data["variant"]["name"] = variant
+        file = RunDir(run).scores(truth, variant).results
+        atomic_write_json(file, data)
+        return file
+
+    add("mtr")
+    assert reader.load(run).variant.name == "m3"  # several: the m3 scores
+    assert reader.load(run / "scores" / "mtr").variant.name == "mtr"
+    scored = reader.load_scored(run / "scores" / "mtr")
+    assert scored.run_dir == run and not scored.truth
+    m3.unlink()
+    assert reader.load(run).variant.name == "mtr"  # one scoring: that one
+    add("fdb-v1")
+    with pytest.raises(DuplexevalError, match="scored by several variants \\(fdb-v1, mtr\\)"):
+        reader.load(run)
+    truth = reader.load_scored(add("m3", truth=True).parent.parent)  # scores-truth/
+    assert truth.truth and truth.run_dir == run and truth.files.root.name == "m3"

@@ -50,7 +50,7 @@ def test_score_reanalyses_an_analysis_made_with_other_settings(
     lines = [line for line in err.splitlines() if "analysing again" in line]
     assert lines == [f"analysis in {run / 'analysis'} was made with asr=none; analysing again "
                      "with asr=base-packaged"]
-    results = json.loads((run / "scores" / "results.json").read_text())
+    results = json.loads((run / "scores" / "m3" / "results.json").read_text())
     assert results["analysis"]["asr"]["model"] == "base-packaged"
 
 

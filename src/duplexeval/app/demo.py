@@ -368,9 +368,10 @@ def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = No
     lines += ["", "M3 Table 5 layout (`duplexeval report RUN_DIR... -o OUT_DIR` writes it as "
               "Markdown, CSV and LaTeX)", "", *table5_lines(scored)]
     if runs:
-        files = RunDir(runs[0][2]).scores()
+        run = RunDir(runs[0][2])
+        files = run.scores()
         lines += ["", "Per-event values, aggregates and settings: RUN_DIR/"
-                  f"{files.root.name}/{{{files.per_event.name},{files.aggregate.name},"
+                  f"{files.root.relative_to(run.root).as_posix()}/{{{files.per_event.name},{files.aggregate.name},"
                   f"{files.results.name},{files.content_offline.name}}}; judged content "
                   f"(relevance, consistency, QA): duplexeval score RUN_DIR --judge-url URL "
                   f"--judge-model MODEL"]

@@ -92,7 +92,7 @@ def _run_cell(system: System, bench: Benchmark, cell: Cell, out: Path, subset: S
     plan = build_plan(dataset, PlanOptions(protocol=cell.protocol, mute=cell.mute))
     execute_run(system, dataset, plan, run_dir, seed=0, progress=False, executor=executor)
     options = AnalysisOptions(content_event_types=cell.content_events)
-    results, _ = score_run_dir(run_dir, RunDir(run_dir).variant_scores(cell.variant).root,
+    results, _ = score_run_dir(run_dir, RunDir(run_dir).scores(variant=cell.variant).root,
                                cell.variant,
                                options=options, progress=False,
                                judge=judge if cell.content_events else None, executor=executor)
@@ -101,7 +101,7 @@ def _run_cell(system: System, bench: Benchmark, cell: Cell, out: Path, subset: S
 
 def _entry(bench: Benchmark, result: CellResult, out: Path, subset: Subset) -> CellEntry:
     cell = result.cell
-    results_file = RunDir(result.run_dir).variant_scores(cell.variant).results
+    results_file = RunDir(result.run_dir).scores(variant=cell.variant).results
     samples = failed = 0
     if result.results is not None:
         summary = RunDir(result.run_dir).read_summary()

@@ -86,12 +86,12 @@ def _without_paths(data: dict[str, Any]) -> dict[str, Any]:
 def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport) -> None:
     cell = bench.cell(entry.cell)
     run = out / entry.run
-    files = RunDir(run).variant_scores(entry.variant)
+    files = RunDir(run).scores(variant=entry.variant)
     with tempfile.TemporaryDirectory(prefix="duplexeval-verify-") as tmp:
         copy = Path(tmp) / run.name
         skip = {files.root.parent.name, RunDir(run).lock_path.name}
         shutil.copytree(run, copy, ignore=lambda _, names: [n for n in names if n in skip])
-        again = RunDir(copy).variant_scores(entry.variant)
+        again = RunDir(copy).scores(variant=entry.variant)
         try:
             results, _ = score_run_dir(
                 copy, again.root, entry.variant, progress=False,

@@ -52,7 +52,7 @@ def _scorer(enabled: bool) -> Any:
 
 def _run_name(scored: Any) -> str:
     """A run's name: its folder (the scores folder's parent)."""
-    return scored.files.root.resolve().parent.name
+    return scored.run_dir.resolve().name
 
 
 def add_report(sub: Subparsers) -> None:

@@ -90,7 +90,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     events = with_rounds(events, dialogues, finder)
     scores = score_events(events, timing)
     settings = run.analysis(truth).read_settings()
-    out = out or run.scores(truth).root
+    out = out or run.scores(truth, variant).root
     source = run_source(run, meta)
     outcome = None
     if not truth and (options.asr == "none"

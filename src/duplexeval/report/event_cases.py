@@ -175,8 +175,8 @@ class _RunFiles:
 
     @classmethod
     def of(cls, scored: ScoredRun) -> _RunFiles:
-        run = RunDir(scored.files.root.parent)
-        truth = scored.files.root.name == run.scores(truth=True).root.name
+        run = RunDir(scored.run_dir)
+        truth = scored.truth
         try:
             rows = {(r.sample_id, r.event_id): r for r in run.read_metadata()}
         except DuplexevalError:

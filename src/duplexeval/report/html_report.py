@@ -122,7 +122,7 @@ def _distinct(runs: Sequence[tuple[str, ScoredRun]]) -> list[tuple[str, ScoredRu
     labels = [label for label, _ in runs]
     out = [f"{label} ({protocol_name(run.results.source.protocol)})"
            if labels.count(label) > 1 else label for label, run in runs]
-    return [(label if out.count(label) == 1 else run.files.root.resolve().parent.name, run)
+    return [(label if out.count(label) == 1 else run.run_dir.resolve().name, run)
             for label, (_, run) in zip(out, runs, strict=True)]
 
 
@@ -167,6 +167,6 @@ def html_report_of(paths: Sequence[Path], out: Path) -> Path:
     from duplexeval.report.paper_tables import sources_of
 
     scored = [load_scored(path) for path in paths]
-    runs = [(s.files.root.resolve().parent.name, s.results) for s in scored]
+    runs = [(s.run_dir.resolve().name, s.results) for s in scored]
     labelled = list(zip(label_runs(runs), scored, strict=True))
     return write_html_report(labelled, out, sources_of(runs, [str(s.path) for s in scored]))

@@ -1,12 +1,14 @@
 """The results reader: ``duplexeval.results.load(path)``, with versions.
 
-A scored run's ``results.json`` (written by ``duplexeval score`` into ``RUN_DIR/scores/``) is
-validated by the pydantic model :class:`~duplexeval.results.model.Results`; its
+A scored run's ``results.json`` (written by ``duplexeval score`` into ``RUN_DIR/scores/VARIANT/``)
+is validated by the pydantic model :class:`~duplexeval.results.model.Results`; its
 ``schema_version`` (:data:`SCHEMA_VERSION`) changes with every incompatible change.
 
 Conventions:
 
-* ``path`` may be the file itself, a scores folder or a run directory (its ``scores/``).
+* ``path`` may be the file itself, a scores folder or a run directory: its one scoring, or its
+  ``m3`` scores when several variants scored it (a run scored before per-variant folders has
+  its results in ``scores/`` itself, which is read too).
 * A file of a **newer** version than this package knows is refused with one line naming the
   file (upgrade duplexeval to read it); **older** versions (1: timing only, 2: with content)
   are read, their newer fields taking their defaults.  When an older file lies in a run
@@ -46,7 +48,7 @@ Scorer = Callable[[Path], None]
 
 def results_file(path: str | Path) -> Path:
     """The results file that ``path`` names: the file itself, the one in a scores folder, or
-    the one in a run directory's ``scores/`` (which may not exist yet)."""
+    the one of a run directory (which may not exist yet)."""
     path = Path(path)
     if path.is_file():
         return path
@@ -57,9 +59,25 @@ def results_file(path: str | Path) -> Path:
         return here
     run = RunDir(path)
     if run.config_path.is_file():
-        return run.scores().results
+        return _pick(run.scored(), run.scores().results, path)
+    variants = [ScoreFiles(p) for p in sorted(path.iterdir())
+                if p.is_dir() and ScoreFiles(p).results.is_file()]
+    if variants:  # a folder of per-variant scores folders (RUN_DIR/scores, scores-truth)
+        return _pick(variants, ScoreFiles(path / "m3").results, path)
     raise DuplexevalError(f"{path}: neither a results file, a scores folder nor a run "
                           f"directory (no {here.name}, no {run.config_path.name})")
+
+
+def _pick(scored: list[ScoreFiles], default: Path, where: Path) -> Path:
+    """One scoring among ``scored``: the only one, else ``default`` (the ``m3`` scores, which
+    may not exist yet); several without ``m3`` must be named by their folder."""
+    if len(scored) == 1:
+        return scored[0].results
+    if len(scored) > 1 and default not in [s.results for s in scored]:
+        names = ", ".join(s.root.name for s in scored)
+        raise DuplexevalError(f"{where}: scored by several variants ({names}); name one's "
+                              f"folder, e.g. {scored[0].root}")
+    return default
 
 
 def load(path: str | Path) -> Results:
@@ -94,11 +112,13 @@ def _validate(file: Path, data: dict[str, Any]) -> Results:
 
 
 def _fill_from_run(results: Results, file: Path) -> Results:
-    """An older file in ``RUN_DIR/scores/``: the protocol and dataset from the run's config."""
+    """An older file in a run directory (``scores/`` or ``scores/VARIANT/``): the protocol and
+    dataset from the run's config."""
     source = results.source
-    run = RunDir(file.parent.parent)
-    if source.kind != "run" or source.protocol or not run.config_path.is_file():
+    found = [RunDir(p) for p in file.parents[1:3] if RunDir(p).config_path.is_file()]
+    if source.kind != "run" or source.protocol or not found:
         return results
+    run = found[0]
     try:
         config = run.read_config()
     except DuplexevalError:
@@ -118,6 +138,22 @@ class ScoredRun:
     files: ScoreFiles
     path: Path
     """The path it was loaded from (a run directory, a scores folder or a results file)."""
+
+    @property
+    def run_dir(self) -> Path:
+        """The run directory the scores belong to (``scores/VARIANT/``, ``scores-truth/...``
+        or, for runs scored before per-variant folders, ``scores/``): the nearest parent with a
+        ``config.json``, else the scores folder's parent."""
+        for parent in self.files.root.parents[:2]:
+            if RunDir(parent).config_path.is_file():
+                return parent
+        return self.files.root.parent
+
+    @property
+    def truth(self) -> bool:
+        """Whether the scores were made from the truth analysis (``scores-truth``)."""
+        truth_root = RunDir(self.run_dir).scores(truth=True).root.parent
+        return truth_root in (self.files.root, self.files.root.parent)
 
     def judged(self) -> list[ContentRecord]:
         """The judged content records (empty when the run was scored without a judge)."""
@@ -150,7 +186,8 @@ def load_scored(path: str | Path, scorer: Scorer | None = None) -> ScoredRun:
     refused with one line."""
     file = results_file(path)
     if not file.is_file():
-        run_dir = file.parent.parent
+        run_dir = next((p for p in file.parents if RunDir(p).config_path.is_file()),
+                       file.parent.parent.parent)
         if scorer is None:
             raise DuplexevalError(f"{run_dir}: not scored (no {file.parent.name}/{file.name}); "
                                   f"run `duplexeval score {run_dir}` first")

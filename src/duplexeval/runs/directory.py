@@ -376,10 +376,6 @@ class RunDir:
     def summary_path(self) -> Path:
         return self.root / "run_summary.json"
 
-    def variant_scores(self, variant: str) -> ScoreFiles:
-        """The scores of one timing variant, ``scores/{variant}/`` (what ``eval`` writes, so
-        that no variant's scoring overwrites another's)."""
-        return ScoreFiles(self.root / "scores" / safe_name(variant, "variant"))
 
     def volatile_files(self) -> tuple[Path, ...]:
         """The files no number depends on: the lock and the summary (whose wall times change
@@ -409,9 +405,23 @@ class RunDir:
         """The analysis folder (``analysis-truth`` for the system's logged speech)."""
         return AnalysisFiles(self.root / ("analysis-truth" if truth else "analysis"))
 
-    def scores(self, truth: bool = False) -> ScoreFiles:
-        """The default scores folder of the run."""
-        return ScoreFiles(self.root / ("scores-truth" if truth else "scores"))
+    def scores(self, truth: bool = False, variant: str = "m3") -> ScoreFiles:
+        """The scores of one timing variant, ``scores/{variant}/`` (``scores-truth/{variant}/``
+        from the truth analysis), so that no variant's scoring overwrites another's."""
+        return ScoreFiles(self._scores_root(truth) / safe_name(variant, "variant"))
+
+    def _scores_root(self, truth: bool) -> Path:
+        return self.root / ("scores-truth" if truth else "scores")
+
+    def scored(self, truth: bool = False) -> list[ScoreFiles]:
+        """Every scoring of the run that wrote its results: one folder per variant, after the
+        single ``scores/`` folder of a run scored before there were per-variant folders."""
+        base = self._scores_root(truth)
+        if not base.is_dir():
+            return []
+        found = [ScoreFiles(p) for p in sorted(base.iterdir())
+                 if p.is_dir() and ScoreFiles(p).results.is_file()]
+        return [ScoreFiles(base), *found] if ScoreFiles(base).results.is_file() else found
 
     def temporary_files(self) -> Iterator[Path]:
         """Temporary files a killed writer left (never a finished file)."""
