@@ -91,7 +91,7 @@ def test_a_run_echoes_each_window_through_the_command(sample_voiced: Path, tmp_p
 
 def test_multi_turn_inputs_are_context_plus_window_and_forcing_is_a_channel(
         sample_voiced: Path, tmp_path: Path, model: str,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     ds, _ = load_dataset(sample_voiced, audio=Need.REQUIRE)
     log = tmp_path / "gen.jsonl"
     monkeypatch.setenv("FAKE_MODEL_LOG", str(log))
@@ -115,8 +115,10 @@ def test_multi_turn_inputs_are_context_plus_window_and_forcing_is_a_channel(
         assert call["channels"] == 2
         assert call["ch1_last"] < (s.fork_time - s.context_start) * 16000 + 1
     assert max(c["ch1_last"] for c in calls) > 0  # the reference system is in channel 1
-    with pytest.raises(ValueError, match="teacher forcing"):  # mono input: no forcing
-        run(sample_voiced, tmp_path / "no", model, "multi-ref")
+    # mono input: no forcing; refused in one line before anything is written
+    assert run(sample_voiced, tmp_path / "no", model, "multi-ref") == 2
+    assert "multi-ref needs teacher forcing" in capsys.readouterr().err
+    assert not (tmp_path / "no").exists()
 
 
 @pytest.mark.parametrize(("mode", "reason"), [
