@@ -109,3 +109,19 @@ def test_concurrent_builds_of_one_key_build_once(tmp_path: Path,
     for w in workers:
         w.join()
     assert len(calls) == 1 and found == [suite_path("m3-qa-en", limit=2)] * 2
+
+
+def test_data_build_makes_a_quick_subset_or_the_first_dialogues(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``data build NAME --quick`` (what the demo and ``eval --quick`` run) and ``--limit N``
+    build into the cache under their own keys, and print where."""
+    assert main(["data", "build", "m3-qa-en", "--limit", "1"]) == 0
+    first = capsys.readouterr().out.strip()
+    assert first == f"m3-qa-en: {suite_path('m3-qa-en', limit=1)}"
+    assert main(["data", "build", "m3-qa-en", "--quick"]) == 0
+    quick = capsys.readouterr().out.strip()
+    assert quick == f"m3-qa-en: {suite_path('m3-qa-en', limit='quick')}"
+    assert "-quick-" in quick and "-first1-" in first
+    with pytest.raises(SystemExit) as refused:  # one or the other (argparse's usage error)
+        main(["data", "build", "m3-qa-en", "--quick", "--limit", "2"])
+    assert refused.value.code == 2

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from duplexeval.cli.import_commands import add_import, add_segment, add_split, add_stats
-from duplexeval.cli.options import non_negative, positive, warn
+from duplexeval.cli.options import non_negative, positive, positive_int, warn
 from duplexeval.cli.quality_commands import add_quality
 from duplexeval.cli.rewrite_commands import add_rewrite, add_voices
 from duplexeval.errors import DuplexevalError
@@ -183,6 +183,11 @@ def add_data(sub: Subparsers) -> None:
                             "m3-qa-en, m3-qa-ja, m3-chat-en, m3-chat-ja, m3-toy-ja-voiced, all")
     q.add_argument("name", metavar="NAME")
     q.add_argument("--force", action="store_true", help="rebuild even if cached")
+    size = q.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="its quick subset (what the demo "
+                      "and `eval --quick` run)")
+    size.add_argument("--limit", type=positive_int, default=None, metavar="N",
+                      help="its first N dialogues")
     q.set_defaults(func=_data_build)
     q = data_sub.add_parser("list", help="the bundled suites, built or not, with sizes")
     q.set_defaults(func=_data_list)
@@ -210,7 +215,8 @@ def _data_build(args: argparse.Namespace) -> int:
 
     names = SUITES.names() if args.name == "all" else [args.name]
     for name in names:
-        path = build_suite(name, force=args.force)
+        limit = "quick" if args.quick else args.limit
+        path = build_suite(name, force=args.force, limit=limit)
         print(f"{name}: {path}")
     return 0
 

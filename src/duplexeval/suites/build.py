@@ -227,7 +227,9 @@ def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) ->
         specs = specs[:limit]
     synth = synthesizer_for(specs, SynthSettings(gaps=suite_gaps(suite)))
     built = []
-    for spec in tqdm(specs, desc=f"synth {suite.name}", unit="dialogue", file=sys.stderr,
+    # a quick subset stops when it has its shifts: the bar counts the dialogues built
+    for spec in tqdm(specs, desc=f"synth {subset_label(suite.name, limit)}", unit="dialogue",
+                     total=None if limit == "quick" else len(specs), file=sys.stderr,
                      disable=not progress):
         built.append(synth.build(spec))
         if limit == "quick" and shift_samples([b.dialogue() for b in built],
