@@ -170,3 +170,48 @@ def test_the_python_api_does_what_the_command_does(tiny: Benchmark, tmp_path: Pa
     assert run.read_config().system.name == "scripted"
     loaded = duplexeval.results.load(result.out / result.manifest.cells[0].results)
     assert loaded == result.cells["tiny-m3"][0].results
+
+
+KILLABLE = """
+import sys
+from duplexeval.benchmarks import BENCHMARKS
+from duplexeval.cli import main
+from test_eval import TINY
+
+BENCHMARKS.add(TINY.name, TINY)
+sys.exit(main(["eval", "tiny-m3", "--system", "scripted", "--limit", "1", "-o", sys.argv[1]]))
+"""
+
+
+@pytest.mark.slow
+def test_a_killed_eval_resumes_to_the_tables_of_an_uninterrupted_one(
+        tiny: Benchmark, tmp_path: Path) -> None:
+    """SIGKILL once the first cell has finished, then the same command again: the tables are
+    byte-identical to those of an evaluation that was never interrupted."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    whole = tmp_path / "whole"
+    assert main(["eval", "tiny-m3", "--system", "scripted", "--limit", "1", "-o", str(whole)]) == 0
+    killed = tmp_path / "killed"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-c", KILLABLE, str(killed)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = killed / "cells" / "tiny-m3" / "m3-qa-en-multi-gen" / "scores" / "m3" / "results.json"
+    deadline = time.monotonic() + 120
+    while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert first.exists() and not (killed / "eval.json").exists()
+    assert main(["eval", "tiny-m3", "--system", "scripted", "--limit", "1", "-o", str(killed)]) == 0
+    tables = sorted((whole / "tables" / "tiny-m3").iterdir())
+    assert len(tables) == 7  # table5 and table6 in md, csv, tex; cells.md
+    for table in tables:
+        again = killed / "tables" / "tiny-m3" / table.name
+        assert again.read_bytes() == table.read_bytes(), table.name
+    assert main(["verify", str(killed)]) == 0
