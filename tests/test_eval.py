@@ -215,3 +215,34 @@ def test_a_killed_eval_resumes_to_the_tables_of_an_uninterrupted_one(
         again = killed / "tables" / "tiny-m3" / table.name
         assert again.read_bytes() == table.read_bytes(), table.name
     assert main(["verify", str(killed)]) == 0
+
+
+@pytest.mark.slow
+def test_a_second_eval_with_a_judge_makes_no_call(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """With a judge (a loopback OpenAI-compatible server) the content cells are judged once:
+    the second invocation steps no frame and sends the judge nothing, and the manifest names
+    the judge and its prompt versions."""
+    from fake_judge import FakeJudge
+
+    judged = Benchmark(name="tiny-judged", version="0", title="tiny judged", seed="a test",
+                       cells=(Cell("m3-qa-en", EvalProtocol.MULTI_GEN, "m3"),),
+                       write_tables=M3.write_tables)
+    BENCHMARKS.add(judged.name, judged)
+    try:
+        out = tmp_path / "bundle"
+        with FakeJudge() as server:
+            args = ["eval", "tiny-judged", "--system", "scripted", "--limit", "1", "-o", str(out),
+                    "--judge-url", server.base_url, "--judge-model", "fake-judge",
+                    "--judge-cache", str(tmp_path / "judge.sqlite")]
+            assert main(args) == 0
+            calls, frames = len(server.requests), _frames(out)
+            assert calls > 0
+            assert main(args) == 0
+            assert len(server.requests) == calls and _frames(out) == frames
+        manifest = EvalManifest.model_validate_json((out / "eval.json").read_text())
+        assert manifest.judge is not None and manifest.judge["model"] == "fake-judge"
+        assert manifest.judge["prompts"]["m3.relevance"] >= 1
+        assert (out / manifest.cells[0].run / "scores" / "m3" / "content.jsonl").is_file()
+    finally:
+        BENCHMARKS.remove(judged.name)
