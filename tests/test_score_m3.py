@@ -60,7 +60,8 @@ def test_rescoring_an_official_output_folder(tmp_path: Path,
     assert main(["score", "--m3", str(FIXTURE), "-o", str(out), "--language", "ja",
                  "--domain", "chat"]) == 0
     printed = capsys.readouterr().out
-    assert "SHIFT TOR% ↑" in printed and "50.0±" in printed and "6 event(s) scored" in printed
+    assert "SHIFT TOR% ↑" in printed and "50.0 [9.5, 90.5]†" in printed
+    assert "6 event(s) scored" in printed
 
     aggregate = json.loads((out / "aggregate.json").read_text())
     got = [(r["event_type"], r["dimension"], r["metric"], r["n"]) for r in aggregate]
@@ -69,8 +70,11 @@ def test_rescoring_an_official_output_folder(tmp_path: Path,
         assert row["mean"] == pytest.approx(expected[4])
         assert row["few_events"] is True  # n < 20: the dagger
     tor = next(r for r in aggregate if r["metric"] == "tor ↑")
-    # 1, 0: s = 0.7071, t(0.975, 1) = 12.7062: half-width 6.3531
-    assert tor["ci95_half_width"] == pytest.approx(6.353102, abs=1e-5)
+    # 1 of 2, z = 1.959964: Wilson centre (0.5 + z²/4) / (1 + z²/2) = 0.5, half
+    # z·sqrt(0.25/2 + z²/16) / (1 + z²/2) = 0.405468: [0.094532, 0.905468], inside [0, 1]
+    # (Student's t gave 0.5 ± 6.35: far outside the scale)
+    assert tor["ci_method"] == "wilson"
+    assert (tor["ci95_low"], tor["ci95_high"]) == pytest.approx((0.094532, 0.905468), abs=1e-6)
 
     rows = [json.loads(line) for line in (out / "per_event.jsonl").read_text().splitlines()]
     by_id = {r["event_id"].split("_")[2]: r for r in rows}
@@ -137,11 +141,11 @@ def test_table_labels_the_official_pause_latency_and_adds_the_responders_one() -
     assert all(c.endswith(("↑", "↓")) or "↑ (" in c or "↓ (" in c for c in columns)
     assert "HOLD lat s ↑ (official, 10 s if silent)" in header
     assert "HOLD lat s ↑ (responders)" in header
-    assert silent_row.split()[1:] == ["-", "-", "-", "0.0±0.0†", "10.00±0.00†", "(n=0)", "-",
-                                     "-"]
-    cells = talker_row.split()
-    assert cells[5].startswith("5.00±") and cells[6].startswith("2.50±")
-    assert cells[6].endswith("†(n=2)")
+    # cells: intervals on their scale (TOR 0 of 3: Wilson [0, 56.1] %; latencies of 3 events:
+    # the bootstrap, inside the values)
+    assert "0.0 [0.0, 56.1]†" in silent_row and "10.00 [10.00, 10.00]†" in silent_row
+    assert "(n=0)" in silent_row
+    assert "5.00 [2.00, 10.00]†" in talker_row and "2.50 [2.00, 3.00]†(n=2)" in talker_row
 
 
 def test_metadata_in_the_folder_and_plain_metadata_jsonl(tmp_path: Path) -> None:

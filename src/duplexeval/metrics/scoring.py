@@ -69,7 +69,7 @@ def _row(key: AggregateKey, values: Sequence[float]) -> dict[str, Any]:
     s = summarize(values)
     return {"event_type": event_type, "dimension": dimension, "metric": metric, "n": s.n,
             "mean": s.mean, "std": s.std, "ci95_low": s.ci_low, "ci95_high": s.ci_high,
-            "ci95_half_width": s.half_width, "few_events": s.few}
+            "ci95_half_width": s.half_width, "ci_method": s.method, "few_events": s.few}
 
 
 def official_aggregate(scores: Iterable[EventScore]) -> list[dict[str, Any]]:

@@ -1,9 +1,22 @@
-"""Summary statistics for per-event metric values: mean with a Student-t confidence interval.
+"""Summary statistics for per-event metric values: the mean with a confidence interval that
+stays on the metric's scale.
 
 Conventions: values are per event (one value per event, ``None`` already removed; booleans count
-as 0/1 as in the official aggregation).  The interval is ``mean ± t_{1-α/2, n-1} · s / √n`` with
-the sample standard deviation ``s`` (``ddof=1``); undefined (``None``) for ``n < 2``.  Papers in
-the field mark estimates from fewer than :data:`FEW_EVENTS` events with a dagger (†).
+as 0/1 as in the official aggregation); the mean is the plain left-to-right mean of the official
+aggregation.  The interval (95 % by default; undefined, ``None``, for ``n < 2``) is made by one
+of three methods, recorded with it (``ci_method``):
+
+* ``wilson``: a proportion (every value 0 or 1: TOR, success, interrupt rates): the Wilson score
+  interval, inside [0, 1] by construction;
+* ``bootstrap``: a bounded score (``bounded=True``: judged scores, QA F1), and any other metric
+  with fewer than :data:`FEW_EVENTS` events or whose Student-t interval would leave the range
+  of its non-negative values (a latency near 0): the percentile bootstrap (:data:`RESAMPLES`
+  resamples from a fixed seed, so the same values give the same interval), inside the range of
+  the values;
+* ``t``: otherwise (latencies with enough events): ``mean ± t_{1-α/2, n-1} · s / √n`` with the
+  sample standard deviation ``s`` (``ddof=1``), symmetric.
+
+Papers in the field mark estimates from fewer than :data:`FEW_EVENTS` events with a dagger (†).
 """
 
 from __future__ import annotations
@@ -11,13 +24,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
+import numpy as np
 from scipy import stats as _scipy_stats
 
-__all__ = ["FEW_EVENTS", "Summary", "summarize"]
+__all__ = ["FEW_EVENTS", "RESAMPLES", "Method", "Summary", "summarize", "wilson_interval"]
 
 FEW_EVENTS = 20
 """Below this many events an estimate is flagged (†), as in M3-DuplexBench's tables."""
+RESAMPLES = 2000
+"""Bootstrap resamples of an interval."""
+Method = Literal["t", "wilson", "bootstrap"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +48,8 @@ class Summary:
     ci_low: float | None
     ci_high: float | None
     confidence: float = 0.95
+    method: Method = "t"
+    """How the interval was made (see the module docstring)."""
 
     @property
     def half_width(self) -> float | None:
@@ -43,17 +63,41 @@ class Summary:
         return self.n < FEW_EVENTS
 
     def format(self, scale: float = 1.0, digits: int = 2, sep: str = " ± ") -> str:
-        """``mean ± half-width`` (times ``scale``, e.g. 100 for percent), ``†`` when few."""
+        """``mean ± half-width`` for a Student-t interval, ``mean [low, high]`` for the others
+        (which are not symmetric), times ``scale`` (e.g. 100 for percent); ``†`` when few."""
         if self.mean is None:
             return "-"
         text = f"{self.mean * scale:.{digits}f}"
-        if self.half_width is not None:
-            text += f"{sep}{self.half_width * scale:.{digits}f}"
+        if self.ci_low is not None and self.ci_high is not None:
+            if self.method == "t":
+                text += f"{sep}{self.half_width * scale:.{digits}f}"  # type: ignore[operator]
+            else:
+                text += f" [{self.ci_low * scale:.{digits}f}, {self.ci_high * scale:.{digits}f}]"
         return text + ("†" if self.few else "")
 
 
-def summarize(values: Iterable[float | int | bool], confidence: float = 0.95) -> Summary:
-    """Mean, sample standard deviation and Student-t interval of ``values``."""
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of ``successes`` in ``n`` trials (``n >= 1``)."""
+    z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _bootstrap(xs: list[float], confidence: float) -> tuple[float, float]:
+    data = np.asarray(xs, dtype=np.float64)
+    rng = np.random.default_rng(0)
+    means = data[rng.integers(0, len(data), size=(RESAMPLES, len(data)))].mean(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return max(float(low), float(data.min())), min(float(high), float(data.max()))
+
+
+def summarize(values: Iterable[float | int | bool], confidence: float = 0.95,
+              bounded: bool = False) -> Summary:
+    """Mean, sample standard deviation and the interval of ``values`` (its method chosen as the
+    module docstring says; ``bounded``: a score on a fixed scale, e.g. 0-100)."""
     xs = [float(v) for v in values]
     n = len(xs)
     if n == 0:
@@ -62,6 +106,13 @@ def summarize(values: Iterable[float | int | bool], confidence: float = 0.95) ->
     if n < 2:
         return Summary(n, mean, None, None, None, confidence)
     std = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+    if all(x in (0.0, 1.0) for x in xs):
+        low, high = wilson_interval(round(sum(xs)), n, confidence)
+        return Summary(n, mean, std, low, high, confidence, "wilson")
     t = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1))
     half = t * std / math.sqrt(n)
+    leaves = min(xs) >= 0 and mean - half < 0
+    if bounded or n < FEW_EVENTS or leaves:
+        low, high = _bootstrap(xs, confidence)
+        return Summary(n, mean, std, low, high, confidence, "bootstrap")
     return Summary(n, mean, std, mean - half, mean + half, confidence)

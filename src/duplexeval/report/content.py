@@ -54,7 +54,8 @@ or an ``n/c`` for is left out."""
 
 
 def _cell(row: ContentAggregate, digits: int) -> str:
-    text = Summary(row.n, row.mean, row.std, row.ci95_low, row.ci95_high).format(
+    text = Summary(row.n, row.mean, row.std, row.ci95_low, row.ci95_high,
+                   method=row.ci_method).format(
         1.0, digits=digits, sep="±")
     return f"{text} ({row.unscored} unscored)" if row.unscored else text
 

@@ -43,7 +43,7 @@ def table_html(table: Table, title: str) -> str:
             if parts.empty:
                 cells.append(f'<td class="num">{DASH}</td>')
                 continue
-            value = escape(parts.mean + (f"±{parts.half_width}" if parts.half_width else ""))
+            value = escape(parts.value())
             value = f"<b>{value}</b>" if parts.best else value
             value += ("†" if parts.dagger else "") + {"+": "+", "-": DASH}.get(parts.delta, "")
             extra = ", ".join(x for x in (f"n={parts.n}" if parts.n else "", parts.unscored)

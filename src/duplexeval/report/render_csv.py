@@ -3,9 +3,10 @@
 Columns: ``table`` (table5/table6), ``language``, ``model`` (the row label, with its marks),
 ``protocol`` (Table 6: the column's; Table 5: the row's), ``domain``, ``group``, ``metric``,
 ``better`` (higher/lower), ``mean`` and ``ci95_half_width`` at full precision in display
-units (percent for TOR, seconds, 0-100), ``n``, ``dagger``, ``unscored``, ``best``,
-``delta`` (Table 6: ``+``/``-`` against Single) and ``text`` (the cell as the Markdown shows
-it).  Empty cells are left out; booleans are ``true``/``false``; the notes are not repeated.
+units (percent for TOR, seconds, 0-100), ``ci95_low`` and ``ci95_high`` for an interval that
+is not symmetric (Wilson, bootstrap; empty for Student-t), ``n``, ``dagger``, ``unscored``,
+``best``, ``delta`` (Table 6: ``+``/``-`` against Single) and ``text`` (the cell as the Markdown
+shows it).  Empty cells are left out; booleans are ``true``/``false``; the notes are not repeated.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from duplexeval.report.tables import Table, cell_text
 __all__ = ["CSV_FIELDS", "render_csv"]
 
 CSV_FIELDS = ("table", "language", "model", "protocol", "domain", "group", "metric", "better",
-              "mean", "ci95_half_width", "n", "dagger", "unscored", "best", "delta", "text")
+              "mean", "ci95_half_width", "ci95_low", "ci95_high", "n", "dagger", "unscored",
+              "best", "delta", "text")
 
 
 def _flag(value: bool) -> str:
@@ -43,7 +45,8 @@ def render_csv(table: Table) -> str:
             writer.writerow([
                 table.kind, row.language, row.label, col.protocol or row.protocol, col.domain,
                 col.metric.group, col.metric.title, col.metric.better, _number(value.mean),
-                _number(value.half_width), _number(value.n), _flag(value.dagger),
+                _number(value.half_width), _number(value.low), _number(value.high),
+                _number(value.n), _flag(value.dagger),
                 value.unscored, _flag(c.best), c.delta,
                 cell(cell_text(c, col.metric, table))])
     return out.getvalue()

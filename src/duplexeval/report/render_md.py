@@ -29,7 +29,7 @@ def cell(parts: CellText) -> str:
     """A cell's Markdown (see the module docstring)."""
     if parts.empty:
         return DASH
-    value = parts.mean + (f"±{parts.half_width}" if parts.half_width else "")
+    value = parts.value()
     if parts.best:
         value = f"**{value}**"
     if parts.dagger:

@@ -32,7 +32,7 @@ def escape(text: str) -> str:
 def _cell(parts: CellText) -> str:
     if parts.empty:
         return "--"
-    value = parts.mean + (f"$\\pm${parts.half_width}" if parts.half_width else "")
+    value = parts.value("$\\pm$")
     if parts.best:
         value = f"\\textbf{{{value}}}"
     if parts.dagger:

@@ -54,6 +54,10 @@ class CellValue:
     """The ``†`` marker; ``None``: from ``n`` (fewer than 20)."""
     unscored: int = 0
     """Judged events without a score (content columns)."""
+    low: float | None = None
+    """The interval's ends in display units, for an interval that is not symmetric (Wilson,
+    bootstrap: shown as ``[low, high]``); ``None``: ``± half_width``."""
+    high: float | None = None
 
     @property
     def dagger(self) -> bool:
@@ -154,8 +158,11 @@ def _label(source: RowSource, protocols: bool) -> str:
 
 
 def _notes(sources: Sequence[RowSource], kind: str) -> tuple[str, ...]:
-    notes = [f"Values: mean ± 95 % CI half-width (Student's t); † fewer than {FEW_EVENTS} "
-             "events; (n=...) events; unscored: judged without a score; – no value."]
+    notes = ["Values: mean with its 95 % interval on the metric's scale: [low, high] from the "
+             "Wilson score interval (rates) or the percentile bootstrap (bounded scores, and "
+             f"latencies of fewer than {FEW_EVENTS} events), ± half-width from Student's t "
+             f"(other latencies); † fewer than {FEW_EVENTS} events; (n=...) events; unscored: "
+             "judged without a score; – no value."]
     if kind == "table5":
         notes.append("Bold: best value within each language, excluding estimates marked † "
                      f"and rows marked {ORACLE_MARK}.")
@@ -259,12 +266,21 @@ class CellText:
 
     mean: str
     half_width: str
+    """``± half_width`` of a symmetric interval ('' for none or an asymmetric one)."""
     dagger: bool
     n: str
     unscored: str
     best: bool
     delta: str
     empty: bool = False
+    interval: str = ""
+    """``[low, high]`` of an asymmetric interval ('' for none or a symmetric one)."""
+
+    def value(self, plus_minus: str = "±") -> str:
+        """The mean with its interval: ``mean±half`` or ``mean [low, high]``."""
+        if self.half_width:
+            return f"{self.mean}{plus_minus}{self.half_width}"
+        return f"{self.mean} {self.interval}" if self.interval else self.mean
 
 
 def cell_text(cell: Cell, column: MetricColumn, table: Table) -> CellText:
@@ -273,10 +289,12 @@ def cell_text(cell: Cell, column: MetricColumn, table: Table) -> CellText:
     if value is None or value.mean is None:
         return CellText("", "", False, "", "", False, "", empty=True)
     digits = column.digits
-    half = ""
-    if table.show_ci and value.half_width is not None:
+    half = interval = ""
+    if table.show_ci and value.low is not None and value.high is not None:
+        interval = f"[{value.low:.{digits}f}, {value.high:.{digits}f}]"
+    elif table.show_ci and value.half_width is not None:
         half = f"{value.half_width:.{digits}f}"
     n = str(value.n) if table.show_n and value.n is not None else ""
     unscored = f"{value.unscored} unscored" if value.unscored else ""
     return CellText(f"{value.mean:.{digits}f}", half, value.dagger, n, unscored, cell.best,
-                    cell.delta)
+                    cell.delta, interval=interval)

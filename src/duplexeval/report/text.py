@@ -157,7 +157,8 @@ def timing_table_lines(rows: Sequence[tuple[str, Results]], language: str = "all
 
 
 def _cell(row: IntervalFields, scale: float) -> str:
-    summary = Summary(row.n, row.mean, row.std, row.ci95_low, row.ci95_high)
+    summary = Summary(row.n, row.mean, row.std, row.ci95_low, row.ci95_high,
+                      method=row.ci_method)
     return summary.format(scale, digits=1 if scale == 100.0 else 2, sep="±")
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 __all__ = ["IntervalFields"]
@@ -20,3 +22,6 @@ class IntervalFields(BaseModel):
     ci95_high: float | None
     ci95_half_width: float | None
     few_events: bool
+    ci_method: Literal["t", "wilson", "bootstrap"] = "t"
+    """How the interval was made: ``wilson`` (a proportion), ``bootstrap`` (percentile; a
+    bounded score, or few events), ``t`` (Student-t; every file of schema version 4 or older)."""

@@ -22,11 +22,12 @@ __all__ = ["SCHEMA_VERSION", "AggregateRow", "DatasetRef", "EventResult", "Origi
 Value = float | int | None
 """A metric value: a number, or ``None`` when the event has none (e.g. no latency)."""
 
-SCHEMA_VERSION: Final = 4
-"""4: ``environment``, the numeric stack's versions where the file was scored; 3:
-``source.protocol``, ``source.dataset`` and, per event, ``audio``, ``user_channel``,
-``event_start`` and ``event_end``; 2: ``content``; 1: timing only.  :mod:`duplexeval.results`
-reads every older version (their new fields take their defaults) and refuses newer ones."""
+SCHEMA_VERSION: Final = 5
+"""5: ``ci_method`` of every interval (Wilson, bootstrap or Student-t); 4: ``environment``, the
+numeric stack's versions where the file was scored; 3: ``source.protocol``, ``source.dataset`` and,
+per event, ``audio``, ``user_channel``, ``event_start`` and ``event_end``; 2: ``content``; 1:
+timing only.  :mod:`duplexeval.results` reads every older version (their new fields take their
+defaults) and refuses newer ones."""
 
 
 class Origin(BaseModel):
@@ -120,7 +121,7 @@ class Results(BaseModel):
     """Schema of ``results.json`` (``schema_version`` changes with any incompatible change)."""
 
     model_config = ConfigDict(extra="forbid")
-    schema_version: Literal[4] = SCHEMA_VERSION
+    schema_version: Literal[5] = SCHEMA_VERSION
     tool: str = Field(default_factory=lambda: f"duplexeval {__version__}")
     environment: dict[str, str | None] = Field(default_factory=dict)
     """The Python version and the resolved versions of the numeric stack (numpy, scipy, soxr,

@@ -49,11 +49,12 @@ def _of(language: str, domain: str) -> Callable[[Row], bool]:
 def _row(language: str, domain: str, kind: Literal["judged", "offline"], dimension: str,
          scale: Literal["0-100", "percent", "count"], values: Iterable[float],
          unscored: int, round_: int | None = None) -> ContentAggregate:
-    s = summarize(values)
+    s = summarize(values, bounded=scale != "count")
     return ContentAggregate(language=language, domain=domain, kind=kind, dimension=dimension,
                             scale=scale, n=s.n, unscored=unscored, mean=s.mean, std=s.std,
                             ci95_low=s.ci_low, ci95_high=s.ci_high,
-                            ci95_half_width=s.half_width, few_events=s.few, round=round_)
+                            ci95_half_width=s.half_width, ci_method=s.method,
+                            few_events=s.few, round=round_)
 
 
 def _curves(judged: Sequence[ContentRecord]) -> list[ContentAggregate]:
