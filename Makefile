@@ -37,12 +37,11 @@ test: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/python scripts/run_tests.py $(TEST_WORKERS) 25 -- $(PYTEST_ARGS)
 
-# everything but the tests marked slow (suite scenarios, the demo, long streams): the quick
-# check while editing; `make test` runs them all
+# everything but the tests marked slow (suite scenarios, the demo, long streams), without mypy:
+# the quick check while editing; `make test` runs them all, and mypy
 test-fast: $(STAMP)
 	$(BIN)/python -m ruff check src tests perf scripts
 	$(BIN)/lint-imports
-	$(BIN)/mypy
 	$(BIN)/python scripts/run_tests.py $(TEST_WORKERS) 10 "not slow" -- $(PYTEST_ARGS)
 
 lint: $(STAMP)

@@ -72,6 +72,7 @@ def test_judge_options_go_together(qa_run: Path, capsys: pytest.CaptureFixture[s
 
 
 @needs_extra("asr")
+@pytest.mark.slow  # the content analysis of the whole run (Whisper on both channels)
 def test_score_in_batch_api_mode(qa_run: Path, tmp_path: Path) -> None:
     """The same scoring through one Batch API job: every call goes in the batch, none direct."""
     out = tmp_path / "scores"

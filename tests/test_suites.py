@@ -111,6 +111,7 @@ def test_concurrent_builds_of_one_key_build_once(tmp_path: Path,
     assert len(calls) == 1 and found == [suite_path("m3-qa-en", limit=2)] * 2
 
 
+@pytest.mark.slow  # builds the quick subset and a first-dialogue subset of m3-qa-en
 def test_data_build_makes_a_quick_subset_or_the_first_dialogues(
         capsys: pytest.CaptureFixture[str]) -> None:
     """``data build NAME --quick`` (what the demo and ``eval --quick`` run) and ``--limit N``
