@@ -246,3 +246,15 @@ def test_a_second_eval_with_a_judge_makes_no_call(tmp_path: Path,
         assert (out / manifest.cells[0].run / "scores" / "m3" / "content.jsonl").is_file()
     finally:
         BENCHMARKS.remove(judged.name)
+
+
+def test_eval_html_writes_the_report_of_every_cell_that_ran(
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bundle"
+    assert main(["eval", "tiny-m3", "--system", "test_eval:UnforcedSilence", "--limit", "1",
+                 "-o", str(out), "--html"]) == 0
+    index = out / "report" / "index.html"
+    assert f"HTML report: {index}" in capsys.readouterr().out
+    page = index.read_text(encoding="utf-8")
+    assert "m3-qa-en-multi-gen" in page and "m3-qa-en-multi-ref" not in page  # skipped: absent
+    assert main(["verify", str(out)]) == 0  # the report is a view: not a number's file

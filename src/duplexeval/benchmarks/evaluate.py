@@ -140,9 +140,12 @@ def _judge_json(judge: JudgeSettings | None) -> dict[str, Any] | None:
 
 def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
              subset: Subset = "quick", judge: JudgeSettings | None = None,
-             executor: EvalExecutor | None = None, progress: bool = True) -> EvalResult:
+             executor: EvalExecutor | None = None, progress: bool = True,
+             html: bool = False) -> EvalResult:
     """Evaluate ``system`` on ``benchmarks`` (names in :data:`BENCHMARKS`) into the bundle
-    ``out`` (see the module docstring); returns what it made."""
+    ``out`` (see the module docstring); returns what it made.  ``html`` also writes the HTML
+    report of every cell that ran into ``out/report/`` (figures and every event; about 4 s a
+    cell on 2 cores, so it is asked for)."""
     out = Path(out)
     chosen = [BENCHMARKS.get(name) for name in dict.fromkeys(benchmarks)]
     if not chosen:
@@ -167,6 +170,11 @@ def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
             written.append(write_cells_note(bench, results, subset, folder))
             tables[bench.name] = [p.relative_to(out).as_posix() for p in written]
     cells = [_entry(b, r, out, subset) for b in chosen for r in done[b.name]]
+    ran = [r.run_dir for b in chosen for r in done[b.name] if r.results is not None]
+    if html and ran:
+        from duplexeval.report.html_report import html_report_of
+
+        html_report_of(ran, out / "report")
     manifest = EvalManifest(
         git_revision=_git_revision(), benchmarks={b.name: b.version for b in chosen},
         system={"name": system.name, "version": system.version, "args": dict(system.args),

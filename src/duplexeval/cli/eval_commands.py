@@ -34,6 +34,8 @@ def add_eval(sub: Subparsers) -> None:
     size.add_argument("--limit", type=positive_int, default=None, metavar="N",
                       help="the first N dialogues of each suite")
     p.add_argument("-o", "--out", required=True, metavar="OUT", help="the bundle folder")
+    p.add_argument("--html", action="store_true", help="also the HTML report of every cell "
+                   "(OUT/report/index.html: figures, every event with its audio)")
     g = p.add_argument_group("content judge (offline content metrics always)")
     add_judge_endpoint_options(g)
     add_executor_options(p, units=True)
@@ -62,7 +64,7 @@ def _eval(args: argparse.Namespace) -> int:
     with executor_from(args) as executor:
         system = load_system(args.system, system_args(args.system_arg))
         result = evaluate(system, [b.name for b in benchmarks], Path(args.out), subset,
-                          judge=judge, executor=executor)
+                          judge=judge, executor=executor, html=args.html)
     for bench in benchmarks:
         cells = result.cells[bench.name]
         print(f"{bench.title} (v{bench.version}): "
@@ -72,5 +74,7 @@ def _eval(args: argparse.Namespace) -> int:
                 print(f"  skipped {cell.cell.name}: {cell.skipped}")
         for table in result.manifest.tables[bench.name]:
             print(f"  {result.out / table}")
+    if args.html:
+        print(f"HTML report: {result.out / 'report' / 'index.html'}")
     print(f"bundle: {result.out} (manifest {result.out / 'eval.json'})")
     return 0
