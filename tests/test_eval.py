@@ -258,3 +258,13 @@ def test_eval_html_writes_the_report_of_every_cell_that_ran(
     page = index.read_text(encoding="utf-8")
     assert "m3-qa-en-multi-gen" in page and "m3-qa-en-multi-ref" not in page  # skipped: absent
     assert main(["verify", str(out)]) == 0  # the report is a view: not a number's file
+
+
+def test_an_out_that_is_a_file_is_refused_before_any_work(
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bundle"
+    out.write_text("not a folder")
+    assert main(["eval", "tiny-m3", "--system", "scripted", "--limit", "1", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{out}: not a folder" in err and "Traceback" not in err
+    assert out.read_text() == "not a folder" and sorted(tmp_path.iterdir()) == [out]

@@ -17,6 +17,7 @@ For each benchmark, for each of its cells, in declaration order::
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -134,6 +135,15 @@ def write_cells_note(bench: Benchmark, results: Sequence[CellResult], subset: Su
     return path
 
 
+def _check_out(out: Path) -> None:
+    """Refuse, before any work, a bundle path that is a file or cannot be written."""
+    if out.exists() and not out.is_dir():
+        raise DuplexevalError(f"{out}: not a folder (eval -o names the bundle folder)")
+    existing = next(p for p in (out, *out.parents) if p.exists())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise DuplexevalError(f"{existing}: not writable, so the bundle {out} cannot be written")
+
+
 def _judge_json(judge: JudgeSettings | None) -> dict[str, Any] | None:
     return None if judge is None else dict(judge.describe())
 
@@ -152,6 +162,7 @@ def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
         raise DuplexevalError("eval: name at least one benchmark "
                               f"({', '.join(BENCHMARKS.names())})")
     safe_name(system.name, "system name")
+    _check_out(out)
     total = sum(len(b.cells) for b in chosen)
     done: dict[str, list[CellResult]] = {}
     tables: dict[str, list[str]] = {}
