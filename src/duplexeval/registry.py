@@ -28,7 +28,8 @@ from typing import Any, Generic, TypeVar
 
 from duplexeval.errors import DuplexevalError
 
-__all__ = ["ENTRY_POINT_PREFIX", "Entry", "Registry", "import_target"]
+__all__ = ["ENTRY_POINT_PREFIX", "Entry", "Registry", "import_target", "instance_of",
+           "subclass_of"]
 
 T = TypeVar("T")
 
@@ -62,6 +63,29 @@ def import_target(target: str, what: str) -> Any:
             raise DuplexevalError(f"{what}: {module_name} has no {attribute}")
         found = getattr(found, part)
     return found
+
+
+def instance_of(cls: type[T]) -> Callable[[Any, str], T]:
+    """A registry check: the loaded object is an instance of ``cls`` ("... is not a Suite")."""
+    def check(found: object, what: str) -> T:
+        if not isinstance(found, cls):
+            raise DuplexevalError(f"{what}: {found!r} is not a {cls.__name__}")
+        return found
+
+    return check
+
+
+def subclass_of(cls: type[Any], label: str | None = None,
+                error: type[DuplexevalError] = DuplexevalError) -> Callable[[Any, str], type[Any]]:
+    """A registry check: the loaded object is a subclass of ``cls`` (which may be abstract;
+    "... is not a LABEL class", ``label`` defaulting to the class name), else ``error``."""
+    def check(found: object, what: str) -> type[Any]:
+        if not (isinstance(found, type) and issubclass(found, cls)):
+            raise error(f"{what}: {getattr(found, '__name__', found)!r} is not a "
+                        f"{label or cls.__name__} class")
+        return found
+
+    return check
 
 
 class Registry(Generic[T]):

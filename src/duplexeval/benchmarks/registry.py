@@ -5,21 +5,14 @@
 from __future__ import annotations
 
 from duplexeval.benchmarks.base import Benchmark
-from duplexeval.errors import DuplexevalError
-from duplexeval.registry import Registry
+from duplexeval.registry import Registry, instance_of
 
 __all__ = ["BENCHMARKS"]
-
-
-def _benchmark(found: object, what: str) -> Benchmark:
-    if not isinstance(found, Benchmark):
-        raise DuplexevalError(f"{what}: {found!r} is not a Benchmark")
-    return found
 
 
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark", "benchmarks", {
     "m3": "duplexeval.benchmarks.m3:M3",
     "flexi": "duplexeval.benchmarks.flexi:FLEXI",
     "mtr": "duplexeval.benchmarks.mtr:MTR",
-}, _benchmark, sort=False)
+}, instance_of(Benchmark), sort=False)
 """The benchmarks by name (``m3``, ``flexi``, ``mtr``, and any a package adds)."""

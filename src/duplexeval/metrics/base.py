@@ -32,8 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from duplexeval.analysis.segments import SpeechSegment
-from duplexeval.errors import DuplexevalError
-from duplexeval.registry import Registry
+from duplexeval.registry import Registry, subclass_of
 from duplexeval.results.model import Value
 
 __all__ = [
@@ -157,19 +156,12 @@ class TimingVariant(ABC):
         here.  Default: nothing."""
 
 
-def _variant_class(found: object, what: str) -> type[TimingVariant]:
-    if not (isinstance(found, type) and issubclass(found, TimingVariant)):
-        raise DuplexevalError(f"{what}: {getattr(found, '__name__', found)!r} is not a "
-                              f"TimingVariant class")
-    return found
-
-
 VARIANTS: Registry[type[TimingVariant]] = Registry("metric variant", "variants", {
     "m3": "duplexeval.metrics.timing.m3:M3Timing",
     "flexi": "duplexeval.metrics.timing.flexi:FlexiTiming",
     "mtr": "duplexeval.metrics.timing.mtr:MtrTiming",
     "fdb-v1": "duplexeval.metrics.timing.fdb_v1:FdbV1Timing",
-}, _variant_class)
+}, subclass_of(TimingVariant))
 """The timing variants (:class:`~duplexeval.registry.Registry`, entry-point group
 ``duplexeval.variants``: ``name = "package.module:VariantClass"``)."""
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.registry import Registry
+from duplexeval.registry import Registry, instance_of
 
 __all__ = ["PEERS", "PeerOptions", "PeerScorer", "check_task", "get_peer", "peer_names",
            "register_peer"]
@@ -67,17 +67,11 @@ class PeerScorer:
     description: str = ""
 
 
-def _peer_scorer(found: object, what: str) -> PeerScorer:
-    if not isinstance(found, PeerScorer):
-        raise DuplexevalError(f"{what}: {found!r} is not a PeerScorer")
-    return found
-
-
 PEERS: Registry[PeerScorer] = Registry("peer", "peers", {
     "flexi": "duplexeval.peers.flexi.scorer:FLEXI",
     "fdb-v1": "duplexeval.peers.fdb.scorer:FDB_V1",
     "m3": "duplexeval.peers.m3.scorer:M3",
-}, _peer_scorer)
+}, instance_of(PeerScorer))
 """The peer scorers (:class:`~duplexeval.registry.Registry`, entry-point group
 ``duplexeval.peers``: ``name = "package.module:SCORER"``, a :class:`PeerScorer`)."""
 

@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.registry import Registry
+from duplexeval.registry import Registry, subclass_of
 
 __all__ = [
     "ENGINES",
@@ -196,14 +196,8 @@ class TtsEngine(ABC):
         return {}
 
 
-def _engine_class(found: object, what: str) -> type[TtsEngine]:
-    if not (isinstance(found, type) and issubclass(found, TtsEngine)):
-        raise TtsError(f"{what}: {getattr(found, '__name__', found)!r} is not a TtsEngine class")
-    return found
-
-
-TTS_ENGINES: Registry[type[TtsEngine]] = Registry("TTS engine", "tts_engines", ENGINES,
-                                                   _engine_class, error=TtsError)
+TTS_ENGINES: Registry[type[TtsEngine]] = Registry(
+    "TTS engine", "tts_engines", ENGINES, subclass_of(TtsEngine, error=TtsError), error=TtsError)
 """The TTS engines (:class:`~duplexeval.registry.Registry`, entry-point group
 ``duplexeval.tts_engines``: ``name = "package.module:EngineClass"``)."""
 

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import safe_name
-from duplexeval.registry import Registry
+from duplexeval.registry import Registry, instance_of
 
 __all__ = ["QUICK_MIN_SHIFTS", "SUITES", "Suite", "get_suite"]
 
@@ -74,13 +73,8 @@ multi-gen plan, on the suite's user channels, has at least this many smooth-turn
 cell is marked † (n < 20)."""
 
 
-def _suite(found: object, what: str) -> Suite:
-    if not isinstance(found, Suite):
-        raise DuplexevalError(f"{what}: {found!r} is not a Suite")
-    return found
-
-
-SUITES: Registry[Suite] = Registry("suite", "suites", _BUILTIN, _suite, sort=False)
+SUITES: Registry[Suite] = Registry("suite", "suites", _BUILTIN, instance_of(Suite),
+                                 sort=False)
 """The suites (:class:`~duplexeval.registry.Registry`, entry-point group ``duplexeval.suites``:
 ``name = "package.module:SUITE"``, a :class:`Suite` whose ``specs`` names its spec folder)."""
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import safe_name
-from duplexeval.registry import Registry
+from duplexeval.registry import Registry, subclass_of
 from duplexeval.systems.base import System
 
 __all__ = ["ENTRY_POINT_GROUP", "SYSTEMS", "SystemInfo", "available_systems", "load_system",
@@ -53,14 +53,8 @@ class SystemInfo:
     """``builtin`` or the distribution that registered it."""
 
 
-def _system_class(found: object, what: str) -> type[System]:
-    if not (isinstance(found, type) and issubclass(found, System)):
-        raise DuplexevalError(f"{what}: {getattr(found, '__name__', found)!r} is not a "
-                              f"duplexeval System class")
-    return found
-
-
-SYSTEMS: Registry[type[System]] = Registry("system", "systems", BUILTIN, _system_class)
+SYSTEMS: Registry[type[System]] = Registry(
+    "system", "systems", BUILTIN, subclass_of(System, "duplexeval System"))
 """The system registry (:class:`~duplexeval.registry.Registry`, entry-point group
 ``duplexeval.systems``)."""
 

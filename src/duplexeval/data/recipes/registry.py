@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.registry import Registry
+from duplexeval.registry import Registry, instance_of
 
 __all__ = ["RECIPES", "Recipe", "recipe", "recipes", "staged_output"]
 
@@ -45,12 +45,6 @@ class Recipe:
     """False: ``run`` is given the output folder itself (and refuses to overwrite on its own)."""
 
 
-def _recipe(found: object, what: str) -> Recipe:
-    if not isinstance(found, Recipe):
-        raise DuplexevalError(f"{what}: {found!r} is not a Recipe")
-    return found
-
-
 RECIPES: Registry[Recipe] = Registry("import format", "recipes", {
     "candor": "duplexeval.data.recipes.candor:RECIPE",
     "magicdata": "duplexeval.data.recipes.magicdata:RECIPE",
@@ -58,7 +52,7 @@ RECIPES: Registry[Recipe] = Registry("import format", "recipes", {
     "flexi": "duplexeval.data.recipes.peers:FLEXI",
     "fdb-v1": "duplexeval.data.recipes.peers:FDB_V1",
     "mtr": "duplexeval.data.recipes.mtr:RECIPE",
-}, _recipe, sort=False)
+}, instance_of(Recipe), sort=False)
 """The ``data import`` recipes (:class:`~duplexeval.registry.Registry`, entry-point group
 ``duplexeval.recipes``: ``name = "package.module:RECIPE"``, a :class:`Recipe`)."""
 
