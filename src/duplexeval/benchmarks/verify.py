@@ -7,7 +7,8 @@ Three checks, every one without the model (and without a judge):
    temporary copy of its run directory, by the variant of the manifest; its per-event rows and
    aggregate must be byte-identical to the bundle's, its results equal but for paths.
 3. **Tables.**  Each benchmark's tables are written again from the cells' results and must be
-   byte-identical to the bundle's.
+   byte-identical to the bundle's; a figure's data CSV is, and its images are checked by hash
+   (their bytes depend on the installed matplotlib and fonts).
 
 Each difference is one line naming the file or cell; :func:`verify_bundle` returns them (none:
 the bundle holds).  A missing or malformed ``eval.json`` is a one-line error.
@@ -30,6 +31,7 @@ from duplexeval.benchmarks.manifest import MANIFEST_FILE, CellEntry, EvalManifes
 from duplexeval.benchmarks.registry import BENCHMARKS
 from duplexeval.errors import DuplexevalError
 from duplexeval.metrics.score_run import score_run_dir
+from duplexeval.report.m3_figures import is_image
 from duplexeval.results import load
 from duplexeval.runs.directory import RunDir
 from duplexeval.suites.build import Subset
@@ -134,6 +136,8 @@ def _check_tables(out: Path, manifest: EvalManifest, bench: Benchmark,
             rel = f"tables/{bench.name}/{path.name}"
             mine = out / rel
             report.tables += 1
+            if is_image(path):
+                continue  # a figure: its data CSV is compared, its bytes hash-checked
             if not mine.is_file():
                 report.problems.append(f"{rel}: missing")
             elif mine.read_bytes() != path.read_bytes():
