@@ -24,9 +24,15 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from duplexeval.metrics.stats import Summary
+from duplexeval.report.provenance import (
+    SYNTHETIC_MARK,
+    SYNTHETIC_NOTE,
+    Provenance,
+    timing_provenance,
+)
 from duplexeval.results.intervals import IntervalFields
 from duplexeval.results.model import AggregateRow, Results
 
@@ -67,6 +73,7 @@ class GridCell:
     value: IntervalFields | None
     scale: float
     metric: str
+    provenance: Provenance = field(default_factory=Provenance)
 
     def text(self) -> str:
         if self.value is None:
@@ -74,7 +81,8 @@ class GridCell:
         summary = Summary(self.value.n, self.value.mean, self.value.std, self.value.ci95_low,
                           self.value.ci95_high, method=self.value.ci_method)
         digits = 1 if self.scale == 100.0 else 2
-        return f"{summary.format(self.scale, digits=digits, sep='±')} (n={self.value.n})"
+        mark = SYNTHETIC_MARK if self.provenance.synthetic else ""
+        return f"{summary.format(self.scale, digits=digits, sep='±')}{mark} (n={self.value.n})"
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,26 @@ NOTES = (
 )
 
 
+Rows = tuple[tuple[str, tuple[GridCell, ...]], ...]
+
+
+def _notes(rows: Rows) -> tuple[str, ...]:
+    """The value notes, then each cell's definition and data (§ for a bundled suite)."""
+    cells = [c for _, cells in rows for c in cells if c.value is not None]
+    definitions = sorted({c.provenance.definition for c in cells if c.provenance.definition})
+    synthetic = sorted({c.provenance.data for c in cells if c.provenance.synthetic})
+    data = sorted({c.provenance.data for c in cells
+                   if c.provenance.data and not c.provenance.synthetic})
+    out = list(NOTES)
+    if definitions:
+        out.append(f"Definitions: {'; '.join(definitions)}.")
+    if synthetic:
+        out.append(f"{SYNTHETIC_NOTE} Data: {'; '.join(synthetic)}.")
+    if data:
+        out.append(f"Data: {'; '.join(data)}.")
+    return tuple(out)
+
+
 def feature_table(runs: Sequence[tuple[str, Results]]) -> GridTable:
     """MTR's main table (see the module docstring)."""
     columns: list[str] = []
@@ -118,12 +146,13 @@ def feature_table(runs: Sequence[tuple[str, Results]]) -> GridTable:
             specs.append((label, dimension, LATENCY, None, 1.0))
     columns.append("Backchannel frequency /s")
     specs.append((*BACKCHANNEL, None, 1.0))
-    rows = tuple((name, tuple(GridCell(col, _find(results, lab, dim, met, rnd), scale, met)
+    rows = tuple((name, tuple(GridCell(col, _find(results, lab, dim, met, rnd), scale, met,
+                                       timing_provenance(results))
                               for col, (lab, dim, met, rnd, scale)
                               in zip(columns, specs, strict=True)))
                  for name, results in runs)
     return GridTable("mtr_features", "MTR-DuplexBench: conversational features "
-                     "(round 1 and rounds 1-10)", tuple(columns), rows, NOTES)
+                     "(round 1 and rounds 1-10)", tuple(columns), rows, _notes(rows))
 
 
 def ablation_table(runs: Sequence[tuple[str, Results]]) -> GridTable:
@@ -131,12 +160,12 @@ def ablation_table(runs: Sequence[tuple[str, Results]]) -> GridTable:
     dimension = FEATURES["smooth"][0]
     columns = tuple(f"{c} smooth success % R1-10" for c in COMBINATIONS)
     rows = tuple((name, tuple(GridCell(col, _find(results, c, dimension, SUCCESS, None), 100.0,
-                                       SUCCESS)
+                                       SUCCESS, timing_provenance(results))
                               for col, c in zip(columns, COMBINATIONS, strict=True)))
                  for name, results in runs)
     return GridTable("mtr_ablation", "MTR-DuplexBench: feature combinations (smooth "
                      "turn-taking success, rounds 1-10)", columns, rows,
-                     (*NOTES, "S smooth turn-taking, I interruption, P pause, "
+                     (*_notes(rows), "S smooth turn-taking, I interruption, P pause, "
                       "B background speech: the features a dialogue combines."))
 
 
@@ -148,11 +177,12 @@ def round_table(runs: Sequence[tuple[str, Results]]) -> GridTable:
     for name, results in runs:
         for label, (dimension, title) in FEATURES.items():
             cells = tuple(GridCell(col, _find(results, label, dimension, SUCCESS, k), 100.0,
-                                   SUCCESS) for col, k in zip(columns, ROUNDS, strict=True))
+                                   SUCCESS, timing_provenance(results))
+                          for col, k in zip(columns, ROUNDS, strict=True))
             if any(c.value is not None for c in cells):
                 rows.append((f"{name}: {title}", cells))
     return GridTable("mtr_rounds", "MTR-DuplexBench: success by round", columns, tuple(rows),
-                     NOTES)
+                     _notes(tuple(rows)))
 
 
 def _md_cell(text: str) -> str:
@@ -172,7 +202,7 @@ def table_markdown(table: GridTable) -> str:
 
 
 CSV_FIELDS = ("table", "run", "column", "metric", "mean", "ci95_low", "ci95_high", "ci_method",
-              "n", "dagger", "text")
+              "n", "dagger", "definition", "data", "synthetic", "text")
 
 
 def table_csv(table: GridTable) -> str:
@@ -188,5 +218,7 @@ def table_csv(table: GridTable) -> str:
             writer.writerow([table.name, name, c.column, c.metric, repr(v.mean * c.scale),
                              "" if v.ci95_low is None else repr(v.ci95_low * c.scale),
                              "" if v.ci95_high is None else repr(v.ci95_high * c.scale),
-                             v.ci_method, v.n, "true" if v.few_events else "false", c.text()])
+                             v.ci_method, v.n, "true" if v.few_events else "false",
+                             c.provenance.definition, c.provenance.data,
+                             "true" if c.provenance.synthetic else "false", c.text()])
     return out.getvalue()
