@@ -1,13 +1,21 @@
-"""Judge agreement: the statistics against hand-worked values and Krippendorff's published
-examples, and the pairing of two judges' records with every exclusion counted."""
+"""``duplexeval judge-agreement``: the statistics against hand-worked values and Krippendorff's
+published examples, the pairing of two judges' records with every exclusion counted, the
+command on a run over two loopback judges with a known pattern of disagreement (and a re-run
+that makes no call), on two content files, and bad input refused in one line."""
 
 from __future__ import annotations
 
 import doctest
+import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from duplexeval.analysis.segments import Chunk, SpeechSegment, transcript_json
+from duplexeval.cli import main
+from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line
 from duplexeval.metrics.content import agreement as agreement_module
 from duplexeval.metrics.content.agreement import (
     agreement,
@@ -17,6 +25,15 @@ from duplexeval.metrics.content.agreement import (
 from duplexeval.metrics.content.judge_pairs import compare_records
 from duplexeval.metrics.stats import RESAMPLES
 from duplexeval.results.content import ContentRecord
+from duplexeval.runs.directory import (
+    AnalysisInputs,
+    AnalysisRow,
+    DatasetInfo,
+    RunConfigFile,
+    RunDir,
+    SystemInfo,
+)
+from fake_judge import FakeJudge
 
 # -- the statistics -----------------------------------------------------------------------
 
@@ -147,3 +164,188 @@ def test_pairs_are_counted_and_every_exclusion_has_its_reason() -> None:
     assert (ex.no_call, ex.unscored_a, ex.unscored_b, ex.unscored_both, ex.only_a, ex.only_b,
             ex.other_prompt) == (1, 1, 1, 1, 1, 1, 1)
     assert _values(dim.estimates) == pytest.approx(BINARY_HAND)
+
+
+# -- the command over two loopback judges --------------------------------------------------------
+
+GRADED = re.compile(r"item (\d+) grade (\d+)")
+
+
+def _grade(messages: list[dict[str, str]]) -> tuple[int, int]:
+    found = GRADED.search(messages[-1]["content"])
+    assert found, "every judged reply says its item and grade"
+    return int(found.group(1)), int(found.group(2))
+
+
+def _judge_a(messages: list[dict[str, str]]) -> dict[str, str]:
+    """The reference: the grade the reply carries."""
+    return {"score": str(_grade(messages)[1])}
+
+
+def _judge_b(messages: list[dict[str, str]]) -> dict[str, str]:
+    """One point more on every third item; no JSON for a reply that says 'garbled'."""
+    if "garbled" in messages[-1]["content"]:
+        return {"raw": "I would rather not say"}
+    item, grade = _grade(messages)
+    return {"score": str(grade + 1 if item % 3 == 0 else grade)}
+
+
+def _event_row(run: RunDir, i: int, reply: str | None, event_type: str) -> AnalysisRow:
+    """One sample's analysed transcript (the user asks on channel 0 until 2.0 s, the system
+    replies from 2.6 s on channel 1, or not at all) and its metadata row."""
+    event_id = f"d1_ch0_{i:04d}"
+    user = [Chunk(0.0, 1.0, "what"), Chunk(1.0, 2.0, "now")]
+    segments = [SpeechSegment.of(0, 0.0, 2.0, "what now", tuple(user))]
+    if reply:
+        words = tuple(Chunk(2.6 + 0.2 * k, 2.8 + 0.2 * k, w) for k, w in enumerate(reply.split()))
+        segments.append(SpeechSegment.of(1, words[0].start, words[-1].end, reply, words))
+    files = run.analysis()
+    atomic_write_json(files.transcript("d1", event_id), transcript_json(segments))
+    return AnalysisRow(
+        sample_id="d1", event_id=event_id, user_channel=0, system_channel=1,
+        event_type=event_type, task="smooth_turn_taking", event_start=2.0, event_end=2.5,
+        input_start=0.0, input_end=12.0, context_start=0.0, context_end=0.0, model="scripted",
+        trigger_time=2.0, input_audio_path="in.wav", context_audio_path="ctx.wav",
+        output_audio_path="out.wav", use_context=False, context_mode="none",
+        output_asr_path=files.transcript_key("d1", event_id))
+
+
+def make_analysed_run(root: Path, replies: list[str | None],
+                      event_type: str = "TURN_SHIFT") -> Path:
+    """A chat run whose analysis (transcripts, metadata, settings: what ``score`` leaves) is
+    written by hand, so the judged replies are known; its dataset is not at hand."""
+    run = RunDir(root)
+    run.root.mkdir(parents=True)
+    run.write_config(RunConfigFile(
+        config={}, config_hash="x", system=SystemInfo(name="scripted"), protocol="multi-ref",
+        seed=0, dataset=DatasetInfo(path=str(root / "absent"), name="x", language="en",
+                                    domain="chat")))
+    rows = [_event_row(run, i, reply, event_type) for i, reply in enumerate(replies, start=1)]
+    run.analysis().finish(rows, AnalysisInputs(metadata_sha256="x", audio={}),
+                          {"asr": "base-packaged", "content_event_types": ["TURN_SHIFT"]})
+    return root
+
+
+REPLIES: list[str | None] = [f"item {i} grade {g}" for i, g in enumerate(GRADES_A, start=1)]
+REPLIES += [None, "item 13 grade 1 garbled"]
+"""Twelve graded replies, one silence (scored 0 without a call) and one B cannot score."""
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_two_loopback_judges_agree_as_their_pattern_says(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = make_analysed_run(tmp_path / "run", REPLIES)
+    before = _files(run)
+    cache = tmp_path / "judge.sqlite"
+    with FakeJudge(policy=_judge_a) as a, FakeJudge(policy=_judge_b) as b:
+        args = ["judge-agreement", str(run), "--judge", f"url={a.base_url},model=judge-a",
+                "--judge", f"model=judge-b,url={b.base_url}", "--judge-cache", str(cache),
+                "--judge-concurrency", "2"]
+        assert main([*args, "--json"]) == 0
+        calls = (len(a.requests), len(b.requests))
+        report = json.loads(capsys.readouterr().out, parse_constant=_no_constants)
+        assert calls == (13 * 3, 13 * 3)  # 13 replies x (relevance, consistency, quality)
+        assert main(args) == 0  # again, as a table: every answer from the cache
+        assert (len(a.requests), len(b.requests)) == calls
+        table = capsys.readouterr().out
+    assert _files(run) == before  # nothing written into the run
+    assert [j["model"] for j in report["judges"]] == ["judge-a", "judge-b"]
+    assert "no JSON object" in report["judges"][1]["first_unscored"]
+    dims = {d["dimension"]: d for d in report["dimensions"]}
+    assert set(dims) == {"relevance", "consistency", "quality"}
+    for d in dims.values():
+        assert (d["items"], d["paired"]) == (14, 12)
+        assert d["excluded"]["no_call"] == 1 and d["excluded"]["unscored_b"] == 1
+        assert d["excluded"]["total"] == 2
+        values = {(m["metric"], m["form"]): m["value"] for m in d["metrics"]}
+        assert values == pytest.approx(HAND)
+        assert all(m["n"] == 12 and m["ci_low"] <= m["value"] <= m["ci_high"]
+                   for m in d["metrics"])
+    assert (dims["quality"]["score_min"], dims["quality"]["score_max"]) == (0, 5)
+    assert "judge-a: 0 requests" in table and "39 cached" in table
+    assert re.search(r"Cohen's kappa \(quadratic\)\s+0\.784\s+\[0\.\d{3}, 0\.\d{3}\]\s+12",
+                     table)
+    assert "exact agreement" in table and "mean difference (B - A)" in table
+    assert "excluded: 1 decided without a call (rule), 1 unscored by B" in table
+
+
+def _no_constants(token: str) -> None:
+    raise AssertionError(f"not strict JSON: {token}")
+
+
+# -- the command on two content files --------------------------------------------------------------
+
+def _write(path: Path, records: list[ContentRecord]) -> Path:
+    atomic_write_text(path, "".join(json_line(r.model_dump()) for r in records))
+    return path
+
+
+def test_two_content_files_and_a_constant_judge_in_strict_json(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = _binary_files()
+    b.append(_record("q1", 2, "small", dimension="relevance", prompt="m3.relevance"))
+    a.append(_record("q1", 2, "big", dimension="relevance", prompt="m3.relevance"))
+    a.append(_record("q2", 2, "big", dimension="relevance", prompt="m3.relevance"))
+    b.append(_record("q2", 1, "small", dimension="relevance", prompt="m3.relevance"))
+    folder = tmp_path / "scores-b"
+    folder.mkdir()
+    _write(folder / "content.jsonl", b)  # a scores folder names its content file
+    assert main(["judge-agreement", "--content", str(_write(tmp_path / "a.jsonl", a)),
+                 "--content", str(folder), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out, parse_constant=_no_constants)
+    assert [j["model"] for j in report["judges"]] == ["big", "small"]
+    instruction, relevance = report["dimensions"]
+    values = {(m["metric"], m["form"]): m["value"] for m in instruction["metrics"]}
+    assert values == pytest.approx(BINARY_HAND) and instruction["paired"] == 10
+    kappa = next(m for m in relevance["metrics"] if m["metric"] == "cohen_kappa")
+    assert kappa["value"] is None and kappa["ci_low"] is None
+    assert "judge A gives one score only (2)" in kappa["reason"]
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["judge-agreement", *args]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err and captured.out == ""
+    return lines[0]
+
+
+def test_bad_input_is_one_line_naming_the_file_and_writes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    judges = ["--judge", "url=http://127.0.0.1:9/v1,model=a",
+              "--judge", "url=http://127.0.0.1:9/v1,model=b",
+              "--judge-cache", str(tmp_path / "cache.sqlite")]
+    missing = tmp_path / "no-run"
+    assert f"{missing}: not a run directory" in _refused([str(missing), *judges], capsys)
+    bare = tmp_path / "bare"
+    make_analysed_run(bare, ["item 1 grade 1"])
+    RunDir(bare).analysis().settings.unlink()
+    assert "settings.json: not found" in _refused([str(bare), *judges], capsys)
+    holds = make_analysed_run(tmp_path / "holds", ["item 1 grade 1"], event_type="TURN_HOLD")
+    line = _refused([str(holds), *judges], capsys)
+    assert "metadata.jsonl: no content items" in line
+    spec = _refused([str(holds), "--judge", "host=x,model=a", *judges[2:]], capsys)
+    assert "--judge 'host=x,model=a'" in spec and "url=URL,model=MODEL" in spec
+    assert "no url" in _refused([str(holds), "--judge", "model=a", "--judge", "model=b"],
+                                capsys)
+    same = ["--judge", "url=http://x/v1,model=m", "--judge", "url=http://y/v1,model=m"]
+    assert "both judges are model 'm'" in _refused([str(holds), *same], capsys)
+    assert "got 1" in _refused([str(holds), *judges[:2]], capsys)
+    assert not (tmp_path / "cache.sqlite").exists() and not missing.exists()
+    absent = tmp_path / "absent.jsonl"
+    assert str(absent) in _refused(["--content", str(absent), "--content", str(absent)], capsys)
+    empty = _write(tmp_path / "empty.jsonl", [])
+    assert f"{empty}: no content items" in _refused(["--content", str(empty), "--content",
+                                                     str(empty)], capsys)
+    off = _write(tmp_path / "off.jsonl", [_record("e", 3, "big")])
+    line = _refused(["--content", str(off), "--content", str(off)], capsys)
+    assert str(off) in line and "score 3 outside mtr.instruction's 0-1" in line
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("{not json\n")
+    assert f"{garbage}:1:" in _refused(["--content", str(garbage), "--content", str(off)],
+                                       capsys)
