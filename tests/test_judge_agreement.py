@@ -8,11 +8,13 @@ from __future__ import annotations
 import doctest
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import needs_extra
 from duplexeval.analysis.segments import Chunk, SpeechSegment, transcript_json
 from duplexeval.cli import main
 from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line
@@ -349,3 +351,42 @@ def test_bad_input_is_one_line_naming_the_file_and_writes_nothing(
     garbage.write_text("{not json\n")
     assert f"{garbage}:1:" in _refused(["--content", str(garbage), "--content", str(off)],
                                        capsys)
+
+
+# -- end to end: the items of `score` --------------------------------------------------------------
+
+def _by_length(messages: list[dict[str, str]]) -> dict[str, str]:
+    """A judge whose score follows the prompt's length (both judges of the test use it)."""
+    return {"score": str(len(messages[-1]["content"]) % 2)}
+
+
+@needs_extra("asr")
+@pytest.mark.slow  # the content analysis of a whole run (Whisper on both channels)
+def test_the_items_are_those_score_judged(
+        sample_voiced: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """After ``score --judge-url A``, asking A again costs nothing (the same items, from the
+    cache); B, answering like A, is asked each of them once and agrees on all."""
+    data = tmp_path / "data"
+    shutil.copytree(sample_voiced, data)
+    meta = json.loads((data / "dataset.json").read_text())
+    (data / "dataset.json").write_text(json.dumps({**meta, "domain": "task"}))
+    run = tmp_path / "run"
+    assert main(["run", "--system", "reference", "--dataset", str(data), "--protocol",
+                 "multi-ref", "--out", str(run)]) == 0
+    cache = ["--judge-cache", str(tmp_path / "judge.sqlite")]
+    with FakeJudge(policy=_by_length) as a, FakeJudge(policy=_by_length) as b:
+        assert main(["score", str(run), "--judge-url", a.base_url, "--judge-model", "judge-a",
+                     *cache]) == 0
+        scored = len(a.requests)
+        capsys.readouterr()
+        assert main(["judge-agreement", str(run), "--judge", f"url={a.base_url},model=judge-a",
+                     "--judge", f"url={b.base_url},model=judge-b", *cache, "--json"]) == 0
+        assert (len(a.requests), len(b.requests)) == (scored, scored) and scored > 0
+    report = json.loads(capsys.readouterr().out, parse_constant=_no_constants)
+    records = [json.loads(x) for x in (RunDir(run).scores().content).read_text().splitlines()]
+    judged = [r for r in records if r["judge_model"] == "judge-a"]
+    assert sum(d["paired"] for d in report["dimensions"]) == len(judged) == scored
+    assert sum(d["items"] for d in report["dimensions"]) == len(records)
+    for d in report["dimensions"]:
+        exact = next(m for m in d["metrics"] if m["metric"] == "exact_agreement")
+        assert exact["value"] == 1.0 and exact["n"] == d["paired"]
