@@ -145,9 +145,10 @@ class FakeHub:
         return hashlib.sha1(_json({p: hashlib.sha1(d).hexdigest()
                                    for p, d in sorted(files.items())})).hexdigest()
 
-    def files_asked(self) -> set[str]:
-        """The repository paths of every file request (HEAD or GET)."""
-        return {p.split("/", 6)[6] for _, p in self.requests if "/resolve/" in p}
+    def files_asked(self, method: str | None = None) -> set[str]:
+        """The repository paths of every file request (HEAD or GET, or only ``method``)."""
+        return {p.split("/", 6)[6] for m, p in self.requests
+                if "/resolve/" in p and method in (None, m)}
 
     def answer(self, req: BaseHTTPRequestHandler, body: bool) -> None:
         path = unquote(urlsplit(req.path).path)
@@ -332,12 +333,16 @@ def test_an_interrupted_download_fetches_only_the_rest(hub: FakeHub, tmp_path: P
         official_dataset("flexi")
     assert failed.value.exit_code == 2
     assert not (_cache(tmp_path) / "flexi").exists()
-    assert len(hub.files_asked()) == 6
+    # the other files are downloaded or not, as the threads went when the failure came
+    got = hub.files_asked("GET")
+    assert "pause_handing/dialog_1/pause.json" not in got
     hub.missing = set()
     hub.requests.clear()
     official_dataset("flexi")
-    # the files downloaded before are not asked for again (HEAD or GET)
-    assert hub.files_asked() == {"pause_handing/dialog_1/pause.json"}
+    # only the rest is asked for (HEAD or GET): the files downloaded before are not
+    wanted = {p for p in hub.repos["qibai/FLEXI"]
+              if any(fnmatch.fnmatch(p, g) for g in RELEASES["flexi"].allow_patterns)}
+    assert len(wanted) == 6 and hub.files_asked() == wanted - got
 
 
 def test_a_release_the_importer_cannot_read_leaves_nothing(hub: FakeHub, tmp_path: Path,
@@ -368,7 +373,9 @@ def test_offline_mode_is_respected(hub: FakeHub, tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     hub.requests.clear()
     assert official_dataset("flexi") == target
-    assert hub.requests == []
+    assert main(["data", "download", "flexi", "--force"]) == 2
+    assert "force needs the hub" in capsys.readouterr().err
+    assert hub.requests == [] and (target / "release.json").is_file()
 
 
 def test_the_command_writes_nothing_outside_the_cache(hub: FakeHub, tmp_path: Path) -> None:

@@ -173,8 +173,10 @@ def fetch_official(name: str, *, cache_root: Path | None = None, endpoint: str |
     if done is not None and not force:
         return Fetched(target, release, revision, done, None)
     if _offline():
-        raise DuplexevalError(f"{release.name}: HF_HUB_OFFLINE is set and {target} does not "
-                              f"hold {release.repo_id}@{revision}; unset it to download")
+        missing = "force needs the hub" if done is not None else \
+            f"{target} does not hold {release.repo_id}@{revision}"
+        raise DuplexevalError(f"{release.name}: HF_HUB_OFFLINE is set and {missing}; unset it "
+                              "to download")
     root.mkdir(parents=True, exist_ok=True)
     with _exclusive(root / f".{release.name}.lock"):
         done = _complete(target, release, revision)
