@@ -5,6 +5,9 @@ for a dataset repository::
     GET       /api/datasets/{repo}/revision/{rev}        {"id", "sha", "siblings"}
     GET       /api/datasets/{repo}/tree/{commit}         [{"type": "file", "path", "size", "oid"}]
     HEAD/GET  /datasets/{repo}/resolve/{commit}/{path}   X-Repo-Commit, ETag, Content-Length
+                                                         (LFS files, here the audio: a 302 to
+                                                         another host name with X-Linked-Etag
+                                                         and X-Linked-Size)
 
 and serves tiny fake releases laid out as the importers read them (plus files they do not read,
 which must never be asked for).  No X-Xet-* header is sent, and Xet is off anyway.  Every test
@@ -107,6 +110,11 @@ def mtr_release() -> dict[str, bytes]:
     }
 
 
+def _lfs(path: str) -> bool:
+    """Audio is stored with LFS in the fake repositories (as on the hub)."""
+    return path.endswith((".wav", ".mp3"))
+
+
 MAKERS = {"flexi": flexi_release, "fdb-v1": fdb_release, "mtr": mtr_release}
 
 
@@ -136,6 +144,11 @@ class FakeHub:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.cdn = f"http://localhost:{self.server.server_address[1]}"
+        """LFS files are served from here: another host name for the client."""
+        self.blobs: dict[str, tuple[str, bytes]] = {}
+        self.downloaded: list[str] = []
+        """The repository path of every file body sent (from the hub or the CDN)."""
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -145,10 +158,9 @@ class FakeHub:
         return hashlib.sha1(_json({p: hashlib.sha1(d).hexdigest()
                                    for p, d in sorted(files.items())})).hexdigest()
 
-    def files_asked(self, method: str | None = None) -> set[str]:
-        """The repository paths of every file request (HEAD or GET, or only ``method``)."""
-        return {p.split("/", 6)[6] for m, p in self.requests
-                if "/resolve/" in p and method in (None, m)}
+    def files_asked(self) -> set[str]:
+        """The repository paths of every file request to the hub (HEAD or GET)."""
+        return {p.split("/", 6)[6] for _, p in self.requests if "/resolve/" in p}
 
     def answer(self, req: BaseHTTPRequestHandler, body: bool) -> None:
         path = unquote(urlsplit(req.path).path)
@@ -169,7 +181,9 @@ class FakeHub:
                 return self.send(req, 200, _json(info), body)
             if kind == "tree":
                 tree = [{"type": "file", "path": p, "size": len(data),
-                         "oid": hashlib.sha1(data).hexdigest()}
+                         "oid": hashlib.sha1(data).hexdigest(),
+                         **({"lfs": {"oid": hashlib.sha256(data).hexdigest(), "size": len(data),
+                                     "pointerSize": 130}} if _lfs(p) else {})}
                         for p, data in sorted(files.items())]
                 return self.send(req, 200, _json(tree), body)
         if parts[:1] == ["datasets"] and len(parts) >= 6 and parts[3] == "resolve":
@@ -179,8 +193,21 @@ class FakeHub:
                 return self.send(req, 404, b'{"error": "Entry not found"}', body,
                                  {"X-Error-Code": "EntryNotFound",
                                   "X-Repo-Commit": self.commit(repo)})
+            if _lfs(name):  # as the hub does for LFS files: a redirect to another host
+                sha = hashlib.sha256(data).hexdigest()
+                self.blobs[sha] = (name, data)
+                return self.send(req, 302, b"", body, {
+                    "Location": f"{self.cdn}/cdn/{sha}", "X-Repo-Commit": self.commit(repo),
+                    "X-Linked-Etag": f'"{sha}"', "X-Linked-Size": str(len(data))})
+            if body:
+                self.downloaded.append(name)
             return self.send(req, 200, data, body, {
                 "X-Repo-Commit": self.commit(repo), "ETag": f'"{hashlib.sha1(data).hexdigest()}"'})
+        if parts[:1] == ["cdn"] and len(parts) == 2 and parts[1] in self.blobs:
+            name, data = self.blobs[parts[1]]
+            if body:
+                self.downloaded.append(name)
+            return self.send(req, 200, data, body)
         return self.send(req, 404, b'{"error": "no such route"}', body)
 
     @staticmethod
@@ -242,6 +269,8 @@ def test_download_imports_the_release_and_a_second_call_asks_nothing(
     wanted = {p for p in files
               if any(fnmatch.fnmatch(p, g) for g in RELEASES[name].allow_patterns)}
     assert hub.files_asked() == wanted and wanted < set(files)
+    assert sorted(hub.downloaded) == sorted(wanted)  # audio through the CDN redirect
+    assert any(p.startswith("/cdn/") for _, p in hub.requests)
     assert not any("agent/" in ua for ua in hub.agents)
     record = json.loads((target / "release.json").read_text())
     repo = RELEASES[name].repo_id
@@ -334,7 +363,7 @@ def test_an_interrupted_download_fetches_only_the_rest(hub: FakeHub, tmp_path: P
     assert failed.value.exit_code == 2
     assert not (_cache(tmp_path) / "flexi").exists()
     # the other files are downloaded or not, as the threads went when the failure came
-    got = hub.files_asked("GET")
+    got = set(hub.downloaded)
     assert "pause_handing/dialog_1/pause.json" not in got
     hub.missing = set()
     hub.requests.clear()
@@ -393,7 +422,7 @@ def test_the_command_writes_nothing_outside_the_cache(hub: FakeHub, tmp_path: Pa
     written = [p for p in home.rglob("*") if not p.is_dir()]
     assert written and all(p.is_relative_to(home / "dx-cache" / "official") for p in written), \
         [str(p) for p in written if not p.is_relative_to(home / "dx-cache")]
-    assert all(p.startswith(("/api/datasets/qibai/FLEXI/", "/datasets/qibai/FLEXI/resolve/"))
-               for _, p in hub.requests), hub.requests
+    assert all(p.startswith(("/api/datasets/qibai/FLEXI/", "/datasets/qibai/FLEXI/resolve/",
+                             "/cdn/")) for _, p in hub.requests), hub.requests
     assert not any("agent/" in ua for ua in hub.agents)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
