@@ -208,7 +208,13 @@ def add_download(data_sub: Subparsers) -> None:
     names = ", ".join(RELEASES)
     q = data_sub.add_parser("download", help="fetch a peer benchmark's public data from the "
                             f"Hugging Face Hub into the cache and import it ({names}); the only "
-                            "command that downloads data")
+                            "command that downloads data",
+                            description="Download the pinned release NAME (only the files its "
+                            "importer reads) into $DUPLEXEVAL_CACHE/official/hub and import it "
+                            "into $DUPLEXEVAL_CACHE/official/NAME; a second call does nothing. "
+                            "Exit 2: unknown NAME, not on the hub, not what the importer reads, "
+                            "or HF_HUB_OFFLINE without the dataset; exit 1: the hub cannot be "
+                            "reached or fails (try again).")
     q.add_argument("name", metavar="NAME", help=f"the release: {names}")
     q.add_argument("--revision", default=None, help="a commit or tag instead of the pinned one")
     q.add_argument("--endpoint", default=None, metavar="URL",
