@@ -210,8 +210,9 @@ def add_download(data_sub: Subparsers) -> None:
                             f"Hugging Face Hub into the cache and import it ({names}); the only "
                             "command that downloads data",
                             description="Download the pinned release NAME (only the files its "
-                            "importer reads) into $DUPLEXEVAL_CACHE/official/hub and import it "
-                            "into $DUPLEXEVAL_CACHE/official/NAME; a second call does nothing. "
+                            "importer reads) into CACHE/official/hub and import it into "
+                            "CACHE/official/NAME (CACHE: $DUPLEXEVAL_CACHE, else "
+                            "~/.cache/duplexeval); a second call does nothing. "
                             "Exit 2: unknown NAME, not on the hub, not what the importer reads, "
                             "or HF_HUB_OFFLINE without the dataset; exit 1: the hub cannot be "
                             "reached or fails (try again).")
