@@ -63,6 +63,7 @@ MTR = Benchmark(
     cells=(Cell("mtr-en", EvalProtocol.MULTI_REF, "mtr", mute=False, content_events=()),
            Cell("mtr-en", EvalProtocol.MULTI_GEN, "mtr", mute=False, content_events=())),
     write_tables=_tables,
+    official_data="mtr",
     notes={"definitions": "the mtr variant (MTR's timing rules, its released code)",
            "data": "bundled synthetic suite mtr-en: not comparable with published numbers"},
 )
