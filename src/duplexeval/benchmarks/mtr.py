@@ -16,6 +16,7 @@ from pathlib import Path
 from duplexeval.benchmarks.base import Benchmark, Cell, CellResult
 from duplexeval.fileio import atomic_write_text
 from duplexeval.plan.samples import EvalProtocol
+from duplexeval.report.columns import protocol_name
 from duplexeval.report.mtr_tables import (
     ablation_table,
     feature_table,
@@ -23,7 +24,6 @@ from duplexeval.report.mtr_tables import (
     table_csv,
     table_markdown,
 )
-from duplexeval.report.plots import protocol_name
 from duplexeval.report.text import variant_curve_lines, variant_table_lines
 
 __all__ = ["MTR"]
