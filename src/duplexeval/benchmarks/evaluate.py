@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -210,6 +210,22 @@ class _Progress:
         self.bar.close()
 
 
+OFFLINE_CONTENT_DOMAINS = ("task",)
+"""Domains with content numbers that need no judge (M3's MT-QA: QA F1 against the reference
+answer)."""
+
+
+def content_events(cell: Cell, dataset: Dataset, judge: JudgeSettings | None,
+                   ) -> tuple[str, ...]:
+    """The event types whose replies the analysis transcribes in full: the cell's, except
+    without a judge on a dataset whose content numbers all need one (Chat: relevance and
+    consistency), where the transcripts would feed no number (a later ``eval`` with a judge
+    transcribes them then)."""
+    if judge is None and dataset.domain not in OFFLINE_CONTENT_DOMAINS:
+        return ()
+    return cell.content_events
+
+
 def _run_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
               executor: EvalExecutor | None, progress: _Progress) -> CellResult:
     cell, run_dir = prepared.cell, prepared.run_dir
@@ -217,11 +233,12 @@ def _run_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
         return CellResult(cell, run_dir, None, skipped=prepared.skipped)
     execute_run(system, prepared.dataset, prepared.plan, run_dir, seed=0, progress=False,
                 executor=executor, on_samples=progress.run)
-    options = AnalysisOptions(content_event_types=cell.content_events)
+    events = content_events(cell, prepared.dataset, judge)
+    options = AnalysisOptions(content_event_types=events)
     results, _ = score_run_dir(run_dir, RunDir(run_dir).scores(variant=cell.variant).root,
                                cell.variant,
                                options=options, progress=False,
-                               judge=judge if cell.content_events else None, executor=executor)
+                               judge=judge if events else None, executor=executor)
     progress.analysed_cell(len(prepared.plan.samples))
     return CellResult(cell, run_dir, results)
 
@@ -298,14 +315,16 @@ JUDGE_CACHE = "judge-cache.sqlite"
 def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
              subset: Subset = "quick", judge: JudgeSettings | None = None,
              executor: EvalExecutor | None = None, progress: bool = True,
-             html: bool = False, data: str | Path | None = None) -> EvalResult:
+             html: bool = False, data: str | Path | None = None,
+             select: Callable[[Benchmark, Cell], bool] | None = None) -> EvalResult:
     """Evaluate ``system`` on ``benchmarks`` (names in :data:`BENCHMARKS`) into the bundle
     ``out`` (see the module docstring); returns what it made.  ``data`` replaces the bundled
     suites (:func:`cell_data`: ``"official"`` or a folder; ``subset`` then only counts with
     an int).  The judge's answers are cached in ``out/judge-cache.sqlite`` unless its
     ``cache_path`` says otherwise.  ``html`` also writes the HTML report of every cell that ran
     into ``out/report/`` (figures and every event; about 4 s a cell on 2 cores, so it is asked
-    for)."""
+    for).  ``select`` keeps only the cells it accepts (``eval --protocol multi-gen``: M3's
+    Table 5 is Multi (gen)); the others are not in the bundle."""
     out = Path(out)
     if judge is not None and judge.cache_path is None:
         judge = replace(judge, cache_path=out / JUDGE_CACHE)
@@ -315,8 +334,9 @@ def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
                               f"({', '.join(BENCHMARKS.names())})")
     safe_name(system.name, "system name")
     _check_out(out)
+    keep = select or (lambda bench, cell: True)
     prepared = [_prepare(system, bench, cell, out, subset, data)
-                for bench in chosen for cell in bench.cells]
+                for bench in chosen for cell in bench.cells if keep(bench, cell)]
     labels = {(p.bench.name, p.cell.name): p.label for p in prepared}
     done: dict[str, list[CellResult]] = {b.name: [] for b in chosen}
     bar = _Progress(system.name, prepared, progress)
@@ -331,7 +351,7 @@ def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
         results = done[bench.name]
         folder = out / "tables" / bench.name
         folder.mkdir(parents=True, exist_ok=True)
-        written = bench.write_tables(system.name, results, folder)
+        written = bench.write_tables([(system.name, r) for r in results], folder)
         written.append(write_cells_note(bench, results, subset, folder,
                                         [labels[(bench.name, r.cell.name)] for r in results]))
         tables[bench.name] = [p.relative_to(out).as_posix() for p in written]
