@@ -23,8 +23,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -72,6 +73,9 @@ class EvalResult:
     manifest: EvalManifest
     cells: dict[str, list[CellResult]]
     """Benchmark name -> its cells, in declaration order."""
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall seconds by stage: ``synthesis`` (datasets built or found, plans), ``runs``,
+    ``analysis`` (with the scoring), ``tables`` (tables, report and manifest)."""
 
 
 def subset_name(subset: Subset) -> str:
@@ -175,16 +179,18 @@ def _prepare(system: System, bench: Benchmark, cell: Cell, out: Path, subset: Su
 
 class _Progress:
     """One display for the whole evaluation: every sample is counted twice, once when it is
-    run and once when its cell is analysed and scored, so the ETA covers both; the postfix
-    names the cell (``cell 3/12 m3-chat-en-single``) and the samples run and analysed."""
+    run and once when its cell is analysed and scored, so the ETA covers both; the
+    description names the cell (``cell 3/12 m3 m3-chat-en-single``) and the samples run and
+    analysed."""
 
     def __init__(self, system: str, prepared: Sequence[_Prepared], enabled: bool) -> None:
         self.samples = sum(len(p.plan.samples) for p in prepared if p.plan is not None)
         self.cells = len(prepared)
         self.ran = self.analysed = 0
+        self.system = system
         self.bar = tqdm(total=2 * self.samples, desc=f"eval {system}", unit="step",
                         file=sys.stderr, disable=not enabled, dynamic_ncols=True,
-                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix} "
+                        bar_format="{desc}: {percentage:3.0f}%|{bar}| "
                                    "[{elapsed}<{remaining}]")
         self.name = ""
 
@@ -194,17 +200,18 @@ class _Progress:
 
     def run(self, k: int) -> None:
         self.ran += k
+        self._show(refresh=False)
         self.bar.update(k)
-        self._show()
 
     def analysed_cell(self, k: int) -> None:
         self.analysed += k
+        self._show(refresh=False)
         self.bar.update(k)
-        self._show()
 
-    def _show(self) -> None:
-        self.bar.set_postfix_str(f"{self.name}; samples run {self.ran}/{self.samples}, "
-                                 f"analysed {self.analysed}/{self.samples}")
+    def _show(self, refresh: bool = True) -> None:
+        self.bar.set_description_str(
+            f"eval {self.system} {self.name} (samples run {self.ran}/{self.samples}, "
+            f"analysed {self.analysed}/{self.samples})", refresh=refresh)
 
     def close(self) -> None:
         self.bar.close()
@@ -227,18 +234,23 @@ def content_events(cell: Cell, dataset: Dataset, judge: JudgeSettings | None,
 
 
 def _run_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
-              executor: EvalExecutor | None, progress: _Progress) -> CellResult:
+              executor: EvalExecutor | None, progress: _Progress,
+              seconds: dict[str, float]) -> CellResult:
     cell, run_dir = prepared.cell, prepared.run_dir
     if prepared.dataset is None or prepared.plan is None:
         return CellResult(cell, run_dir, None, skipped=prepared.skipped)
+    start = time.perf_counter()
     execute_run(system, prepared.dataset, prepared.plan, run_dir, seed=0, progress=False,
                 executor=executor, on_samples=progress.run)
+    middle = time.perf_counter()
+    seconds["runs"] += middle - start
     events = content_events(cell, prepared.dataset, judge)
     options = AnalysisOptions(content_event_types=events)
     results, _ = score_run_dir(run_dir, RunDir(run_dir).scores(variant=cell.variant).root,
                                cell.variant,
                                options=options, progress=False,
                                judge=judge if events else None, executor=executor)
+    seconds["analysis"] += time.perf_counter() - middle
     progress.analysed_cell(len(prepared.plan.samples))
     return CellResult(cell, run_dir, results)
 
@@ -312,12 +324,14 @@ JUDGE_CACHE = "judge-cache.sqlite"
 """The bundle's judge answer cache (``verify`` answers only from it)."""
 
 
-def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
+def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | Path,
              subset: Subset = "quick", judge: JudgeSettings | None = None,
              executor: EvalExecutor | None = None, progress: bool = True,
              html: bool = False, data: str | Path | None = None,
              select: Callable[[Benchmark, Cell], bool] | None = None) -> EvalResult:
-    """Evaluate ``system`` on ``benchmarks`` (names in :data:`BENCHMARKS`) into the bundle
+    """Evaluate ``system`` on ``benchmarks`` (names in :data:`BENCHMARKS`, or
+    :class:`Benchmark` declarations; a bundle of an unregistered one cannot be verified) into
+    the bundle
     ``out`` (see the module docstring); returns what it made.  ``data`` replaces the bundled
     suites (:func:`cell_data`: ``"official"`` or a folder; ``subset`` then only counts with
     an int).  The judge's answers are cached in ``out/judge-cache.sqlite`` unless its
@@ -328,24 +342,33 @@ def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
     out = Path(out)
     if judge is not None and judge.cache_path is None:
         judge = replace(judge, cache_path=out / JUDGE_CACHE)
-    chosen = [BENCHMARKS.get(name) for name in dict.fromkeys(benchmarks)]
+    chosen: list[Benchmark] = []
+    for named in benchmarks:
+        found = named if isinstance(named, Benchmark) else BENCHMARKS.get(named)
+        if all(b.name != found.name for b in chosen):
+            chosen.append(found)
     if not chosen:
         raise DuplexevalError("eval: name at least one benchmark "
                               f"({', '.join(BENCHMARKS.names())})")
     safe_name(system.name, "system name")
     _check_out(out)
     keep = select or (lambda bench, cell: True)
+    seconds = dict.fromkeys(("synthesis", "runs", "analysis", "tables"), 0.0)
+    start = time.perf_counter()
     prepared = [_prepare(system, bench, cell, out, subset, data)
                 for bench in chosen for cell in bench.cells if keep(bench, cell)]
+    seconds["synthesis"] = time.perf_counter() - start
     labels = {(p.bench.name, p.cell.name): p.label for p in prepared}
     done: dict[str, list[CellResult]] = {b.name: [] for b in chosen}
     bar = _Progress(system.name, prepared, progress)
     try:
         for i, item in enumerate(prepared):
             bar.cell(i, item)
-            done[item.bench.name].append(_run_cell(system, item, judge, executor, bar))
+            done[item.bench.name].append(_run_cell(system, item, judge, executor, bar,
+                                                   seconds))
     finally:
         bar.close()
+    start = time.perf_counter()
     tables: dict[str, list[str]] = {}
     for bench in chosen:
         results = done[bench.name]
@@ -370,4 +393,5 @@ def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
         judge=_judge_json(judge), judge_cache=_cache_name(judge, out), cells=cells,
         tables=tables, files=_hashes(out, judge))
     atomic_write_json(out / MANIFEST_FILE, manifest.model_dump(mode="json"))
-    return EvalResult(out, manifest, done)
+    seconds["tables"] = time.perf_counter() - start
+    return EvalResult(out, manifest, done, seconds)
