@@ -77,6 +77,23 @@ def test_pause_handling_window_with_the_allowance() -> None:
                 latency=2.5)["TOR ↓"] == 1
 
 
+def test_the_pause_window_is_the_pause_plus_l_in_the_paper_and_max_in_the_code() -> None:
+    """A 1 s pause, L = 0.5 s, a reply at 3.3 s::
+
+        user   =====|  pause  |
+                    2.0      3.0
+        paper       [--------------|3.5     window = pause + L: 3.3 is inside -> TOR 1
+        compat      [---------|3.0          window = max(pause, L): 3.3 is after -> TOR 0
+        reply                     w 3.3
+    """
+    record = {"scenario": "pause_handling", "user_turn": [0.0, 6.0], "pause": [2.0, 3.0]}
+    event = _event("TURN_HOLD", 2.0, 3.0, record, _words(*_at(3.3)))
+    assert _one(event, latency=0.5)["TOR ↓"] == 1
+    assert _one(event, latency=0.5, compat=True)["TOR ↓"] == 0
+    assert get_variant("flexi").definition() == "paper"
+    assert get_variant("flexi", compat=True).definition() == "compat"
+
+
 def test_user_interrupt_yields_or_talks_over() -> None:
     """The cluster is the system's speech overlapping the interruption::
 

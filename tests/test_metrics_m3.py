@@ -265,3 +265,22 @@ def test_variant_records_its_settings_and_unscored_types() -> None:
     assert M3.dimensions("TURN") == ()
     assert M3Timing(max_overlap=0.2).smooth_turn_taking(
         event("TURN_SHIFT", 2.4, 2.6), [seg(2.1, 3.0)]).values["tor ↑"] == 0
+
+
+def test_the_paper_mode_counts_only_a_segment_speaking_at_the_onset() -> None:
+    """The paper: stop latency only if the model speaks at the onset (1.0)::
+
+        user      |u              onset 1.0
+        model MMM   MMMMMM        0.2-0.6 ended before; 1.2-3.0 starts 0.2 s after
+        code:  the earliest start before onset + 0.5 -> 0.2-0.6, latency -0.4
+        paper: no segment with start <= 1.0 < end -> None, not speaking
+        model   MMMMMMMM          0.5-2.5 covers the onset: latency 1.5 in both
+    """
+    paper = M3Timing(paper=True)
+    early_and_late = event("BC", 1.0, 1.3, seg(0.2, 0.6), seg(1.2, 3.0))
+    (dim,) = paper.score(early_and_late).dimensions
+    assert dim.values == {"stop_latency ↑": None, "is_speaking": 0}
+    covering = event("BARGE_IN", 1.0, 2.0, seg(0.5, 2.5))
+    assert paper.score(covering).dimensions[0].values["stop_latency ↓"] == pytest.approx(1.5)
+    assert values(covering)["stop_latency ↓"] == pytest.approx(1.5)
+    assert paper.definition() == "paper" and M3Timing().definition() == "official code"

@@ -89,6 +89,8 @@ def _variant_settings(args: argparse.Namespace) -> dict[str, Any]:
         return {"compat": args.compat, "latency": args.latency}
     if args.variant == "fdb-v1":
         return {"compat": not args.paper}
+    if args.variant == "m3" and args.paper:
+        return {"paper": True}
     if args.compat:
         raise DuplexevalError(f"--compat applies to --variant flexi, not {args.variant}")
     return {}
@@ -125,8 +127,9 @@ def _add_peer_options(p: argparse.ArgumentParser) -> None:
                         "--task and -o")
     g.add_argument("--task", default=None, help="with --peer: the peer's task name")
     g.add_argument("--paper", action="store_true",
-                   help="with --peer, or --variant fdb-v1: the paper's definitions instead of "
-                        "the released code's (with --peer each difference is reported)")
+                   help="with --peer, or --variant fdb-v1 or m3: the paper's definitions "
+                        "instead of the released code's (m3: stop latency only when speaking "
+                        "at the onset; with --peer each difference is reported)")
     g.add_argument("--latency", type=float, default=None, metavar="SECONDS",
                    help="with --peer flexi or --variant flexi: the pause-handling latency "
                         "allowance")

@@ -53,6 +53,7 @@ from typing import Any, ClassVar
 from duplexeval.metrics.base import (
     INPUT_CHANNEL,
     SYSTEM_CHANNEL,
+    Definition,
     DimensionScore,
     EventScore,
     EventView,
@@ -122,6 +123,10 @@ class FdbV1Timing(TimingVariant):
 
     def __init__(self, compat: bool = True) -> None:
         self.compat = compat
+
+    def definition(self) -> Definition:
+        """``official code`` (the default, FDB's released code) or ``paper``."""
+        return "official code" if self.compat else "paper"
 
     def dimensions(self, event_type: str) -> tuple[str, ...]:
         return {"TURN_SHIFT": ("smooth_turn_taking", "backchannel"),

@@ -17,7 +17,9 @@ pause_handling (TURN_HOLD anchor; the sample mutes the user from the pause start
 does)::
 
     user   =====|  pause  |(muted)
-                ps        pe      window [ps, pe + max(L - (pe - ps), 0)]
+                ps        pe      window [ps, pe + L] (paper: the pause plus L);
+                                  compat: [ps, pe + max(L - (pe - ps), 0)] (the code:
+                                  max(pause, L))
     system           w              first word inside the window: TOR 1 (bad)
 
   ``L`` is ``latency`` if given, else the mean turn-taking latency of the run's turn_taking
@@ -117,7 +119,7 @@ class FlexiTiming(TimingVariant):
     """FLEXI's scenario metrics on FLEXI suite runs (see the module docstring)."""
 
     name: ClassVar[str] = "flexi"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     source: ClassVar[str] = ("FLEXI (Ge et al. 2025), ChristineCHEN274/FLEXI "
                              "evaluate/eval_*.py @2247b0d")
     measurement_origins: ClassVar[Mapping[str, MeasurementOrigin]] = ORIGINS
@@ -182,7 +184,8 @@ class FlexiTiming(TimingVariant):
                         words: list[rules.Word]) -> DimensionScore:
         ps, pe = (_rel(event, x) for x in record["pause"])
         user_end = _rel(event, record["user_turn"][1])
-        end = rules.pause_window_end(ps, pe, self._allowance)
+        window = rules.pause_window_end if self.compat else rules.pause_window_end_paper
+        end = window(ps, pe, self._allowance)
         if not words:
             value = None if self.compat else 0
             return DimensionScore("pause_handling", {"TOR ↓": value}, {"silent": True})

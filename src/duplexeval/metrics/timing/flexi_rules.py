@@ -155,6 +155,17 @@ def pause_window_end(pause_start: float, pause_end: float, latency: float) -> fl
     return pause_end + max(latency - duration, 0.0)
 
 
+def pause_window_end_paper(pause_start: float, pause_end: float, latency: float) -> float:
+    """The end of the pause window as the paper defines it: the pause **plus** the model's
+    latency ``L`` (the code's window, :func:`pause_window_end`, lasts ``max(pause, L)``)::
+
+        user   ====|  pause  |=====
+                   ps       pe
+        window     [ps, pe + L]
+    """
+    return pause_end + max(latency, 0.0)
+
+
 def pause_takeover(first_start: float, pause_start: float, window_end: float,
                    user_last_end: float) -> int:
     """TOR of one pause sample (l. 88-93): 1 when the model's *first* word starts inside

@@ -61,6 +61,13 @@ User backchannel (BC; ``stop_latency ↑``) and barge-in (BARGE_IN; ``stop_laten
 
   No target: ``stop_latency`` None and ``is_speaking`` 0.  Since segments merge gaps < 0.5 s,
   "stopped" means the first silence of 0.5 s or more.
+
+  ``paper=True`` applies the paper's definition instead (stop latency only if the model speaks
+  at the onset; :meth:`M3Timing.definition` is then ``paper``)::
+
+    user  |uu              target: the segment with start <= onset < end
+    model MMMMMMMMM|       (a segment starting after the onset, or one that ended before
+          |<------>|       it, is no target: stop_latency None, is_speaking 0)
 """
 
 from __future__ import annotations
@@ -73,6 +80,7 @@ from duplexeval.events import EVENT_TO_DIMENSION
 from duplexeval.metrics.base import (
     INPUT_CHANNEL,
     SYSTEM_CHANNEL,
+    Definition,
     DimensionScore,
     EventScore,
     EventView,
@@ -129,7 +137,10 @@ class M3Timing(TimingVariant):
 
     def __init__(self, model_channel: int = 1, max_overlap: float = 0.4,
                  bc_max_duration: float = 1.0, bc_max_words: int = 4,
-                 stop_grace: float = 0.5, response_window: float = 10.0) -> None:
+                 stop_grace: float = 0.5, response_window: float = 10.0,
+                 paper: bool = False) -> None:
+        self.paper = paper
+        """The paper's stop latency (speaking at the onset) instead of the code's grace."""
         self.model_channel = model_channel
         self.max_overlap = max_overlap
         self.bc_max_duration = bc_max_duration
@@ -143,7 +154,12 @@ class M3Timing(TimingVariant):
     def settings(self) -> dict[str, Any]:
         return {"model_channel": self.model_channel, "max_overlap": self.max_overlap,
                 "bc_max_duration": self.bc_max_duration, "bc_max_words": self.bc_max_words,
-                "stop_grace": self.stop_grace, "response_window": self.response_window}
+                "stop_grace": self.stop_grace, "response_window": self.response_window,
+                "paper": self.paper}
+
+    def definition(self) -> Definition:
+        """``official code`` (M3's released code), or ``paper`` with ``paper=True``."""
+        return "paper" if self.paper else "official code"
 
     def dimensions(self, event_type: str) -> tuple[str, ...]:
         dim = M3_DIMENSIONS.get(event_type)
@@ -241,7 +257,10 @@ class M3Timing(TimingVariant):
     def stop(self, event: EventView, model: Iterable[SpeechSegment], barge_in: bool,
              ) -> DimensionScore:
         onset = event.event_start - event.input_start
-        candidates = [s for s in model if s.start < onset + self.stop_grace]
+        if self.paper:
+            candidates = [s for s in model if s.start <= onset + TOL and s.end > onset]
+        else:
+            candidates = [s for s in model if s.start < onset + self.stop_grace]
         dim = "user_barge_in" if barge_in else "user_backchanneling"
         key = "stop_latency ↓" if barge_in else "stop_latency ↑"
         if not candidates:
