@@ -121,3 +121,27 @@ def test_import_refuses_existing_split_and_bad_source(tmp_path: Path,
     assert len(err) == 1 and "icc_backchannel/2/input.wav" in err[0]
     assert main(["data", "import", "fdb-v1", str(tmp_path / "nothing"), "-o",
                  str(tmp_path / "y")]) == 2
+
+
+def test_eval_fdb_v1_runs_on_the_users_folders_and_verifies(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]
+                                                            ) -> None:
+    """``eval fdb-v1 --data DIR`` on an imported FDB folder: one unmuted Multi (gen) cell
+    scored by the fdb-v1 variant, its table, a bundle that verifies; without ``--data`` the
+    cell is skipped with how to give it."""
+    data = tmp_path / "ds"
+    assert main(["data", "import", "fdb-v1", str(_source(tmp_path)), "-o", str(data)]) == 0
+    out = tmp_path / "bundle"
+    assert main(["eval", "fdb-v1", "--system", "silence", "--data", str(data),
+                 "-o", str(out)]) == 0
+    table = (out / "tables" / "fdb-v1" / "fdb-v1.md").read_text()
+    assert "## silence (multi-gen, unmuted)" in table
+    assert "smooth_turn_taking" in table and "fdb-v1 variant, official code" in table
+    results = json.loads((out / "cells" / "fdb-v1" / "fdb-v1-multi-gen" / "scores" / "fdb-v1"
+                          / "results.json").read_text())
+    assert results["variant"]["name"] == "fdb-v1" and results["source"]["protocol"] == \
+        "multi-gen"
+    assert main(["verify", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["eval", "fdb-v1", "--system", "silence", "-o", str(tmp_path / "none")]) == 0
+    assert "has no bundled suite: pass --data DIR" in capsys.readouterr().out

@@ -54,6 +54,7 @@ from duplexeval.runs.driver import protocol_problem
 from duplexeval.runs.execution import Executor, TaskMap
 from duplexeval.suites import build_suite
 from duplexeval.suites.build import Subset
+from duplexeval.suites.registry import SUITES
 from duplexeval.systems.base import System
 
 __all__ = ["JUDGE_CACHE", "OFFICIAL", "CellData", "EvalExecutor", "EvalResult", "cell_data",
@@ -118,6 +119,10 @@ def cell_data(bench: Benchmark, cell: Cell, data: str | Path | None, subset: Sub
 
     With ``fetch=False`` nothing is built or downloaded (the label only, for ``verify``)."""
     if data is None:
+        if SUITES.find(cell.suite) is None:
+            return CellData(None, "", skipped=(
+                f"{bench.title} has no bundled suite: pass --data DIR (a dataset folder, "
+                f"e.g. from duplexeval data import {bench.name}) or --data official"))
         label = f"suite {cell.suite} ({subset_name(subset)})"
         return CellData(build_suite(cell.suite, limit=subset, progress=False) if fetch
                         else None, label)

@@ -14,5 +14,6 @@ BENCHMARKS: Registry[Benchmark] = Registry("benchmark", "benchmarks", {
     "m3": "duplexeval.benchmarks.m3:M3",
     "flexi": "duplexeval.benchmarks.flexi:FLEXI",
     "mtr": "duplexeval.benchmarks.mtr:MTR",
+    "fdb-v1": "duplexeval.benchmarks.fdb_v1:FDB_V1",
 }, instance_of(Benchmark), sort=False)
-"""The benchmarks by name (``m3``, ``flexi``, ``mtr``, and any a package adds)."""
+"""The benchmarks by name (``m3``, ``flexi``, ``mtr``, ``fdb-v1``, and any a package adds)."""
