@@ -284,11 +284,12 @@ def test_round_by_round_curves_follow_the_user_rounds(judge: FakeJudge, tmp_path
     out = score_content([first, second], {"qa1": dialogue}, judge=_settings(judge, tmp_path))
     assert [i.round for i in out.inputs] == [1, 2]
     curve = {(a.dimension, a.round): a for a in out.results.aggregates if a.round is not None}
-    # the fake judge says 2 when Paris is mentioned: 2 of 5 is 40 on the 0-100 scale
-    assert curve["quality", 1].mean == 40.0 and curve["quality", 2].mean == 0.0
+    # the fake judge says 2 when Paris is mentioned: MTR's quality keeps its own 0-5 scale
+    assert curve["quality", 1].mean == 2.0 and curve["quality", 2].mean == 0.0
+    assert curve["quality", 1].scale == "0-5"
     lines = content_curve_lines("sys", _results_with(out.results))
     quality = next(line for line in lines if " quality " in line)
-    assert "1: 40.00† (n=1)" in quality and "round 1 40.00 vs rounds 1-2 20.00" in quality
+    assert "1: 2.00† (n=1)" in quality and "round 1 2.00 vs rounds 1-2 1.00" in quality
 
 
 def test_rounds_from_a_segment_output_number_the_events(tmp_path: Path) -> None:

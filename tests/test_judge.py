@@ -369,3 +369,40 @@ def test_a_json_answer_comes_back_parsed_or_unscored(server: FakeJudge,
     assert good.score is None and good.unscored_reason is None
     assert bad.answer is None and bad.unscored_reason == "no JSON object in the answer"
     assert (out.scored, out.unscored) == (1, 1)
+
+
+@pytest.mark.parametrize(("score", "step", "expected"), [
+    ("4.5", 0.5, 4.5), ("4.0", 0.5, 4), ("4", 0.5, 4), ("4.25", 0.5, None), ("5.5", 0.5, None),
+    ("4.5", 1.0, None), ("4", 1.0, 4), ("NaN", 0.5, None)])
+def test_half_points_are_scores_only_where_the_prompt_allows_them(
+        score: str, step: float, expected: float | None) -> None:
+    """MTR's quality prompt allows half points (step 0.5): 4.5 is a score, 4.25 is not; an
+    integer prompt still refuses 4.5; a whole number stays an int."""
+    parsed = parse_answer(f'{{"score": {score}, "reason": "r"}}', 0, 5, step)
+    assert parsed.score == expected
+    assert (parsed.unscored_reason is None) == (expected is not None)
+    if expected is not None:
+        assert type(parsed.score) is type(expected)
+
+
+def test_own_scale_prompts_keep_their_scale_in_the_aggregates() -> None:
+    """FLEXI's TSS (0-5, own scale) is aggregated on 0-5; M3's relevance (0-2, normalised) on
+    0-100; MTR's quality keeps half points."""
+    from duplexeval.metrics.content.summary import aggregate_content
+    from duplexeval.results.content import ContentRecord
+
+    def record(event: str, dimension: str, prompt: str, score: float, score_100: float
+               ) -> ContentRecord:
+        return ContentRecord(event_id=event, dimension=dimension, score=score,
+                             score_100=score_100, unscored_reason=None, judge_model="j",
+                             prompt_id=prompt, prompt_version=1, raw=None, reason=None,
+                             sample_id="s", language="en", domain="chat")
+
+    rows = aggregate_content([record("e1", "topic_shift", "flexi.topic_shift", 4, 80.0),
+                              record("e2", "topic_shift", "flexi.topic_shift", 2, 40.0),
+                              record("e1", "relevance", "m3.relevance", 2, 100.0),
+                              record("e1", "quality", "mtr.quality", 3.5, 70.0)], [])
+    by = {r.dimension: r for r in rows if r.round is None}
+    assert (by["topic_shift"].scale, by["topic_shift"].mean) == ("0-5", 3.0)
+    assert (by["relevance"].scale, by["relevance"].mean) == ("0-100", 100.0)
+    assert (by["quality"].scale, by["quality"].mean) == ("0-5", 3.5)

@@ -62,7 +62,8 @@ def _result(item: JudgeItem, model: str, answer: CachedAnswer | None, *, cached:
         score = reason = None
         obj, unscored = parse_json_object(answer.raw)
     else:
-        parsed = parse_answer(answer.raw, item.prompt.score_min, item.prompt.score_max)
+        parsed = parse_answer(answer.raw, item.prompt.score_min, item.prompt.score_max,
+                              item.prompt.score_step)
         score, reason, unscored = parsed.score, parsed.reason, parsed.unscored_reason
     return JudgeResult(
         item_id=item.item_id, score=score, reason=reason, unscored_reason=unscored,

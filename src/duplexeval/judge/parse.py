@@ -1,5 +1,5 @@
-"""Reading a judge's answer: a JSON object with exactly an integer ``score`` and a string
-``reason``.
+"""Reading a judge's answer: a JSON object with exactly an integer ``score`` (or, where the
+prompt allows half points, a multiple of its step) and a string ``reason``.
 
 Conventions: the answer may be the bare object, the object inside a fenced block (three
 backquotes with an optional ``json`` tag), or the object with prose around it; the *first*
@@ -14,6 +14,7 @@ object, whatever its keys (the caller checks them).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ _KEYS = {"score", "reason"}
 class ParsedAnswer:
     """A parsed answer: ``score`` and ``reason`` when valid, else ``unscored_reason``."""
 
-    score: int | None
+    score: int | float | None
     reason: str | None
     unscored_reason: str | None
 
@@ -50,16 +51,26 @@ def _unscored(reason: str) -> ParsedAnswer:
     return ParsedAnswer(score=None, reason=None, unscored_reason=reason)
 
 
-def parse_answer(text: str, score_min: int, score_max: int) -> ParsedAnswer:
-    """Check ``text`` against the answer format and the range ``[score_min, score_max]``."""
+def parse_answer(text: str, score_min: int, score_max: int,
+                 score_step: float = 1.0) -> ParsedAnswer:
+    """Check ``text`` against the answer format and the range ``[score_min, score_max]``; with
+    ``score_step`` below 1 (half points: 0.5) a JSON number on that grid is a score too
+    (``4.5``; ``4.25`` is not), kept as an int when it is whole."""
     obj = first_json_object(text)
     if obj is None:
         return _unscored("no JSON object in the answer")
     if set(obj) != _KEYS:
         return _unscored(f"the JSON object has keys {sorted(obj)}, expected ['reason', 'score']")
     score, reason = obj["score"], obj["reason"]
-    if isinstance(score, bool) or not isinstance(score, int):
-        return _unscored(f"score {json.dumps(score)} is not an integer")
+    if score_step < 1 and isinstance(score, float) and not isinstance(score, bool):
+        steps = (score - score_min) / score_step
+        if not math.isfinite(score) or abs(steps - round(steps)) > 1e-9:
+            return _unscored(f"score {json.dumps(score)} is not a multiple of {score_step}")
+        score = int(score) if float(score).is_integer() else score
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or (
+            isinstance(score, float) and score_step >= 1):
+        return _unscored(f"score {json.dumps(score)} is not an integer"
+                         + ("" if score_step >= 1 else f" or a multiple of {score_step}"))
     if not isinstance(reason, str):
         return _unscored(f"reason {json.dumps(reason)} is not a string")
     if not score_min <= score <= score_max:

@@ -36,8 +36,20 @@ class JudgePrompt:
     score_max: int
     answer: str = "score"
     """``"score"``: ``{"score", "reason"}``; ``"json"``: any JSON object."""
+    score_step: float = 1.0
+    """The score's resolution: 1 (integers) or, for a prompt that allows half points (MTR's
+    dialogue quality), 0.5."""
+    scale: str = "normalised"
+    """How aggregates show the score: ``normalised`` to 0-100 (M3's 0/1/2, as its paper
+    reports them; 0/1 rates as percent) or ``own`` (the prompt's scale, e.g. FLEXI's and
+    MTR's 0-5, as their papers print them)."""
 
     def __post_init__(self) -> None:
+        if self.scale not in ("normalised", "own"):
+            raise ValueError(f"prompt {self.prompt_id}: scale must be 'normalised' or 'own'")
+        if not 0 < self.score_step <= 1 or (1 / self.score_step) % 1:
+            raise ValueError(f"prompt {self.prompt_id}: score_step must be 1 or 1/k, got "
+                             f"{self.score_step}")
         if self.answer not in ("score", "json"):
             raise ValueError(f"prompt {self.prompt_id}: answer must be 'score' or 'json'")
         if self.score_min > self.score_max:
@@ -85,7 +97,7 @@ class JudgeResult:
     """
 
     item_id: str
-    score: int | None
+    score: int | float | None
     reason: str | None
     unscored_reason: str | None
     judge_model: str

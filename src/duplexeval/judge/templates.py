@@ -8,6 +8,8 @@ One TOML file per prompt, named after its id (``m3.relevance.toml``)::
     score_max = 2
     fields = ["user", "response"]
     answer = "score"            # "score": {"score", "reason"}; "json": any JSON object
+    score_step = 1              # optional: 0.5 allows half points (MTR's quality)
+    scale = "normalised"        # optional: "own" keeps the prompt's scale in the aggregates
 
     [text.en]
     system = "..."
@@ -94,7 +96,9 @@ def _parse(name: str, text: str) -> PromptTemplate:
         raise ValueError(f"prompt {name}: answer must be 'score' or 'json'")
     prompt = JudgePrompt(prompt_id=data["id"], version=int(data["version"]),
                          score_min=int(data.get("score_min", 0)),
-                         score_max=int(data.get("score_max", 0)), answer=answer)
+                         score_max=int(data.get("score_max", 0)), answer=answer,
+                         score_step=float(data.get("score_step", 1.0)),
+                         scale=str(data.get("scale", "normalised")))
     if prompt.prompt_id != name:
         raise ValueError(f"prompt file {name}.toml declares id {prompt.prompt_id!r}")
     fields = frozenset(data.get("fields", []))

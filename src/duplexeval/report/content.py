@@ -48,9 +48,10 @@ CONTENT_COLUMNS: tuple[ContentColumn, ...] = (
     ContentColumn("words", "response_words"),
     ContentColumn("truncated %", "truncated"),
 )
-"""Judged dimensions on 0-100 (M3's 0/1/2, MTR's 0-5 quality and 0/1 instruction following and
-safety, FLEXI's 0-5 scores, normalised), then the offline values.  A column no row has a value
-or an ``n/c`` for is left out."""
+"""Judged dimensions: M3's 0/1/2 and MTR's 0/1 instruction following and safety on 0-100, MTR's
+quality (half points) and FLEXI's TSS, EDS and coherence on their own 0-5 (as their papers print
+them: :func:`~duplexeval.metrics.content.summary.judged_scale`); then the offline values.  A
+column no row has a value or an ``n/c`` for is left out."""
 
 
 def _cell(row: ContentAggregate, digits: int) -> str:

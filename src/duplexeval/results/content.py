@@ -24,8 +24,9 @@ class ContentRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
     event_id: str
     dimension: str
-    score: int | None
-    """The judge's integer score on the prompt's scale; ``None`` when unscored."""
+    score: int | float | None
+    """The judge's score on the prompt's scale (an integer, or a half point where the prompt
+    allows them); ``None`` when unscored."""
     score_100: float | None
     unscored_reason: str | None
     judge_model: str
@@ -68,7 +69,7 @@ class ContentAggregate(IntervalFields):
     domain: str
     kind: Literal["judged", "offline"]
     dimension: str
-    scale: Literal["0-100", "percent", "count"]
+    scale: Literal["0-100", "0-5", "percent", "count"]
     unscored: int
     """Items judged but without a score (never dropped silently)."""
     round: int | None = None

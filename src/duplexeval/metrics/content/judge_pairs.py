@@ -25,7 +25,7 @@ Conventions:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from duplexeval.judge.templates import load_prompt
 from duplexeval.metrics.content.agreement import Estimate, agreement
@@ -63,6 +63,10 @@ class DimensionAgreement:
     prompt_version: int
     score_min: int
     score_max: int
+    step: float = 1.0
+    """The prompt's score resolution: scores are paired in steps from ``score_min`` (half
+    points: two steps a point), and the mean difference is given back on the prompt's
+    scale."""
     items: int = 0
     """Items of this dimension in either judge's records."""
     item_ids: list[str] = field(default_factory=list)
@@ -98,8 +102,8 @@ def _pair(dim: DimensionAgreement, ra: ContentRecord | None, rb: ContentRecord |
         ex.unscored_b += ra.score is not None and rb.score is None
     else:
         dim.item_ids.append(f"{ra.event_id}::{ra.dimension}")
-        dim.a.append(ra.score)
-        dim.b.append(rb.score)
+        dim.a.append(round((ra.score - dim.score_min) / dim.step))
+        dim.b.append(round((rb.score - dim.score_min) / dim.step))
 
 
 def compare_records(a: Sequence[ContentRecord], b: Sequence[ContentRecord],
@@ -116,8 +120,20 @@ def compare_records(a: Sequence[ContentRecord], b: Sequence[ContentRecord],
             prompt = load_prompt(first.prompt_id).prompt
             dims[first.dimension] = DimensionAgreement(
                 first.dimension, first.prompt_id, first.prompt_version, prompt.score_min,
-                prompt.score_max)
+                prompt.score_max, prompt.score_step)
         _pair(dims[first.dimension], ra, rb)
     for dim in dims.values():
-        dim.estimates = agreement(dim.a, dim.b, dim.score_min, dim.score_max, confidence)
+        top = round((dim.score_max - dim.score_min) / dim.step)
+        dim.estimates = [_on_scale(e, dim.step)
+                         for e in agreement(dim.a, dim.b, 0, top, confidence)]
     return list(dims.values())
+
+
+def _on_scale(estimate: Estimate, step: float) -> Estimate:
+    """A mean difference in steps back on the prompt's scale (the others have no unit)."""
+    if estimate.metric != "mean_difference" or step == 1.0:
+        return estimate
+    def scaled(x: float | None) -> float | None:
+        return None if x is None else x * step
+    return replace(estimate, value=scaled(estimate.value), ci_low=scaled(estimate.ci_low),
+                   ci_high=scaled(estimate.ci_high))

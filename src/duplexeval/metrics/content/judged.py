@@ -96,7 +96,7 @@ def plan_items(inputs: Sequence[ContentInput]) -> list[_Planned]:
     return out
 
 
-def _score_100(score: int | None, prompt: JudgePrompt) -> float | None:
+def _score_100(score: float | None, prompt: JudgePrompt) -> float | None:
     if score is None:
         return None
     return (score - prompt.score_min) / (prompt.score_max - prompt.score_min) * 100.0

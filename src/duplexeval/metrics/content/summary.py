@@ -1,8 +1,11 @@
 """The content records and their aggregation: ``content.jsonl`` lines (judged), the offline
 per-event values, and the rows that go into ``results.json``.
 
-Scales in the aggregates: judged dimensions are normalised to 0-100 (``(score - min) / (max -
-min) * 100``: M3's 0/1/2 become 0/50/100); ``qa_f1``, ``qa_em`` and ``truncated`` are shown
+Scales in the aggregates: judged dimensions of a normalised prompt are shown on 0-100
+(``(score - min) / (max - min) * 100``: M3's 0/1/2 become 0/50/100, MTR's 0/1 instruction and
+safety become percent); those of an ``own``-scale prompt keep it (FLEXI's TSS, EDS and
+coherence and MTR's dialogue quality on 0-5, half points allowed for MTR's, as their papers
+print them: :func:`judged_scale`); ``qa_f1``, ``qa_em`` and ``truncated`` are shown
 ×100 (percent); ``response_words`` is a count.  Each row has the mean with its Student-t 95 %
 interval (:mod:`duplexeval.metrics.stats`), ``n`` (scored events) and ``unscored`` (events judged
 but without a score: never dropped silently).
@@ -13,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
+from duplexeval.judge.templates import load_prompt
 from duplexeval.metrics.stats import summarize
 from duplexeval.results.content import (
     ContentAggregate,
@@ -20,7 +24,7 @@ from duplexeval.results.content import (
     OfflineRecord,
 )
 
-__all__ = ["CURVE_ROUNDS", "aggregate_content"]
+__all__ = ["CURVE_ROUNDS", "OWN_SCALES", "aggregate_content", "judged_scale"]
 
 
 _OFFLINE: tuple[tuple[str, Literal["percent", "count"], float], ...] = (
@@ -46,8 +50,13 @@ def _of(language: str, domain: str) -> Callable[[Row], bool]:
     return lambda r: r.language == language and r.domain == domain
 
 
+Scale = Literal["0-100", "0-5", "percent", "count"]
+OWN_SCALES: dict[str, Scale] = {"0-5": "0-5"}
+"""The prompts' own scales an aggregate can keep."""
+
+
 def _row(language: str, domain: str, kind: Literal["judged", "offline"], dimension: str,
-         scale: Literal["0-100", "percent", "count"], values: Iterable[float],
+         scale: Scale, values: Iterable[float],
          unscored: int, round_: int | None = None) -> ContentAggregate:
     s = summarize(values, bounded=scale != "count")
     return ContentAggregate(language=language, domain=domain, kind=kind, dimension=dimension,
@@ -57,15 +66,36 @@ def _row(language: str, domain: str, kind: Literal["judged", "offline"], dimensi
                             few_events=s.few, round=round_)
 
 
+def judged_scale(record: ContentRecord) -> tuple[Scale, float | None]:
+    """How a judged record enters the aggregates: on 0-100 (``score_100``) for a prompt whose
+    scale is normalised (M3's), or on the prompt's own scale (its ``score``: FLEXI's and MTR's
+    0-5, as their papers print them)."""
+    prompt = load_prompt(record.prompt_id).prompt
+    if prompt.scale == "own":
+        scale = f"{prompt.score_min}-{prompt.score_max}"
+        if scale not in OWN_SCALES:
+            raise ValueError(f"prompt {prompt.prompt_id}: no aggregate scale {scale}")
+        value = None if record.score is None else float(record.score)
+        return OWN_SCALES[scale], value
+    return "0-100", record.score_100
+
+
+def _judged_row(language: str, domain: str, dimension: str, records: Sequence[ContentRecord],
+                round_: int | None = None) -> ContentAggregate:
+    scales = [judged_scale(r) for r in records]
+    scale = scales[0][0]
+    values = [v for _, v in scales if v is not None]
+    return _row(language, domain, "judged", dimension, scale, values,
+                sum(v is None for _, v in scales), round_)
+
+
 def _curves(judged: Sequence[ContentRecord]) -> list[ContentAggregate]:
     rows = []
     for dimension in sorted({r.dimension for r in judged}):
         for k in range(1, CURVE_ROUNDS + 1):
             of = [r for r in judged if r.dimension == dimension and r.round == k]
             if of:
-                rows.append(_row("all", "all", "judged", dimension, "0-100",
-                                 [r.score_100 for r in of if r.score_100 is not None],
-                                 sum(r.score_100 is None for r in of), k))
+                rows.append(_judged_row("all", "all", dimension, of, k))
     return rows
 
 
@@ -78,9 +108,7 @@ def aggregate_content(judged: Sequence[ContentRecord],
         mine = [r for r in judged if keep(r)]
         for dimension in sorted({r.dimension for r in mine}):
             of = [r for r in mine if r.dimension == dimension]
-            rows.append(_row(language, domain, "judged", dimension, "0-100",
-                             [r.score_100 for r in of if r.score_100 is not None],
-                             sum(r.score_100 is None for r in of)))
+            rows.append(_judged_row(language, domain, dimension, of))
         kept = [r for r in offline if keep(r)]
         for name, scale, factor in _OFFLINE:
             values = [getattr(r, name) for r in kept]
