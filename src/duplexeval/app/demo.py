@@ -267,7 +267,7 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     named) adds FLEXI.  ``extra`` dataset folders are evaluated as M3 Multi (gen) cells.  The
     wall time of each stage (:data:`STAGES`) is printed last and written to
     ``runs_root/demo_timing.json`` (seconds, with the CPU count and load average)."""
-    from duplexeval.benchmarks import BENCHMARKS, evaluate
+    from duplexeval.benchmarks import BENCHMARKS
 
     timer = StageTimer()
     for stage in STAGES:
@@ -285,25 +285,8 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     subset: int | str | None = None if full else limit if limit is not None else "quick"
     chosen = tuple(b for b in DEMO_BENCHMARKS if b != "flexi" or flexi)
     m3_suites = [d.suite for d in datasets if d.suite and d.suite != "flexi-en"]
-    cells: dict[str, list[SystemCell]] = {b: [] for b in chosen}
-    for row in DEMO_SYSTEMS:
-        if row.variant and not variants:
-            continue
-        system = load_system(row.system, dict(row.args))
-        result = evaluate(system, list(chosen), runs_root / _slug(row.label), subset,
-                          select=_selector(row, m3_suites, chosen))
-        for stage, seconds in result.seconds.items():
-            timer.add(stage, seconds)
-        for bench, results in result.cells.items():
-            cells[bench] += [(row.label, r) for r in results]
-        for path in extra:
-            more = evaluate(system, [_extra_benchmark(path)],
-                            runs_root / _slug(row.label) / "data" / _slug(path.name),
-                            limit, data=path)
-            for stage, seconds in more.seconds.items():
-                timer.add(stage, seconds)
-            cells["m3"] = cells.get("m3", []) + [(row.label, r) for rs in more.cells.values()
-                                                 for r in rs]
+    cells = _evaluate_systems(chosen, m3_suites, runs_root, subset, extra, limit, variants,
+                              timer)
     with timer("tables"):
         lines = _write_tables(cells, runs_root, BENCHMARKS)
     print("\n".join(lines))
@@ -312,6 +295,38 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
                                        if c.results is not None], runs_root)))
     print()
     print(timer.line())
+    _write_timing(timer, runs_root, full, datasets)
+    return 0
+
+
+def _evaluate_systems(chosen: tuple[str, ...], m3_suites: list[str], runs_root: Path,
+                      subset: int | str | None, extra: list[Path], limit: int | None,
+                      variants: bool, timer: StageTimer) -> dict[str, list[SystemCell]]:
+    """``eval`` of each demo system into ``runs_root/SYSTEM/`` (and of each ``extra``
+    dataset); every benchmark's cells of every system, with the stages timed."""
+    from duplexeval.benchmarks import evaluate
+
+    cells: dict[str, list[SystemCell]] = {b: [] for b in chosen}
+    for row in DEMO_SYSTEMS:
+        if row.variant and not variants:
+            continue
+        system = load_system(row.system, dict(row.args))
+        results = [evaluate(system, list(chosen), runs_root / _slug(row.label), subset,
+                            select=_selector(row, m3_suites, chosen))]
+        results += [evaluate(system, [_extra_benchmark(path)],
+                             runs_root / _slug(row.label) / "data" / _slug(path.name),
+                             limit, data=path) for path in extra]
+        for result in results:
+            for stage, seconds in result.seconds.items():
+                timer.add(stage, seconds)
+            for bench, mine in result.cells.items():
+                cells.setdefault(bench, []).extend((row.label, r) for r in mine)
+    return cells
+
+
+def _write_timing(timer: StageTimer, runs_root: Path, full: bool,
+                  datasets: list[DemoDataset]) -> None:
+    """``runs_root/demo_timing.json``: seconds per stage, the CPU count and load average."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     runs_root.mkdir(parents=True, exist_ok=True)
     atomic_write_json(runs_root / "demo_timing.json", {
@@ -319,7 +334,6 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
         "total_seconds": round(sum(timer.seconds.values()), 2),
         "cpu_count": os.cpu_count(), "loadavg_at_end": list(load) if load else None,
         "full": full, "suites": [d.name for d in datasets]})
-    return 0
 
 
 def _extra_benchmark(path: Path) -> Benchmark:

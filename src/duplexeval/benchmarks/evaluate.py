@@ -329,24 +329,8 @@ JUDGE_CACHE = "judge-cache.sqlite"
 """The bundle's judge answer cache (``verify`` answers only from it)."""
 
 
-def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | Path,
-             subset: Subset = "quick", judge: JudgeSettings | None = None,
-             executor: EvalExecutor | None = None, progress: bool = True,
-             html: bool = False, data: str | Path | None = None,
-             select: Callable[[Benchmark, Cell], bool] | None = None) -> EvalResult:
-    """Evaluate ``system`` on ``benchmarks`` (names in :data:`BENCHMARKS`, or
-    :class:`Benchmark` declarations; a bundle of an unregistered one cannot be verified) into
-    the bundle
-    ``out`` (see the module docstring); returns what it made.  ``data`` replaces the bundled
-    suites (:func:`cell_data`: ``"official"`` or a folder; ``subset`` then only counts with
-    an int).  The judge's answers are cached in ``out/judge-cache.sqlite`` unless its
-    ``cache_path`` says otherwise.  ``html`` also writes the HTML report of every cell that ran
-    into ``out/report/`` (figures and every event; about 4 s a cell on 2 cores, so it is asked
-    for).  ``select`` keeps only the cells it accepts (``eval --protocol multi-gen``: M3's
-    Table 5 is Multi (gen)); the others are not in the bundle."""
-    out = Path(out)
-    if judge is not None and judge.cache_path is None:
-        judge = replace(judge, cache_path=out / JUDGE_CACHE)
+def _chosen(benchmarks: Sequence[str | Benchmark]) -> list[Benchmark]:
+    """The named or given benchmarks, each once, in order; none is a one-line error."""
     chosen: list[Benchmark] = []
     for named in benchmarks:
         found = named if isinstance(named, Benchmark) else BENCHMARKS.get(named)
@@ -355,6 +339,49 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
     if not chosen:
         raise DuplexevalError("eval: name at least one benchmark "
                               f"({', '.join(BENCHMARKS.names())})")
+    return chosen
+
+
+def _write_bundle_tables(system: System, chosen: Sequence[Benchmark],
+                         done: dict[str, list[CellResult]], labels: dict[tuple[str, str], str],
+                         out: Path, subset: Subset) -> dict[str, list[str]]:
+    """Each benchmark's tables and cells note; benchmark -> its files, relative to ``out``."""
+    tables: dict[str, list[str]] = {}
+    for bench in chosen:
+        results = done[bench.name]
+        folder = out / "tables" / bench.name
+        folder.mkdir(parents=True, exist_ok=True)
+        written = bench.write_tables([(system.name, r) for r in results], folder)
+        written.append(write_cells_note(bench, results, subset, folder,
+                                        [labels[(bench.name, r.cell.name)] for r in results]))
+        tables[bench.name] = [p.relative_to(out).as_posix() for p in written]
+    return tables
+
+
+def _system_json(system: System) -> dict[str, Any]:
+    return {"name": system.name, "version": system.version, "args": dict(system.args),
+            "class": f"{type(system).__module__}:{type(system).__qualname__}",
+            "capabilities": system.capabilities.to_json()}
+
+
+def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | Path,
+             subset: Subset = "quick", judge: JudgeSettings | None = None,
+             executor: EvalExecutor | None = None, progress: bool = True,
+             html: bool = False, data: str | Path | None = None,
+             select: Callable[[Benchmark, Cell], bool] | None = None) -> EvalResult:
+    """Evaluate ``system`` on ``benchmarks`` (names in :data:`BENCHMARKS`, or
+    :class:`Benchmark` declarations; a bundle of an unregistered one cannot be verified) into
+    the bundle ``out`` (see the module docstring); returns what it made.  ``data`` replaces
+    the bundled suites (:func:`cell_data`: ``"official"`` or a folder; ``subset`` then only
+    counts with an int).  The judge's answers are cached in ``out/judge-cache.sqlite`` unless
+    its ``cache_path`` says otherwise.  ``html`` also writes the HTML report of every cell that
+    ran into ``out/report/`` (figures and every event; about 4 s a cell on 2 cores, so it is
+    asked for).  ``select`` keeps only the cells it accepts (``eval --protocol multi-gen``:
+    M3's Table 5 is Multi (gen)); the others are not in the bundle."""
+    out = Path(out)
+    if judge is not None and judge.cache_path is None:
+        judge = replace(judge, cache_path=out / JUDGE_CACHE)
+    chosen = _chosen(benchmarks)
     safe_name(system.name, "system name")
     _check_out(out)
     keep = select or (lambda bench, cell: True)
@@ -374,17 +401,7 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
     finally:
         bar.close()
     start = time.perf_counter()
-    tables: dict[str, list[str]] = {}
-    for bench in chosen:
-        results = done[bench.name]
-        folder = out / "tables" / bench.name
-        folder.mkdir(parents=True, exist_ok=True)
-        written = bench.write_tables([(system.name, r) for r in results], folder)
-        written.append(write_cells_note(bench, results, subset, folder,
-                                        [labels[(bench.name, r.cell.name)] for r in results]))
-        tables[bench.name] = [p.relative_to(out).as_posix() for p in written]
-    cells = [_entry(b, r, out, subset, labels[(b.name, r.cell.name)])
-             for b in chosen for r in done[b.name]]
+    tables = _write_bundle_tables(system, chosen, done, labels, out, subset)
     ran = [r.run_dir for b in chosen for r in done[b.name] if r.results is not None]
     if html and ran:
         from duplexeval.report.html_report import html_report_of
@@ -392,11 +409,10 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
         html_report_of(ran, out / "report")
     manifest = EvalManifest(
         git_revision=_git_revision(), benchmarks={b.name: b.version for b in chosen},
-        system={"name": system.name, "version": system.version, "args": dict(system.args),
-                "class": f"{type(system).__module__}:{type(system).__qualname__}",
-                "capabilities": system.capabilities.to_json()},
-        judge=_judge_json(judge), judge_cache=_cache_name(judge, out), cells=cells,
-        tables=tables, files=_hashes(out, judge))
+        system=_system_json(system), judge=_judge_json(judge),
+        judge_cache=_cache_name(judge, out), tables=tables, files=_hashes(out, judge),
+        cells=[_entry(b, r, out, subset, labels[(b.name, r.cell.name)])
+               for b in chosen for r in done[b.name]])
     atomic_write_json(out / MANIFEST_FILE, manifest.model_dump(mode="json"))
     seconds["tables"] = time.perf_counter() - start
     return EvalResult(out, manifest, done, seconds)
