@@ -63,6 +63,7 @@ class MeasurementOrigin:
     end: str
 
     def to_json(self) -> dict[str, str]:
+        """Plain-data form, as results record it."""
         return {"start": self.start, "end": self.end}
 
 
@@ -173,6 +174,7 @@ def register_variant(cls: type[TimingVariant]) -> type[TimingVariant]:
 
 
 def variant_names() -> list[str]:
+    """The names of every known variant (built-in, added and from entry points)."""
     return VARIANTS.names()
 
 
