@@ -105,7 +105,7 @@ def test_a_system_without_teacher_forcing_gets_its_multi_ref_cells_skipped(
                .splitlines() if "unforced-silence" in line)
     assert "0.0" in row  # silence: a SHIFT TOR of 0, the cell measured
     note = (out / "tables" / "tiny-m3" / "cells.md").read_text()
-    assert "| m3-qa-en-multi-ref | m3-qa-en | first 1 | multi-ref | yes | m3 | not run: " \
+    assert "| m3-qa-en-multi-ref | suite m3-qa-en (first 1) | multi-ref | yes | m3 | not run: " \
            "unforced-silence: multi-ref needs teacher forcing" in note
 
 
@@ -233,8 +233,7 @@ def test_a_second_eval_with_a_judge_makes_no_call(tmp_path: Path,
         out = tmp_path / "bundle"
         with FakeJudge() as server:
             args = ["eval", "tiny-judged", "--system", "scripted", "--limit", "1", "-o", str(out),
-                    "--judge-url", server.base_url, "--judge-model", "fake-judge",
-                    "--judge-cache", str(tmp_path / "judge.sqlite")]
+                    "--judge-url", server.base_url, "--judge-model", "fake-judge"]
             assert main(args) == 0
             calls, frames = len(server.requests), _frames(out)
             assert calls > 0
@@ -244,6 +243,15 @@ def test_a_second_eval_with_a_judge_makes_no_call(tmp_path: Path,
         assert manifest.judge is not None and manifest.judge["model"] == "fake-judge"
         assert manifest.judge["prompts"]["m3.relevance"] >= 1
         assert (out / manifest.cells[0].run / "scores" / "m3" / "content.jsonl").is_file()
+        # the answers are in the bundle: verify re-judges from them alone (the server is gone)
+        assert manifest.judge_cache == "judge-cache.sqlite"
+        assert "judge-cache.sqlite" in manifest.files
+        capsys.readouterr()
+        assert main(["verify", str(out)]) == 0
+        (out / "judge-cache.sqlite").unlink()
+        assert main(["verify", str(out)]) == 1
+        report = capsys.readouterr().out
+        assert "judge-cache.sqlite: missing" in report
     finally:
         BENCHMARKS.remove(judged.name)
 
@@ -268,3 +276,32 @@ def test_an_out_that_is_a_file_is_refused_before_any_work(
     err = capsys.readouterr().err
     assert f"{out}: not a folder" in err and "Traceback" not in err
     assert out.read_text() == "not a folder" and sorted(tmp_path.iterdir()) == [out]
+
+
+def test_eval_data_dir_replaces_the_suites_and_official_skips_a_benchmark_without_release(
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--data DIR`` runs each cell on ``DIR/SUITE`` (here a copy of the suite's first
+    dialogue, so the folder is not a bundled suite build), says so in cells.md and marks
+    no cell §; ``--data official`` on an M3-style benchmark, which has no public release, skips
+    every cell with the reason and exits 0."""
+    import shutil
+
+    from duplexeval.suites import build_suite
+
+    data = tmp_path / "mine"
+    shutil.copytree(build_suite("m3-qa-en", limit=1, progress=False), data / "m3-qa-en")
+    out = tmp_path / "bundle"
+    assert main(["eval", "tiny-m3", "--system", "scripted", "--data", str(data),
+                 "-o", str(out)]) == 0
+    note = (out / "tables" / "tiny-m3" / "cells.md").read_text()
+    assert f"| m3-qa-en-multi-gen | {data / 'm3-qa-en'} | multi-gen |" in note
+    assert "§" not in (out / "tables" / "tiny-m3" / "table5.md").read_text()
+    assert main(["verify", str(out)]) == 0
+    capsys.readouterr()
+    official = tmp_path / "official"
+    assert main(["eval", "tiny-m3", "--system", "scripted", "--data", "official",
+                 "-o", str(official)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("has no public release to download") == 2
+    manifest = EvalManifest.model_validate_json((official / "eval.json").read_text())
+    assert {c.status for c in manifest.cells} == {"skipped"}

@@ -4,6 +4,8 @@ protocol rows, the dataset check)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -275,3 +277,29 @@ def test_latex_table6_spans_each_metric_over_its_protocols() -> None:
     assert r"Lang & Model & \multicolumn{3}{c}{SHIFT TOR$\uparrow$} & " in tex
     assert r" & & Single & Gen. & Ref. & Single & Gen. & Ref. \\" in tex
     assert r"80.0$\pm$5.0+ {\scriptsize n=30}" in tex
+
+
+def test_every_cell_carries_its_provenance_and_a_synthetic_suite_is_marked() -> None:
+    """A run on a bundled suite's build (its name a suite's, under the cache's ``suites/``)
+    gets § on every cell, a note saying it is not comparable with published numbers, and in
+    the CSV the definition, the data and the synthetic flag; a user's own dataset does not."""
+    suite = make_results("scripted", 0.9, 0.4)
+    suite = suite.model_copy(update={
+        "source": suite.source.model_copy(update={"dataset": DatasetRef(
+            name="m3-chat-en", path="/cache/suites/m3-chat-en-quick-0123456789abcdef",
+            content_hash="h1", language="en", domain="chat")}),
+        "variant": suite.variant.model_copy(update={"definition": "official code"})})
+    own = make_results("moshi", 0.8, 0.6, dataset="h2")
+    table = table5(_table(suite, own))
+    md = render_markdown(table)
+    rows = {r[1]: r for r in _md_cells(md)}
+    assert rows["scripted"][2] == "**90.0±5.0**§ (n=30)"
+    assert "§" not in rows["moshi"][2]
+    assert ("§ from a bundled synthetic suite: not comparable with published numbers. "
+            "Data: m3-chat-en, quick subset.") in md
+    assert "Definitions: m3 variant; m3 variant, official code (per cell in the CSV)." in md
+    lines = list(csv.DictReader(io.StringIO(render_csv(table))))
+    mine = [r for r in lines if r["model"] == "scripted"]
+    assert {(r["definition"], r["data"], r["synthetic"]) for r in mine} == {
+        ("m3 variant, official code", "m3-chat-en, quick subset", "true")}
+    assert {r["synthetic"] for r in lines if r["model"] == "moshi"} == {"false"}

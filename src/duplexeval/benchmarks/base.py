@@ -73,6 +73,10 @@ class Benchmark:
     write_tables: TableWriter
     notes: Mapping[str, str] = field(default_factory=dict)
     """What a reader of its tables must know (definitions, data), by topic."""
+    official_data: str | None = None
+    """The public release ``duplexeval data download NAME`` fetches for ``eval --data
+    official`` (:data:`duplexeval.data.recipes.download.RELEASES`); ``None``: none (M3's data
+    is rebuilt from its corpora with ``data import``)."""
 
     def cell(self, name: str) -> Cell:
         """The cell called ``name`` (KeyError if absent)."""

@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,6 +34,7 @@ from duplexeval.benchmarks.manifest import (
     CellEntry,
     EvalManifest,
     file_hashes,
+    sha256_file,
 )
 from duplexeval.benchmarks.registry import BENCHMARKS
 from duplexeval.data.validate import Need, load_dataset
@@ -50,7 +51,8 @@ from duplexeval.suites import build_suite
 from duplexeval.suites.build import Subset
 from duplexeval.systems.base import System
 
-__all__ = ["EvalExecutor", "EvalResult", "evaluate", "subset_name", "write_cells_note"]
+__all__ = ["JUDGE_CACHE", "OFFICIAL", "CellData", "EvalExecutor", "EvalResult", "cell_data",
+           "evaluate", "subset_name", "write_cells_note"]
 
 
 class EvalExecutor(Executor, TaskMap, Protocol):
@@ -82,25 +84,84 @@ def _git_revision() -> str | None:
     return done.stdout.strip() or None
 
 
+OFFICIAL = "official"
+"""``--data official``: each benchmark's public release (:attr:`Benchmark.official_data`)."""
+
+
+@dataclass(frozen=True)
+class CellData:
+    """Where a cell's dialogues come from: a folder, what to call it, or why there is none."""
+
+    path: Path | None
+    label: str
+    skipped: str | None = None
+
+
+def cell_data(bench: Benchmark, cell: Cell, data: str | Path | None, subset: Subset,
+              fetch: bool = True) -> CellData:
+    """The dataset of ``cell``:
+
+    * ``data=None``: the cell's bundled suite, its quick subset, first N or all (built once,
+      cached);
+    * ``"official"``: the benchmark's public release (``duplexeval data download``), all of it;
+      none for a benchmark without one (M3: its data is rebuilt from its corpora);
+    * a folder: that dataset for a benchmark of one suite (or ``DIR/SUITE`` when present), and
+      ``DIR/SUITE`` for each suite of a benchmark of several (M3: ``DIR/m3-chat-en``, ...).
+
+    With ``fetch=False`` nothing is built or downloaded (the label only, for ``verify``)."""
+    if data is None:
+        label = f"suite {cell.suite} ({subset_name(subset)})"
+        return CellData(build_suite(cell.suite, limit=subset, progress=False) if fetch
+                        else None, label)
+    if str(data) == OFFICIAL:
+        if bench.official_data is None:
+            return CellData(None, "", skipped=(
+                f"{bench.title} has no public release to download: rebuild its data from "
+                "its corpora (duplexeval data import ...) and pass --data DIR"))
+        label = f"official release {bench.official_data}"
+        if not fetch:
+            return CellData(None, label)
+        from duplexeval.data.recipes.download import official_dataset
+
+        return CellData(official_dataset(bench.official_data), label)
+    root = Path(data)
+    suites = {c.suite for c in bench.cells}
+    candidates = [root / cell.suite] + ([root] if len(suites) == 1 else [])
+    found = next((p for p in candidates if (p / "dataset.json").is_file()
+                  or any(p.glob("*.jsonl"))), None)
+    if found is None:
+        wanted = " or ".join(str(p) for p in candidates)
+        return CellData(None, "", skipped=f"no dataset at {wanted}")
+    return CellData(found, str(found))
+
+
 def _run_cell(system: System, bench: Benchmark, cell: Cell, out: Path, subset: Subset,
-              judge: JudgeSettings | None, executor: EvalExecutor | None) -> CellResult:
+              judge: JudgeSettings | None, executor: EvalExecutor | None,
+              data: str | Path | None) -> tuple[CellResult, str]:
     run_dir = out / "cells" / bench.name / cell.name
     reason = protocol_problem(cell.protocol, system.capabilities)
     if reason is not None:
-        return CellResult(cell, run_dir, None, skipped=f"{system.name}: {reason}")
-    dataset, _ = load_dataset(build_suite(cell.suite, limit=subset, progress=False),
-                              audio=Need.REQUIRE)
-    plan = build_plan(dataset, PlanOptions(protocol=cell.protocol, mute=cell.mute))
+        return (CellResult(cell, run_dir, None, skipped=f"{system.name}: {reason}"),
+                cell_data(bench, cell, data, subset, fetch=False).label)
+    where = cell_data(bench, cell, data, subset)
+    if where.path is None:
+        return CellResult(cell, run_dir, None, skipped=where.skipped), ""
+    dataset, _ = load_dataset(where.path, audio=Need.REQUIRE)
+    first = subset if data is not None and isinstance(subset, int) else None
+    plan = build_plan(dataset.dialogues[:first],
+                      PlanOptions(protocol=cell.protocol, mute=cell.mute,
+                                  channels=dataset.user_channels))
     execute_run(system, dataset, plan, run_dir, seed=0, progress=False, executor=executor)
     options = AnalysisOptions(content_event_types=cell.content_events)
     results, _ = score_run_dir(run_dir, RunDir(run_dir).scores(variant=cell.variant).root,
                                cell.variant,
                                options=options, progress=False,
                                judge=judge if cell.content_events else None, executor=executor)
-    return CellResult(cell, run_dir, results)
+    return CellResult(cell, run_dir, results), where.label
 
 
-def _entry(bench: Benchmark, result: CellResult, out: Path, subset: Subset) -> CellEntry:
+def _entry(bench: Benchmark, result: CellResult, out: Path, subset: Subset,
+           data: str) -> CellEntry:
     cell = result.cell
     results_file = RunDir(result.run_dir).scores(variant=cell.variant).results
     samples = failed = 0
@@ -114,21 +175,22 @@ def _entry(bench: Benchmark, result: CellResult, out: Path, subset: Subset) -> C
                      reason=result.skipped, run=result.run_dir.relative_to(out).as_posix(),
                      results=None if result.results is None
                      else results_file.relative_to(out).as_posix(),
-                     samples=samples, failed=failed)
+                     samples=samples, failed=failed, data=data)
 
 
 def write_cells_note(bench: Benchmark, results: Sequence[CellResult], subset: Subset,
-                      folder: Path) -> Path:
-    """``cells.md`` beside the tables: what each cell is, how it was scored, and why a cell
-    was not run; then the benchmark's notes (definitions, data)."""
+                     folder: Path, data: Sequence[str] = ()) -> Path:
+    """``cells.md`` beside the tables: what each cell is, what it ran on (``data``, one label
+    per cell), how it was scored, and why a cell was not run; then the benchmark's notes
+    (definitions, data)."""
     lines = [f"# {bench.title} (v{bench.version}): cells", "",
-             "| cell | suite | subset | protocol | user muted | variant | status |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
-    for r in results:
+             "| cell | data | protocol | user muted | variant | status |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    labels = list(data) or [f"suite {r.cell.suite} ({subset_name(subset)})" for r in results]
+    for r, label in zip(results, labels, strict=True):
         status = "run" if r.skipped is None else f"not run: {r.skipped}"
-        lines.append(f"| {r.cell.name} | {r.cell.suite} | {subset_name(subset)} | "
-                     f"{r.cell.protocol.value} | {'yes' if r.cell.mute else 'no'} | "
-                     f"{r.cell.variant} | {status} |")
+        lines.append(f"| {r.cell.name} | {label or '–'} | {r.cell.protocol.value} | "
+                     f"{'yes' if r.cell.mute else 'no'} | {r.cell.variant} | {status} |")
     lines += [""] + [f"- {topic}: {text}" for topic, text in bench.notes.items()]
     path = folder / "cells.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
@@ -144,19 +206,43 @@ def _check_out(out: Path) -> None:
         raise DuplexevalError(f"{existing}: not writable, so the bundle {out} cannot be written")
 
 
+def _cache_name(judge: JudgeSettings | None, out: Path) -> str | None:
+    if judge is None or judge.cache_path is None:
+        return None
+    path = Path(judge.cache_path)
+    return path.relative_to(out).as_posix() if path.is_relative_to(out) else str(path)
+
+
+def _hashes(out: Path, judge: JudgeSettings | None) -> dict[str, str]:
+    files = file_hashes(out, [out / "cells", out / "tables"])
+    cache = out / JUDGE_CACHE
+    if judge is not None and judge.cache_path == cache and cache.is_file():
+        files[JUDGE_CACHE] = sha256_file(cache)
+    return dict(sorted(files.items()))
+
+
 def _judge_json(judge: JudgeSettings | None) -> dict[str, Any] | None:
     return None if judge is None else dict(judge.describe())
+
+
+JUDGE_CACHE = "judge-cache.sqlite"
+"""The bundle's judge answer cache (``verify`` answers only from it)."""
 
 
 def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
              subset: Subset = "quick", judge: JudgeSettings | None = None,
              executor: EvalExecutor | None = None, progress: bool = True,
-             html: bool = False) -> EvalResult:
+             html: bool = False, data: str | Path | None = None) -> EvalResult:
     """Evaluate ``system`` on ``benchmarks`` (names in :data:`BENCHMARKS`) into the bundle
-    ``out`` (see the module docstring); returns what it made.  ``html`` also writes the HTML
-    report of every cell that ran into ``out/report/`` (figures and every event; about 4 s a
-    cell on 2 cores, so it is asked for)."""
+    ``out`` (see the module docstring); returns what it made.  ``data`` replaces the bundled
+    suites (:func:`cell_data`: ``"official"`` or a folder; ``subset`` then only counts with
+    an int).  The judge's answers are cached in ``out/judge-cache.sqlite`` unless its
+    ``cache_path`` says otherwise.  ``html`` also writes the HTML report of every cell that ran
+    into ``out/report/`` (figures and every event; about 4 s a cell on 2 cores, so it is asked
+    for)."""
     out = Path(out)
+    if judge is not None and judge.cache_path is None:
+        judge = replace(judge, cache_path=out / JUDGE_CACHE)
     chosen = [BENCHMARKS.get(name) for name in dict.fromkeys(benchmarks)]
     if not chosen:
         raise DuplexevalError("eval: name at least one benchmark "
@@ -165,6 +251,7 @@ def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
     _check_out(out)
     total = sum(len(b.cells) for b in chosen)
     done: dict[str, list[CellResult]] = {}
+    labels: dict[tuple[str, str], str] = {}
     tables: dict[str, list[str]] = {}
     with tqdm(total=total, desc=f"eval {system.name}", unit="cell", file=sys.stderr,
               disable=not progress) as bar:
@@ -172,15 +259,21 @@ def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
             results = []
             for cell in bench.cells:
                 bar.set_postfix_str(f"{bench.name} {cell.name}")
-                results.append(_run_cell(system, bench, cell, out, subset, judge, executor))
+                result, label = _run_cell(system, bench, cell, out, subset, judge, executor,
+                                          data)
+                results.append(result)
+                labels[(bench.name, cell.name)] = label
                 bar.update(1)
             done[bench.name] = results
             folder = out / "tables" / bench.name
             folder.mkdir(parents=True, exist_ok=True)
             written = bench.write_tables(system.name, results, folder)
-            written.append(write_cells_note(bench, results, subset, folder))
+            written.append(write_cells_note(
+                bench, results, subset, folder,
+                [labels[(bench.name, r.cell.name)] for r in results]))
             tables[bench.name] = [p.relative_to(out).as_posix() for p in written]
-    cells = [_entry(b, r, out, subset) for b in chosen for r in done[b.name]]
+    cells = [_entry(b, r, out, subset, labels[(b.name, r.cell.name)])
+             for b in chosen for r in done[b.name]]
     ran = [r.run_dir for b in chosen for r in done[b.name] if r.results is not None]
     if html and ran:
         from duplexeval.report.html_report import html_report_of
@@ -191,7 +284,7 @@ def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
         system={"name": system.name, "version": system.version, "args": dict(system.args),
                 "class": f"{type(system).__module__}:{type(system).__qualname__}",
                 "capabilities": system.capabilities.to_json()},
-        judge=_judge_json(judge), cells=cells, tables=tables,
-        files=file_hashes(out, [out / "cells", out / "tables"]))
+        judge=_judge_json(judge), judge_cache=_cache_name(judge, out), cells=cells,
+        tables=tables, files=_hashes(out, judge))
     atomic_write_json(out / MANIFEST_FILE, manifest.model_dump(mode="json"))
     return EvalResult(out, manifest, done)

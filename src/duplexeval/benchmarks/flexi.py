@@ -45,6 +45,7 @@ FLEXI = Benchmark(
     seed="FLEXI: full-duplex interaction scenarios (its per-scenario table)",
     cells=tuple(Cell("flexi-en", p, "flexi", content_events=()) for p in FLEXI_COLUMNS_BY_PROTOCOL),
     write_tables=_tables,
+    official_data="flexi",
     notes={"definitions": "the flexi variant, paper conventions (its compat mode: the code's)",
            "data": "bundled synthetic suite flexi-en: not comparable with published numbers"},
 )

@@ -4,7 +4,9 @@ Cells: the bundled suites ``m3-chat-en``, ``m3-chat-ja``, ``m3-qa-en`` and ``m3-
 its own user channels) under Single, Multi (gen) and Multi (ref), scored by the ``m3`` variant
 (the official code's timing rules) with the content metrics of TURN_SHIFT events (offline always,
 judged with a judge).  Tables: Table 5 (each system and protocol a row, timing and content per
-domain) and Table 6 (each system a row, the protocols side by side), in Markdown, CSV and LaTeX.
+domain) and Table 6 (each system a row, the protocols side by side), in Markdown, CSV and LaTeX;
+Figures 4 (the SHIFT latency CDF) and 5 (SHIFT and PAUSE TOR, Δ) on Chat, per language, with
+their data (:mod:`duplexeval.report.m3_figures`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from duplexeval.benchmarks.base import Benchmark, Cell, CellResult
 from duplexeval.plan.samples import EvalProtocol
+from duplexeval.report.m3_figures import FIGURE_DOMAIN, write_m3_figures
 from duplexeval.report.paper_tables import write_tables
 from duplexeval.report.table_data import merge_rows, row_sources
 
@@ -25,11 +28,16 @@ SUITES = ("m3-chat-en", "m3-chat-ja", "m3-qa-en", "m3-qa-ja")
 def _tables(label: str, cells: Sequence[CellResult], out: Path) -> list[Path]:
     rows = merge_rows([row for c in cells if c.results is not None
                        for row in row_sources(label, c.results, str(c.run_dir))])
-    return write_tables(rows, out, ("md", "csv", "tex")) if rows else []
+    written = write_tables(rows, out, ("md", "csv", "tex")) if rows else []
+    for language in ("en", "ja"):
+        chat = [c.results for c in cells
+                if c.results is not None and c.cell.suite == f"m3-{FIGURE_DOMAIN}-{language}"]
+        written += write_m3_figures(label, chat, out, language)
+    return written
 
 
 M3 = Benchmark(
-    name="m3", version="1", title="M3-DuplexBench",
+    name="m3", version="2", title="M3-DuplexBench",
     seed="M3-DuplexBench: multi-turn, multi-protocol full-duplex evaluation (Tables 5 and 6)",
     cells=tuple(Cell(suite, protocol, "m3") for suite in SUITES for protocol in EvalProtocol),
     write_tables=_tables,

@@ -5,7 +5,8 @@ Layout of a bundle (``duplexeval eval ... -o OUT``)::
     OUT/
       eval.json                      this manifest (written last)
       cells/{benchmark}/{cell}/      one run directory per cell; its scores in scores/{variant}/
-      tables/{benchmark}/            the benchmark's tables (md, csv, tex)
+      tables/{benchmark}/            the benchmark's tables (md, csv, tex) and figures
+      judge-cache.sqlite             the judge's answers (with a judge): verify reads only these
 
 ``files`` maps every file a number depends on (relative to ``OUT``, ``/``-separated) to its
 SHA-256: each cell's sample wavs and records, its analysis and its scores, and the tables.  A
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,7 +32,8 @@ __all__ = ["MANIFEST_FILE", "MANIFEST_VERSION", "CellEntry", "EvalManifest", "fi
            "sha256_file"]
 
 MANIFEST_FILE = "eval.json"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION: Final = 2
+"""2: ``data`` of each cell and ``judge_cache``; 1: the first."""
 
 
 class CellEntry(BaseModel):
@@ -55,13 +57,16 @@ class CellEntry(BaseModel):
     """The results file, relative to the bundle (``None`` when skipped)."""
     samples: int = 0
     failed: int = 0
+    data: str = ""
+    """What the cell ran on: ``suite NAME (SUBSET)`` for a bundled suite's build, or the
+    dataset folder given with ``--data`` ('' in a version-1 manifest or a skipped cell)."""
 
 
 class EvalManifest(BaseModel):
     """``eval.json`` (``schema_version`` changes with any incompatible change)."""
 
     model_config = ConfigDict(extra="forbid")
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1, 2] = 2
     tool: str = Field(default_factory=lambda: f"duplexeval {__version__}")
     git_revision: str | None = None
     benchmarks: dict[str, str]
@@ -70,6 +75,9 @@ class EvalManifest(BaseModel):
     """Name, version, arguments and capabilities of the system under test."""
     judge: dict[str, Any] | None = None
     """The judge's model and endpoint, and the prompt versions (``None``: no judged metric)."""
+    judge_cache: str | None = None
+    """The judge's answer cache, relative to the bundle when it is inside it
+    (``judge-cache.sqlite``; ``verify`` answers only from it), else its path."""
     cells: list[CellEntry]
     tables: dict[str, list[str]]
     """Benchmark -> its table files, relative to the bundle."""

@@ -3,7 +3,9 @@ window.
 
 Cells: ``mtr-en`` under Multi (ref) (the reference history before each round, MTR's protocol)
 and Multi (gen) without muting (the system's own history), scored by the ``mtr`` variant.
-Tables: the aggregates per event type and the round curves.
+Tables (:mod:`duplexeval.report.mtr_tables`): the per-feature table (round 1 and rounds 1-10),
+the ablation over feature combinations and the round curves, each from the dialogues labelled
+with its feature only; then every aggregate over all dialogues.
 """
 
 from __future__ import annotations
@@ -14,31 +16,54 @@ from pathlib import Path
 from duplexeval.benchmarks.base import Benchmark, Cell, CellResult
 from duplexeval.fileio import atomic_write_text
 from duplexeval.plan.samples import EvalProtocol
+from duplexeval.report.mtr_tables import (
+    ablation_table,
+    feature_table,
+    round_table,
+    table_csv,
+    table_markdown,
+)
+from duplexeval.report.plots import protocol_name
 from duplexeval.report.text import variant_curve_lines, variant_table_lines
 
 __all__ = ["MTR"]
 
 
+def _row_name(label: str, cell: Cell) -> str:
+    return f"{label} ({protocol_name(cell.protocol.value)}{'' if cell.mute else ', unmuted'})"
+
+
 def _tables(label: str, cells: Sequence[CellResult], out: Path) -> list[Path]:
+    runs = [(_row_name(label, c.cell), c.results) for c in cells if c.results is not None]
+    tables = [feature_table(runs), ablation_table(runs), round_table(runs)]
     lines = [f"# MTR-DuplexBench: {label}", ""]
+    skipped = [c for c in cells if c.results is None]
+    lines += [f"- {_row_name(label, c.cell)}: not run: {c.skipped}" for c in skipped]
+    lines += [""] if skipped else []
+    written = []
+    for table in tables:
+        lines += [table_markdown(table)]
+        path = out / f"{table.name}.csv"
+        atomic_write_text(path, table_csv(table))
+        written.append(path)
+    lines += ["## Every aggregate, over all dialogues", ""]
     for cell in cells:
-        lines += [f"## {cell.cell.protocol.value}" + ("" if cell.cell.mute else " (unmuted)"), ""]
-        if cell.results is None:
-            lines += [f"not run: {cell.skipped}", ""]
-            continue
-        lines += [*variant_table_lines(cell.results), ""]
-        lines += [*variant_curve_lines(cell.results), ""]
+        if cell.results is not None:
+            lines += [f"### {_row_name(label, cell.cell)}", "", "```",
+                      *variant_table_lines(cell.results), "", *variant_curve_lines(cell.results),
+                      "```", ""]
     path = out / "mtr.md"
     atomic_write_text(path, "\n".join(lines))
-    return [path]
+    return [path, *written]
 
 
 MTR = Benchmark(
-    name="mtr", version="1", title="MTR-DuplexBench",
+    name="mtr", version="2", title="MTR-DuplexBench",
     seed="MTR-DuplexBench: multi-round evaluation with ground-truth history",
     cells=(Cell("mtr-en", EvalProtocol.MULTI_REF, "mtr", mute=False, content_events=()),
            Cell("mtr-en", EvalProtocol.MULTI_GEN, "mtr", mute=False, content_events=())),
     write_tables=_tables,
-    notes={"definitions": "the mtr variant (MTR's timing rules)",
+    official_data="mtr",
+    notes={"definitions": "the mtr variant (MTR's timing rules, its released code)",
            "data": "bundled synthetic suite mtr-en: not comparable with published numbers"},
 )

@@ -1,13 +1,16 @@
 """``duplexeval verify OUT``: an evaluation bundle recomputed offline and checked.
 
-Three checks, every one without the model (and without a judge):
+Three checks, every one without the model (and without calling a judge: judged content is
+answered only from the bundle's ``judge-cache.sqlite``, and an answer missing there is a
+difference):
 
 1. **Hashes.**  Every file ``eval.json`` lists is present and has its SHA-256.
 2. **Scores.**  Each cell that ran is scored again from its own samples and analysis, in a
    temporary copy of its run directory, by the variant of the manifest; its per-event rows and
    aggregate must be byte-identical to the bundle's, its results equal but for paths.
 3. **Tables.**  Each benchmark's tables are written again from the cells' results and must be
-   byte-identical to the bundle's.
+   byte-identical to the bundle's; a figure's data CSV is, and its images are checked by hash
+   (their bytes depend on the installed matplotlib and fonts).
 
 Each difference is one line naming the file or cell; :func:`verify_bundle` returns them (none:
 the bundle holds).  A missing or malformed ``eval.json`` is a one-line error.
@@ -29,7 +32,9 @@ from duplexeval.benchmarks.evaluate import write_cells_note
 from duplexeval.benchmarks.manifest import MANIFEST_FILE, CellEntry, EvalManifest, sha256_file
 from duplexeval.benchmarks.registry import BENCHMARKS
 from duplexeval.errors import DuplexevalError
+from duplexeval.metrics.content.score import JudgeSettings
 from duplexeval.metrics.score_run import score_run_dir
+from duplexeval.report.m3_figures import is_image
 from duplexeval.results import load
 from duplexeval.runs.directory import RunDir
 from duplexeval.suites.build import Subset
@@ -84,7 +89,20 @@ def _without_paths(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "source": source}
 
 
-def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport) -> None:
+def _bundle_judge(out: Path, manifest: EvalManifest, tmp: Path) -> JudgeSettings | None:
+    """The manifest's judge answering only from a copy of the bundle's cache (``None``: no
+    judge, or its cache is outside the bundle)."""
+    judge, cache = manifest.judge, manifest.judge_cache
+    if not judge or cache is None or Path(cache).is_absolute() or not (out / cache).is_file():
+        return None
+    copy = tmp / "judge-cache.sqlite"
+    shutil.copyfile(out / cache, copy)
+    return JudgeSettings(base_url=str(judge.get("base_url", "")), model=str(judge["model"]),
+                         cache_path=copy, cache_only=True)
+
+
+def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport,
+             manifest: EvalManifest) -> None:
     cell = bench.cell(entry.cell)
     run = out / entry.run
     files = RunDir(run).scores(variant=entry.variant)
@@ -93,9 +111,10 @@ def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport
         skip = {files.root.parent.name, RunDir(run).lock_path.name}
         shutil.copytree(run, copy, ignore=lambda _, names: [n for n in names if n in skip])
         again = RunDir(copy).scores(variant=entry.variant)
+        judge = _bundle_judge(out, manifest, Path(tmp)) if cell.content_events else None
         try:
             results, _ = score_run_dir(
-                copy, again.root, entry.variant, progress=False,
+                copy, again.root, entry.variant, progress=False, judge=judge,
                 options=AnalysisOptions(content_event_types=cell.content_events))
         except DuplexevalError as exc:
             report.problems.append(f"{entry.run}: cannot be scored again ({exc})")
@@ -130,11 +149,14 @@ def _check_tables(out: Path, manifest: EvalManifest, bench: Benchmark,
     with tempfile.TemporaryDirectory(prefix="duplexeval-verify-") as tmp:
         again = Path(tmp)
         written = bench.write_tables(str(manifest.system.get("name", "")), cells, again)
-        written.append(write_cells_note(bench, cells, _subset(entries), again))
+        written.append(write_cells_note(bench, cells, _subset(entries), again,
+                                        [e.data for e in entries]))
         for path in written:
             rel = f"tables/{bench.name}/{path.name}"
             mine = out / rel
             report.tables += 1
+            if is_image(path):
+                continue  # a figure: its data CSV is compared, its bytes hash-checked
             if not mine.is_file():
                 report.problems.append(f"{rel}: missing")
             elif mine.read_bytes() != path.read_bytes():
@@ -156,6 +178,6 @@ def verify_bundle(out: str | Path) -> VerifyReport:
             continue
         for entry in manifest.cells:
             if entry.benchmark == name and entry.status == "done":
-                _rescore(out, entry, bench, report)
+                _rescore(out, entry, bench, report, manifest)
         _check_tables(out, manifest, bench, report)
     return report

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from duplexeval.cli.accuracy_commands import add_accuracy
+from duplexeval.cli.agreement_commands import add_judge_agreement
 from duplexeval.cli.bc_commands import add_bc_reference
 from duplexeval.cli.data_commands import add_annotate, add_data, add_synth, add_validate
 from duplexeval.cli.eval_commands import add_eval
@@ -25,8 +26,8 @@ from duplexeval.version import describe
 __all__ = ["build_parser", "main"]
 
 BUILDERS = (add_validate, add_annotate, add_synth, add_data, add_plan, add_systems, add_run,
-            add_analyze, add_score, add_segment, add_bc_reference, add_report, add_compare,
-            add_accuracy, add_results, add_eval, add_verify, add_demo)
+            add_analyze, add_score, add_judge_agreement, add_segment, add_bc_reference,
+            add_report, add_compare, add_accuracy, add_results, add_eval, add_verify, add_demo)
 """Each adds one subcommand (``data`` adds its group) to the subparsers."""
 
 

@@ -1,7 +1,7 @@
 """Data subcommands: ``validate``, ``annotate``, ``synth`` and the ``data`` group
-(``voice-bursts``, ``build``, ``list``; ``import``, ``stats``, ``split`` and ``segment`` in
-:mod:`.import_commands`; ``quality`` in :mod:`.quality_commands`, ``rewrite`` and ``voices`` in
-:mod:`.rewrite_commands`)."""
+(``voice-bursts``, ``build``, ``list``, ``download``; ``import``, ``stats``, ``split`` and
+``segment`` in :mod:`.import_commands`; ``quality`` in :mod:`.quality_commands`, ``rewrite`` and
+``voices`` in :mod:`.rewrite_commands`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from duplexeval.cli.quality_commands import add_quality
 from duplexeval.cli.rewrite_commands import add_rewrite, add_voices
 from duplexeval.errors import DuplexevalError
 
-__all__ = ["add_annotate", "add_data", "add_synth", "add_validate"]
+__all__ = ["add_annotate", "add_data", "add_download", "add_synth", "add_validate"]
 
 Subparsers = Any  # argparse's private _SubParsersAction
 
@@ -168,8 +168,8 @@ def _quality(out: Path, split: str, gaps: tuple[float, ...], asr: bool) -> None:
 
 
 def add_data(sub: Subparsers) -> None:
-    """The ``data`` group: ``voice-bursts``, ``build``, ``list``, ``import``, ``stats``,
-    ``split``, ``segment``, ``quality``, ``rewrite``, ``voices``."""
+    """The ``data`` group: ``voice-bursts``, ``build``, ``list``, ``download``, ``import``,
+    ``stats``, ``split``, ``segment``, ``quality``, ``rewrite``, ``voices``."""
     p = sub.add_parser("data", help="dataset utilities: voice annotations, bundled suites")
     data_sub = p.add_subparsers(dest="data_command", required=True, metavar="DATA_COMMAND")
     q = data_sub.add_parser("voice-bursts", help="stereo audio for an annotated dataset: "
@@ -191,6 +191,7 @@ def add_data(sub: Subparsers) -> None:
     q.set_defaults(func=_data_build)
     q = data_sub.add_parser("list", help="the bundled suites, built or not, with sizes")
     q.set_defaults(func=_data_list)
+    add_download(data_sub)
     add_import(data_sub)
     add_stats(data_sub)
     add_split(data_sub)
@@ -198,6 +199,42 @@ def add_data(sub: Subparsers) -> None:
     add_quality(data_sub)
     add_rewrite(data_sub)
     add_voices(data_sub)
+
+
+def add_download(data_sub: Subparsers) -> None:
+    """``data download NAME [--revision REV] [--endpoint URL] [--force]``."""
+    from duplexeval.data.recipes.download import RELEASES
+
+    names = ", ".join(RELEASES)
+    q = data_sub.add_parser("download", help="fetch a peer benchmark's public data from the "
+                            f"Hugging Face Hub into the cache and import it ({names}); the only "
+                            "command that downloads data",
+                            description="Download the pinned release NAME (only the files its "
+                            "importer reads) into CACHE/official/hub and import it into "
+                            "CACHE/official/NAME (CACHE: $DUPLEXEVAL_CACHE, else "
+                            "~/.cache/duplexeval); a second call does nothing. "
+                            "Exit 2: unknown NAME, not on the hub, not what the importer reads, "
+                            "or HF_HUB_OFFLINE without the dataset; exit 1: the hub cannot be "
+                            "reached or fails (try again).")
+    q.add_argument("name", metavar="NAME", help=f"the release: {names}")
+    q.add_argument("--revision", default=None, help="a commit or tag instead of the pinned one")
+    q.add_argument("--endpoint", default=None, metavar="URL",
+                   help="the hub (default: $HF_ENDPOINT, else https://huggingface.co)")
+    q.add_argument("--force", action="store_true", help="resolve the revision again and "
+                   "re-import even when the cache holds the dataset")
+    q.set_defaults(func=_data_download)
+
+
+def _data_download(args: argparse.Namespace) -> int:
+    from duplexeval.data.recipes.download import fetch_official
+
+    done = fetch_official(args.name, endpoint=args.endpoint, revision=args.revision,
+                          force=args.force)
+    where = f"{done.release.repo_id}@{done.revision}" + (
+        f" ({done.commit[:12]})" if done.commit and done.commit != done.revision else "")
+    state = f"imported: {done.imported}" if done.imported is not None else "already in the cache"
+    print(f"{done.release.name}: {done.path} from {where}; {state}")
+    return 0
 
 
 def _voice_bursts(args: argparse.Namespace) -> int:

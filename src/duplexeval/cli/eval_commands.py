@@ -33,6 +33,11 @@ def add_eval(sub: Subparsers) -> None:
     size.add_argument("--full", action="store_true", help="the whole suites")
     size.add_argument("--limit", type=positive_int, default=None, metavar="N",
                       help="the first N dialogues of each suite")
+    p.add_argument("--data", default=None, metavar="official|DIR",
+                   help="instead of the bundled suites: 'official' (each benchmark's public "
+                   "release, downloaded once by `data download`) or a folder (the dataset of "
+                   "a one-suite benchmark, or DIR/SUITE for each suite, e.g. DIR/m3-chat-en); "
+                   "--limit still counts dialogues")
     p.add_argument("-o", "--out", required=True, metavar="OUT", help="the bundle folder")
     p.add_argument("--html", action="store_true", help="also the HTML report of every cell "
                    "(OUT/report/index.html: figures, every event with its audio)")
@@ -64,7 +69,7 @@ def _eval(args: argparse.Namespace) -> int:
     with executor_from(args) as executor:
         system = load_system(args.system, system_args(args.system_arg))
         result = evaluate(system, [b.name for b in benchmarks], Path(args.out), subset,
-                          judge=judge, executor=executor, html=args.html)
+                          judge=judge, executor=executor, html=args.html, data=args.data)
     for bench in benchmarks:
         cells = result.cells[bench.name]
         print(f"{bench.title} (v{bench.version}): "

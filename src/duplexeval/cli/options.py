@@ -20,6 +20,8 @@ from duplexeval.errors import DuplexevalError
 __all__ = [
     "add_analysis_options",
     "add_executor_options",
+    "add_judge_call_options",
+    "add_judge_endpoint_options",
     "add_plan_options",
     "analysis_options",
     "channels",
@@ -230,6 +232,12 @@ def add_judge_endpoint_options(g: argparse._ArgumentGroup) -> None:
                    help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (key from "
                         "DUPLEXEVAL_JUDGE_API_KEY or OPENAI_API_KEY)")
     g.add_argument("--judge-model", default=None, metavar="MODEL", help="the judge model")
+    add_judge_call_options(g)
+
+
+def add_judge_call_options(g: argparse._ArgumentGroup) -> None:
+    """How judges are called, whichever judges are named: ``--judge-concurrency``,
+    ``--judge-timeout``, ``--judge-cache``."""
     g.add_argument("--judge-concurrency", type=positive_int, default=4, metavar="N",
                    help="requests in flight at once (default 4)")
     g.add_argument("--judge-timeout", type=float, default=60.0, metavar="SECONDS",

@@ -29,7 +29,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from duplexeval.analysis.segments import SpeechSegment
 from duplexeval.registry import Registry, subclass_of
@@ -39,6 +39,7 @@ __all__ = [
     "INPUT_CHANNEL",
     "SYSTEM_CHANNEL",
     "VARIANTS",
+    "Definition",
     "DimensionScore",
     "EventScore",
     "EventView",
@@ -121,6 +122,10 @@ class EventScore:
     dimensions: tuple[DimensionScore, ...]
 
 
+Definition = Literal["official code", "paper", "compat"]
+"""Which definition made a number (see :meth:`TimingVariant.definition`)."""
+
+
 class TimingVariant(ABC):
     """A named, versioned set of timing metric definitions."""
 
@@ -146,6 +151,13 @@ class TimingVariant(ABC):
     def settings(self) -> dict[str, Any]:
         """Parameters that change values (recorded in results)."""
         return {}
+
+    def definition(self) -> Definition:
+        """Which definition these settings apply: ``official code`` (the benchmark's released
+        code, as M3's and MTR's variants do), ``paper`` (the paper's text where the code
+        differs) or ``compat`` (a paper-default variant run in its code mode).  Recorded in
+        results and printed with every table cell."""
+        return "official code"
 
     def measurement_origin(self, dimension: str, metric: str) -> MeasurementOrigin | None:
         """Where ``metric`` of ``dimension`` starts and ends (``None``: not an interval)."""

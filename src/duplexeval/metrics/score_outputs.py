@@ -27,7 +27,12 @@ from duplexeval.environment import numeric_stack
 from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line
 from duplexeval.metrics.base import EventScore, TimingVariant
 from duplexeval.metrics.content.score import ContentOutcome
-from duplexeval.metrics.scoring import aggregate_rows, official_aggregate, per_event_rows
+from duplexeval.metrics.scoring import (
+    aggregate_rows,
+    label_rows,
+    official_aggregate,
+    per_event_rows,
+)
 from duplexeval.results.content import ContentResults
 from duplexeval.results.model import (
     AggregateRow,
@@ -52,16 +57,22 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
                           event_start=s.event.event_start, event_end=s.event.event_end)
               for s in scores for d in s.dimensions]
     origins = {key: Origin(**o.to_json()) for key, o in variant.measurement_origins.items()}
-    rows = []
-    for r in aggregate_rows(scores):
-        found = variant.measurement_origin(r["dimension"], r["metric"])
-        rows.append(AggregateRow(**r, measurement_origin=Origin(**found.to_json())
-                                 if found is not None else None))
+
+    def typed(raw: list[dict[str, Any]]) -> list[AggregateRow]:
+        out = []
+        for r in raw:
+            found = variant.measurement_origin(r["dimension"], r["metric"])
+            out.append(AggregateRow(**r, measurement_origin=Origin(**found.to_json())
+                                    if found is not None else None))
+        return out
+
     return Results(source=source,
                    variant=VariantInfo(name=variant.name, version=variant.version,
                                        source=variant.source, settings=variant.settings(),
+                                       definition=variant.definition(),
                                        measurement_origin=origins),
-                   analysis=analysis, events=events, aggregates=rows, content=content,
+                   analysis=analysis, events=events, aggregates=typed(aggregate_rows(scores)),
+                   label_aggregates=typed(label_rows(scores)), content=content,
                    environment=numeric_stack())
 
 

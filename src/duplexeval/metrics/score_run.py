@@ -15,7 +15,7 @@ from duplexeval.errors import DuplexevalError
 from duplexeval.metrics.base import EventView, get_variant
 from duplexeval.metrics.content.context import generated_histories
 from duplexeval.metrics.content.inputs import CONTENT_EVENT_TYPES, ContentOptions, HistorySource
-from duplexeval.metrics.content.rounds import RoundFinder, annotated_rounds
+from duplexeval.metrics.content.rounds import RoundFinder, annotated_rounds, dialogue_label
 from duplexeval.metrics.content.score import JudgeSettings, content_not_computed, score_content
 from duplexeval.metrics.m3_metadata import read_m3_outputs
 from duplexeval.metrics.score_outputs import write_score_outputs
@@ -135,6 +135,8 @@ def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,
     * ``round``: their user round in the dialogue (from 1; absent when the dataset is
       unavailable or no round contains the event start);
     * ``mtr_round``: that round's annotation when the suite annotates rounds (``mtr``);
+    * ``dialogue_label``: what the dialogue exercises when its suite says so
+      (:func:`~duplexeval.metrics.content.rounds.dialogue_label`: MTR's feature or combination);
     * ``flexi``: the FLEXI item annotation when the event is the item's anchor event (same
       kind, same start within 1e-6 s; :mod:`duplexeval.data.flexi_record`)."""
     if dialogues is None:
@@ -150,6 +152,9 @@ def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,
             annotated = annotated_rounds(dialogue, user) if dialogue else []
             if k <= len(annotated):
                 extra["mtr_round"] = annotated[k - 1]
+        label = dialogue_label(dialogue) if dialogue is not None else None
+        if label is not None:
+            extra["dialogue_label"] = label
         flexi = _flexi_anchor(dialogue, e)
         if flexi is not None:
             extra["flexi"] = flexi

@@ -20,6 +20,7 @@ from duplexeval.metrics.stats import summarize
 __all__ = [
     "AggregateKey",
     "aggregate_rows",
+    "label_rows",
     "official_aggregate",
     "per_event_rows",
     "score_events",
@@ -111,16 +112,47 @@ def _in_round(k: int) -> Callable[[EventScore], bool]:
     return lambda s: s.event.metadata.get("round") == k
 
 
-def _round_rows(scores: Sequence[EventScore]) -> list[dict[str, Any]]:
+def _round_rows(scores: Sequence[EventScore],
+                keep: Callable[[EventScore], bool] = lambda s: True,
+                **fields: Any) -> list[dict[str, Any]]:
     """Per-round rows (rounds 1 to :data:`CURVE_ROUNDS`, over all languages and domains) for
-    events whose metadata carries their ``round`` in the dialogue (the MTR-style curves)."""
+    events whose metadata carries their ``round`` in the dialogue (the MTR-style curves), of
+    the events ``keep`` selects; ``fields`` join every row."""
     rows: list[dict[str, Any]] = []
     for k in range(1, CURVE_ROUNDS + 1):
+        chosen = _both(_in_round(k), keep)
         for extras in (False, True):
-            groups = _groups(scores, extras, _in_round(k))
+            groups = _groups(scores, extras, chosen)
             for key, values in sorted(groups.items()):
                 rows.append({"language": "all", "domain": "all", "official": not extras,
-                             **_row(key, values), "round": k})
+                             **_row(key, values), "round": k, **fields})
+    return rows
+
+
+def _both(a: Callable[[EventScore], bool],
+          b: Callable[[EventScore], bool]) -> Callable[[EventScore], bool]:
+    return lambda s: a(s) and b(s)
+
+
+def _with_label(label: str) -> Callable[[EventScore], bool]:
+    """Whether a score's event is in a dialogue labelled ``label``."""
+    return lambda s: s.event.metadata.get("dialogue_label") == label
+
+
+def label_rows(scores: Sequence[EventScore]) -> list[dict[str, Any]]:
+    """Rows per dialogue label (MTR's features and combinations: the ``dialogue_label`` of the
+    event metadata), over all rounds (``round`` ``None``) and per round, over all languages and
+    domains; none when no event carries a label."""
+    labels = sorted({str(s.event.metadata["dialogue_label"]) for s in scores
+                     if s.event.metadata.get("dialogue_label") is not None})
+    rows: list[dict[str, Any]] = []
+    for label in labels:
+        keep = _with_label(label)
+        for extras in (False, True):
+            for key, values in sorted(_groups(scores, extras, keep).items()):
+                rows.append({"language": "all", "domain": "all", "official": not extras,
+                             **_row(key, values), "label": label})
+        rows += _round_rows(scores, keep, label=label)
     return rows
 
 

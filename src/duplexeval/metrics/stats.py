@@ -29,12 +29,15 @@ from typing import Literal
 import numpy as np
 from scipy import stats as _scipy_stats
 
-__all__ = ["FEW_EVENTS", "RESAMPLES", "Method", "Summary", "summarize", "wilson_interval"]
+__all__ = ["FEW_EVENTS", "RESAMPLES", "SEED", "Method", "Summary", "percentile_interval",
+           "resample_indices", "summarize", "wilson_interval"]
 
 FEW_EVENTS = 20
 """Below this many events an estimate is flagged (†), as in M3-DuplexBench's tables."""
 RESAMPLES = 2000
 """Bootstrap resamples of an interval."""
+SEED = 0
+"""The seed of every bootstrap's generator (``numpy.random.default_rng``)."""
 Method = Literal["t", "wilson", "bootstrap"]
 
 
@@ -85,13 +88,27 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def resample_indices(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """The bootstrap's draws: a ``(resamples, n)`` integer array, each row ``n`` indices into
+    ``n`` items drawn with replacement from ``default_rng(seed)`` (the same ``n`` gives the same
+    rows).  A statistic of several columns (two judges' scores) indexes all of them with the
+    same row, so the items are resampled as pairs."""
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
+def percentile_interval(estimates: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The percentile bootstrap interval: the ``(1 - confidence) / 2`` and ``(1 + confidence) /
+    2`` quantiles (numpy's linear interpolation) of the statistic over the resamples."""
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(estimates, [tail, 100 - tail])
+    return float(low), float(high)
+
+
 def _bootstrap(xs: list[float], confidence: float) -> tuple[float, float]:
     data = np.asarray(xs, dtype=np.float64)
-    rng = np.random.default_rng(0)
-    means = data[rng.integers(0, len(data), size=(RESAMPLES, len(data)))].mean(axis=1)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return max(float(low), float(data.min())), min(float(high), float(data.max()))
+    means = data[resample_indices(len(data))].mean(axis=1)
+    low, high = percentile_interval(means, confidence)
+    return max(low, float(data.min())), min(high, float(data.max()))
 
 
 def summarize(values: Iterable[float | int | bool], confidence: float = 0.95,

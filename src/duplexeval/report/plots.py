@@ -64,11 +64,14 @@ def save_figure(fig: Figure, stem: Path, formats: Sequence[str] = FORMATS,
     """Write ``stem.png``, ``stem.svg`` (the ``formats``); returns the files."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
-    for ext in formats:
-        path = stem.with_name(f"{stem.name}.{ext}")
-        fig.savefig(path, format=ext, dpi=dpi, bbox_inches="tight",
-                    metadata={"Date": None} if ext == "svg" else None)
-        out.append(path)
+    # a fixed salt for the SVG element ids (matplotlib draws a random one by default), so that
+    # one figure gives one file
+    with matplotlib.rc_context({"svg.hashsalt": "duplexeval"}):
+        for ext in formats:
+            path = stem.with_name(f"{stem.name}.{ext}")
+            fig.savefig(path, format=ext, dpi=dpi, bbox_inches="tight",
+                        metadata={"Date": None} if ext == "svg" else None)
+            out.append(path)
     return out
 
 

@@ -5,8 +5,11 @@ Columns: ``table`` (table5/table6), ``language``, ``model`` (the row label, with
 ``better`` (higher/lower), ``mean`` and ``ci95_half_width`` at full precision in display
 units (percent for TOR, seconds, 0-100), ``ci95_low`` and ``ci95_high`` for an interval that
 is not symmetric (Wilson, bootstrap; empty for Student-t), ``n``, ``dagger``, ``unscored``,
-``best``, ``delta`` (Table 6: ``+``/``-`` against Single) and ``text`` (the cell as the Markdown
-shows it).  Empty cells are left out; booleans are ``true``/``false``; the notes are not repeated.
+``best``, ``delta`` (Table 6: ``+``/``-`` against Single), the cell's
+provenance (``definition``: which definition made it; ``data``: the dataset and subset;
+``synthetic``: from a bundled synthetic suite, not comparable with published numbers) and
+``text`` (the cell as the Markdown shows it).  Empty cells are left out; booleans are
+``true``/``false``; the notes are not repeated.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ __all__ = ["CSV_FIELDS", "render_csv"]
 
 CSV_FIELDS = ("table", "language", "model", "protocol", "domain", "group", "metric", "better",
               "mean", "ci95_half_width", "ci95_low", "ci95_high", "n", "dagger", "unscored",
-              "best", "delta", "text")
+              "best", "delta", "definition", "data", "synthetic", "text")
 
 
 def _flag(value: bool) -> str:
@@ -47,6 +50,6 @@ def render_csv(table: Table) -> str:
                 col.metric.group, col.metric.title, col.metric.better, _number(value.mean),
                 _number(value.half_width), _number(value.low), _number(value.high),
                 _number(value.n), _flag(value.dagger),
-                value.unscored, _flag(c.best), c.delta,
-                cell(cell_text(c, col.metric, table))])
+                value.unscored, _flag(c.best), c.delta, value.definition, value.data,
+                _flag(value.synthetic), cell(cell_text(c, col.metric, table))])
     return out.getvalue()

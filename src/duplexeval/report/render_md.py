@@ -11,6 +11,7 @@ as a list.
 from __future__ import annotations
 
 from duplexeval.report.columns import domain_title, language_title, protocol_title
+from duplexeval.report.provenance import SYNTHETIC_MARK
 from duplexeval.report.tables import CellText, Table, TableColumn, cell_text
 
 __all__ = ["DASH", "markdown_table", "render_markdown"]
@@ -34,6 +35,8 @@ def cell(parts: CellText) -> str:
         value = f"**{value}**"
     if parts.dagger:
         value += "†"
+    if parts.synthetic:
+        value += SYNTHETIC_MARK
     value += {"+": "+", "-": DASH}.get(parts.delta, "")
     extra = ", ".join(x for x in (f"n={parts.n}" if parts.n else "", parts.unscored) if x)
     return f"{value} ({extra})" if extra else value

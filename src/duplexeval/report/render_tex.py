@@ -21,7 +21,7 @@ __all__ = ["escape", "render_latex"]
 _SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
             "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
             "\\": r"\textbackslash{}", "↑": r"$\uparrow$", "↓": r"$\downarrow$",
-            "†": r"$^{\dagger}$", "±": r"$\pm$", "◆": r"$\blacklozenge$", "–": "--"}
+            "†": r"$^{\dagger}$", "±": r"$\pm$", "◆": r"$\blacklozenge$", "§": r"\S{}", "–": "--"}
 
 
 def escape(text: str) -> str:
@@ -37,6 +37,8 @@ def _cell(parts: CellText) -> str:
         value = f"\\textbf{{{value}}}"
     if parts.dagger:
         value += "$^{\\dagger}$"
+    if parts.synthetic:
+        value += "\\S{}"
     value += {"+": "+", "-": "--"}.get(parts.delta, "")
     extra = ", ".join(x for x in (f"n={parts.n}" if parts.n else "", parts.unscored) if x)
     return f"{value} {{\\scriptsize {extra}}}" if extra else value

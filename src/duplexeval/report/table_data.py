@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from duplexeval.report.columns import MetricColumn, domain_columns
+from duplexeval.report.provenance import Provenance, content_provenance, timing_provenance
 from duplexeval.report.tables import CellValue, RowSource
 from duplexeval.results.intervals import IntervalFields
 from duplexeval.results.model import Results
@@ -32,22 +33,26 @@ def _pairs(results: Results) -> list[tuple[str, str]]:
     return pairs
 
 
-def _value(row: IntervalFields, scale: float, unscored: int = 0) -> CellValue:
-    """A row's estimate in display units; an asymmetric interval keeps its ends."""
+def _value(row: IntervalFields, scale: float, provenance: Provenance,
+           unscored: int = 0) -> CellValue:
+    """A row's estimate in display units, with its provenance; an asymmetric interval keeps
+    its ends."""
     def scaled(x: float | None) -> float | None:
         return None if x is None else x * scale
 
     asymmetric = row.ci_method != "t"
     return CellValue(scaled(row.mean), scaled(row.ci95_half_width), row.n, unscored=unscored,
                      low=scaled(row.ci95_low) if asymmetric else None,
-                     high=scaled(row.ci95_high) if asymmetric else None)
+                     high=scaled(row.ci95_high) if asymmetric else None,
+                     definition=provenance.definition, data=provenance.data,
+                     synthetic=provenance.synthetic)
 
 
 def _timing(results: Results, key: tuple[str, str], column: MetricColumn) -> CellValue | None:
     for row in results.aggregates:
         if (row.language, row.domain, row.event_type, row.metric) == (
                 *key, column.event_type, column.metric) and row.round is None:
-            return _value(row, column.scale)
+            return _value(row, column.scale, timing_provenance(results))
     return None
 
 
@@ -57,7 +62,7 @@ def _content(results: Results, key: tuple[str, str], column: MetricColumn) -> Ce
     for row in results.content.aggregates:
         if (row.language, row.domain, row.dimension) == (*key, column.content) \
                 and row.round is None:
-            return _value(row, 1.0, row.unscored)
+            return _value(row, 1.0, content_provenance(results), row.unscored)
     return None
 
 

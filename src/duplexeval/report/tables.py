@@ -37,6 +37,7 @@ from duplexeval.report.columns import (
     protocol_order,
     protocol_title,
 )
+from duplexeval.report.provenance import SYNTHETIC_NOTE
 from duplexeval.report.text import ORACLE_MARK
 
 __all__ = ["ORACLE_MARK", "Cell", "CellValue", "RowSource", "Table", "TableColumn",
@@ -58,6 +59,12 @@ class CellValue:
     """The interval's ends in display units, for an interval that is not symmetric (Wilson,
     bootstrap: shown as ``[low, high]``); ``None``: ``± half_width``."""
     high: float | None = None
+    definition: str = ""
+    """Which definition made it (:mod:`~duplexeval.report.provenance`; '' when unknown)."""
+    data: str = ""
+    """The dataset and subset it was measured on ('' when unknown)."""
+    synthetic: bool = False
+    """From a bundled synthetic suite: marked §, not comparable with published numbers."""
 
     @property
     def dagger(self) -> bool:
@@ -169,6 +176,13 @@ def _notes(sources: Sequence[RowSource], kind: str) -> tuple[str, ...]:
     else:
         notes.append("Gen.: Multi (gen); Ref.: Multi (ref); +/- improvement/degradation "
                      "relative to Single (as displayed).")
+    synthetic = sorted({v.data for s in sources for v in s.values.values() if v.synthetic})
+    if synthetic:
+        notes.append(f"{SYNTHETIC_NOTE} Data: {'; '.join(synthetic)}.")
+    definitions = sorted({v.definition for s in sources for v in s.values.values()
+                          if v.definition})
+    if definitions:
+        notes.append(f"Definitions: {'; '.join(definitions)} (per cell in the CSV).")
     for s in sources:
         if s.oracle:
             notes.append(f"{ORACLE_MARK} {s.label} reads oracle data ({', '.join(s.oracle)}): "
@@ -275,6 +289,8 @@ class CellText:
     empty: bool = False
     interval: str = ""
     """``[low, high]`` of an asymmetric interval ('' for none or a symmetric one)."""
+    synthetic: bool = False
+    """The value is from a bundled synthetic suite (marked §)."""
 
     def value(self, plus_minus: str = "±") -> str:
         """The mean with its interval: ``mean±half`` or ``mean [low, high]``."""
@@ -297,4 +313,4 @@ def cell_text(cell: Cell, column: MetricColumn, table: Table) -> CellText:
     n = str(value.n) if table.show_n and value.n is not None else ""
     unscored = f"{value.unscored} unscored" if value.unscored else ""
     return CellText(f"{value.mean:.{digits}f}", half, value.dagger, n, unscored, cell.best,
-                    cell.delta, interval=interval)
+                    cell.delta, interval=interval, synthetic=value.synthetic)

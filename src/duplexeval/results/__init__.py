@@ -18,9 +18,15 @@ reads them here::
 
 from duplexeval.results.content import ContentRecord, ContentResults, OfflineRecord
 from duplexeval.results.model import SCHEMA_VERSION, DatasetRef, Results
-from duplexeval.results.reader import ScoredRun, load, load_scored, results_file
+from duplexeval.results.reader import (
+    ScoredRun,
+    load,
+    load_scored,
+    read_content_records,
+    results_file,
+)
 from duplexeval.results.schema import json_schema, json_schema_text, write_json_schema
 
 __all__ = ["SCHEMA_VERSION", "ContentRecord", "ContentResults", "DatasetRef", "OfflineRecord",
            "Results", "ScoredRun", "json_schema", "json_schema_text", "load", "load_scored",
-           "results_file", "write_json_schema"]
+           "read_content_records", "results_file", "write_json_schema"]

@@ -22,12 +22,14 @@ __all__ = ["SCHEMA_VERSION", "AggregateRow", "DatasetRef", "EventResult", "Origi
 Value = float | int | None
 """A metric value: a number, or ``None`` when the event has none (e.g. no latency)."""
 
-SCHEMA_VERSION: Final = 5
-"""5: ``ci_method`` of every interval (Wilson, bootstrap or Student-t); 4: ``environment``, the
-numeric stack's versions where the file was scored; 3: ``source.protocol``, ``source.dataset`` and,
-per event, ``audio``, ``user_channel``, ``event_start`` and ``event_end``; 2: ``content``; 1:
-timing only.  :mod:`duplexeval.results` reads every older version (their new fields take their
-defaults) and refuses newer ones."""
+SCHEMA_VERSION: Final = 6
+"""6: ``label_aggregates``, the rows per dialogue label (MTR's features and combinations), and
+``variant.definition`` (official code, paper or compat); 5: ``ci_method`` of every interval
+(Wilson, bootstrap or Student-t); 4: ``environment``, the numeric stack's versions where the
+file was scored; 3: ``source.protocol``, ``source.dataset`` and, per event, ``audio``,
+``user_channel``, ``event_start`` and ``event_end``; 2: ``content``; 1: timing only.
+:mod:`duplexeval.results` reads every older version (their new fields take their defaults) and
+refuses newer ones."""
 
 
 class Origin(BaseModel):
@@ -47,6 +49,10 @@ class VariantInfo(BaseModel):
     version: str
     source: str
     settings: dict[str, Any]
+    definition: str = ""
+    """Which definition the settings apply: ``official code``, ``paper`` or ``compat``
+    (:meth:`~duplexeval.metrics.base.TimingVariant.definition`; '' in files of version 5 or
+    older)."""
     measurement_origin: dict[str, Origin] = Field(default_factory=dict)
     """``"dimension/metric"`` -> where that latency's interval starts and ends (every latency
     metric of the variant; empty in files written before it was recorded)."""
@@ -122,6 +128,9 @@ class AggregateRow(IntervalFields):
     metric: str
     round: int | None = None
     """``None`` over all events; k for the events in round k of their dialogue."""
+    label: str | None = None
+    """``None`` over all dialogues; else the events of the dialogues their suite labels so
+    (MTR's features ``smooth`` ... ``backchannel`` and combinations ``S`` ... ``S+I+P+B``)."""
     measurement_origin: Origin | None = None
     """For a latency metric: where its interval starts and ends (``None`` otherwise)."""
 
@@ -130,7 +139,7 @@ class Results(BaseModel):
     """Schema of ``results.json`` (``schema_version`` changes with any incompatible change)."""
 
     model_config = ConfigDict(extra="forbid")
-    schema_version: Literal[5] = SCHEMA_VERSION
+    schema_version: Literal[6] = SCHEMA_VERSION
     tool: str = Field(default_factory=lambda: f"duplexeval {__version__}")
     environment: dict[str, str | None] = Field(default_factory=dict)
     """The Python version and the resolved versions of the numeric stack (numpy, scipy, soxr,
@@ -142,5 +151,9 @@ class Results(BaseModel):
     analysis: dict[str, Any] | None
     events: list[EventResult]
     aggregates: list[AggregateRow]
+    label_aggregates: list[AggregateRow] = Field(default_factory=list)
+    """The rows per dialogue label (``label`` set; over all rounds and per round), apart from
+    :attr:`aggregates` so that a reader of the overall rows never meets them: MTR's
+    per-feature table and ablation.  Empty when no dialogue is labelled."""
     content: ContentResults | None = None
     """Content metrics (``None`` when not computed, e.g. an official output folder)."""

@@ -35,7 +35,7 @@ from duplexeval.results.content import ContentRecord, OfflineRecord
 from duplexeval.results.model import SCHEMA_VERSION, DatasetRef, Results
 from duplexeval.runs.directory import RunDir, ScoreFiles
 
-__all__ = ["ScoredRun", "load", "load_scored", "results_file"]
+__all__ = ["ScoredRun", "load", "load_scored", "read_content_records", "results_file"]
 
 OLDEST_VERSION = 1
 """The oldest ``schema_version`` this reader upgrades."""
@@ -178,6 +178,17 @@ def _records(path: Path, model: type[M]) -> list[M]:
             where = ".".join(str(x) for x in first["loc"]) or "line"
             raise DuplexevalError(f"{path}:{no}: {where}: {first['msg']}") from None
     return out
+
+
+def read_content_records(path: str | Path) -> list[ContentRecord]:
+    """The judged content records of ``path``: a ``content.jsonl`` file, or a scores folder
+    holding one; a missing file or a bad line is one line naming the file (and the line)."""
+    path = Path(path)
+    file = ScoreFiles(path).content if path.is_dir() else path
+    if not file.is_file():
+        raise DuplexevalError(f"{file}: no such content file (`duplexeval score RUN_DIR "
+                              "--judge-url URL --judge-model MODEL` writes one)")
+    return _records(file, ContentRecord)
 
 
 def load_scored(path: str | Path, scorer: Scorer | None = None) -> ScoredRun:

@@ -14,9 +14,9 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
@@ -26,8 +26,11 @@ from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import atomic_write_json
 from duplexeval.suites.registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
 
-__all__ = ["build_suite", "quick_min_shifts", "shift_samples", "subset_label", "suite_gaps",
-           "suite_path", "suite_rows"]
+if TYPE_CHECKING:
+    from duplexeval.synth.spec import DialogueSpec
+
+__all__ = ["build_suite", "quick_by_label", "quick_min_shifts", "shift_samples", "subset_label",
+           "suite_gaps", "suite_path", "suite_rows"]
 
 SYNTHESIZER_SOURCES = ("synth", "suites", "speech/engines", "speech/tts.py", "speech/clipbank.py",
                        "speech/clips", "speech/japanese.py", "speech/pitch.py", "audio.py",
@@ -81,7 +84,8 @@ def quick_min_shifts(suite: Suite) -> int:
 
 def _key(suite: Suite, settings: dict[str, Any], limit: Subset = None) -> str:
     h = hashlib.sha256()
-    rule: Any = limit if limit != "quick" else {"quick_min_shifts": quick_min_shifts(suite)}
+    rule: Any = limit if limit != "quick" else {"quick_min_shifts": quick_min_shifts(suite),
+                                                "quick_per_label": suite.quick_per_label}
     fields = {k: v for k, v in dataclasses.asdict(suite).items() if k != "specs"}
     h.update(json.dumps({"code": synthesizer_digest(), "suite": fields, "settings": settings,
                          "limit": rule}, sort_keys=True, default=str).encode())
@@ -215,9 +219,23 @@ def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> i
     return sum(s.event_type is EventKind.TURN_SHIFT for s in plan.samples)
 
 
+def quick_by_label(specs: Sequence[DialogueSpec], per_label: int) -> list[DialogueSpec]:
+    """The first ``per_label`` specs of each ``mtr.label`` (specs without one form one group),
+    in spec order."""
+    taken: dict[str | None, int] = {}
+    out = []
+    for spec in specs:
+        label = spec.mtr.label if spec.mtr is not None else None
+        if taken.get(label, 0) < per_label:
+            taken[label] = taken.get(label, 0) + 1
+            out.append(spec)
+    return out
+
+
 def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) -> None:
     """Synthesize the suite's specs in order: all of them, the first ``limit``, or (quick)
-    until the dialogues built so far reach :func:`quick_min_shifts` shift samples."""
+    until the dialogues built so far reach :func:`quick_min_shifts` shift samples (or, where
+    the suite says so, the first dialogues of each label: :func:`quick_by_label`)."""
     from duplexeval.synth.build import SynthSettings
     from duplexeval.synth.mtr_synthesizer import synthesizer_for
     from duplexeval.synth.spec import load_specs
@@ -225,6 +243,9 @@ def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) ->
     specs = load_specs(suite.spec_folder())
     if isinstance(limit, int):
         specs = specs[:limit]
+    per_label = suite.quick_per_label if limit == "quick" else None
+    if per_label is not None:
+        specs = quick_by_label(specs, per_label)
     synth = synthesizer_for(specs, SynthSettings(gaps=suite_gaps(suite)))
     built = []
     # a quick subset stops when it has its shifts: the bar counts the dialogues built
@@ -232,7 +253,7 @@ def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) ->
                      total=None if limit == "quick" else len(specs), file=sys.stderr,
                      disable=not progress):
         built.append(synth.build(spec))
-        if limit == "quick" and shift_samples([b.dialogue() for b in built],
+        if limit == "quick" and per_label is None and shift_samples([b.dialogue() for b in built],
                                               suite.channels) >= quick_min_shifts(suite):
             break
     synth.write(built, out, metadata={"name": suite.name, "description": suite.description,

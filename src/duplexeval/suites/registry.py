@@ -31,6 +31,10 @@ class Suite:
     """User channels the plan evaluates."""
     quick_min_shifts: int | None = None
     """The quick subset's rule for this suite (``None``: :data:`QUICK_MIN_SHIFTS`)."""
+    quick_per_label: int | None = None
+    """When set, the quick subset is instead the first this many dialogues of each label (the
+    spec's ``mtr.label``: one feature or combination), in spec order, so that every
+    per-feature cell has events (``mtr-en``: one dialogue of each of its 11 labels)."""
     in_demo: bool = True
     """Whether ``duplexeval demo`` runs this suite when no suite is named."""
     specs: Path | None = None
@@ -61,7 +65,7 @@ _BUILTIN: dict[str, Suite] = {s.name: s for s in [
           "task", channels=(0,), quick_min_shifts=14, in_demo=False),
     Suite("mtr-en", "MTR-DuplexBench-style 10-round dialogues: five features, their "
           "combinations, instruction following, safety; English", "en", "chat",
-          channels=(0,), in_demo=False, overlapping_shifts=False, quick_min_shifts=30),
+          channels=(0,), in_demo=False, overlapping_shifts=False, quick_per_label=1),
     Suite("m3-toy-ja-voiced", "the official M3 toy annotations voiced with OpenJTalk", "ja",
           "mixed"),
 ]}

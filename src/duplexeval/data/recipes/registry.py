@@ -10,7 +10,8 @@ nothing written, and the dataset's other splits stay.  A recipe with ``staged=Fa
 ``DATASET_DIR`` itself and checks it on its own (the peer benchmarks' importers, ``flexi`` and
 ``fdb-v1``).
 
-Recipes read files the user has; none downloads anything.
+Recipes read files the user has; none downloads anything (``data download``,
+:mod:`.download`, fetches a peer's public release and hands it to the recipe of its name).
 """
 
 from __future__ import annotations

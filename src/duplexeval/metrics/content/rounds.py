@@ -22,7 +22,7 @@ from duplexeval.rounds.consensus import Round
 from duplexeval.rounds.fallback import fallback_rounds
 from duplexeval.timeline import TOL, Span
 
-__all__ = ["RoundFinder", "annotated_rounds"]
+__all__ = ["RoundFinder", "annotated_rounds", "dialogue_label"]
 
 
 class RoundFinder:
@@ -67,3 +67,12 @@ def annotated_rounds(dialogue: Dialogue, user_channel: int) -> list[dict[str, An
         return []
     return sorted((dict(r) for r in rounds if isinstance(r, Mapping) and "user_span" in r),
                   key=lambda r: int(r.get("round", 0)))
+
+
+def dialogue_label(dialogue: Dialogue) -> str | None:
+    """What a suite says its dialogue exercises (the ``mtr`` record's ``label``: one feature,
+    ``smooth``, ``interruption``, ``pause``, ``background`` or ``backchannel``; a combination,
+    ``S``, ``S+I``, ``S+I+P`` or ``S+I+P+B``; ``if`` or ``safety``), or ``None``."""
+    record = dialogue.extra.get("mtr")
+    label = record.get("label") if isinstance(record, Mapping) else None
+    return label if isinstance(label, str) and label else None

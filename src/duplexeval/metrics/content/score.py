@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from duplexeval.data.dialogue import Dialogue
+from duplexeval.errors import DuplexevalError
 from duplexeval.judge.client import JudgeClient
 from duplexeval.judge.meter import Prices
 from duplexeval.judge.records import JudgeItem, JudgeResult
-from duplexeval.judge.store import AnswerCache, default_cache_path
+from duplexeval.judge.store import AnswerCache, cache_key, default_cache_path
 from duplexeval.metrics.base import EventView
 from duplexeval.metrics.content.inputs import (
     CONTENT_EVENT_TYPES,
@@ -51,6 +52,9 @@ class JudgeSettings:
     workers: TaskMap | None = None
     """Spread the uncached calls over this executor's workers (:mod:`.spread`; not with
     ``prefetch``); what is judged and recorded is the same."""
+    cache_only: bool = False
+    """Answer only from the cache, never call (``duplexeval verify`` on a bundle's cache): an
+    item without a cached answer is a one-line error naming the cache."""
 
     def describe(self) -> dict[str, object]:
         """What results.json records about the judge (never the key)."""
@@ -121,8 +125,10 @@ def score_content(events: Sequence[EventView], dialogues: Mapping[str, Dialogue]
         client = JudgeClient(judge.base_url, judge.model, timeout=judge.timeout)
         try:
             with AnswerCache(judge.cache_path or default_cache_path()) as cache:
-                prefetch = None
-                if judge.prefetch is not None:
+                prefetch: Callable[[list[JudgeItem]], object] | None = None
+                if judge.cache_only:
+                    prefetch = _cached_only(client, cache, judge.cache_path)
+                elif judge.prefetch is not None:
                     hook = judge.prefetch
                     prefetch = lambda items: hook(client, cache, items)  # noqa: E731
                 elif judge.workers is not None:
@@ -149,6 +155,18 @@ def score_content(events: Sequence[EventView], dialogues: Mapping[str, Dialogue]
                              usage=usage)
     return ContentOutcome(inputs=inputs, offline=offline, judged=judged, results=results,
                           usage_line=usage_line)
+
+
+def _cached_only(client: JudgeClient, cache: AnswerCache,
+                 path: Path | None) -> Callable[[list[JudgeItem]], None]:
+    """A prefetch hook that refuses any item whose answer is not in ``cache``."""
+    def check(items: list[JudgeItem]) -> None:
+        missing = sum(cache.get(cache_key(client.model, i, client.sampling)) is None
+                      for i in items)
+        if missing:
+            raise DuplexevalError(f"{path}: {missing} of {len(items)} judge answers are not "
+                                  "in this cache (it answers without calling the judge)")
+    return check
 
 
 def content_not_computed(domain: str, reason: str) -> ContentOutcome:

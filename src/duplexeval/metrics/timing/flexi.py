@@ -67,6 +67,7 @@ import numpy as np
 from duplexeval.metrics.base import (
     INPUT_CHANNEL,
     SYSTEM_CHANNEL,
+    Definition,
     DimensionScore,
     EventScore,
     EventView,
@@ -133,6 +134,10 @@ class FlexiTiming(TimingVariant):
         return {"compat": self.compat, "latency": self.latency,
                 "pause_allowance_s": self._allowance,
                 "pause_allowance_source": self._allowance_source}
+
+    def definition(self) -> Definition:
+        """``paper`` by default; ``compat`` reproduces FLEXI's released code."""
+        return "compat" if self.compat else "paper"
 
     def dimensions(self, event_type: str) -> tuple[str, ...]:
         return {"TURN_SHIFT": ("turn_taking", "model_interrupt", "model_backchannel"),
