@@ -331,20 +331,32 @@ def test_the_tutorial_scores_its_system_as_written(
     assert set(files) == {"mybot.py", "scores.py"}
     (tmp_path / "mybot.py").write_text(files["mybot.py"], encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
+    # the console script's sys.path: the current folder is not on it unless PYTHONPATH says so
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(ROOT), ".")])
     # step 2: the commands of its bash block, with the one-cell benchmark for m3
     block = re.search(r"## 2\. Run the benchmark\n\n```bash\n(.*?)```", page, re.S)
     assert block is not None
     commands = [shlex.split(line) for line in block[1].splitlines() if line.strip()]
-    assert [c[:2] for c in commands] == [[".venv/bin/duplexeval", "eval"],
-                                         [".venv/bin/duplexeval", "verify"]]
+    ran = []
     for command in commands:
-        args = [tiny_m3 if a == "m3" else a for a in command[1:]]
-        assert main(args) == 0, args
+        env = dict(word.split("=", 1) for word in command if re.match(r"^[A-Z_]+=", word))
+        words = [word for word in command if not re.match(r"^[A-Z_]+=", word)]
+        assert words[0] == ".venv/bin/duplexeval" and set(env) <= {"PYTHONPATH"}, command
+        with monkeypatch.context() as scope:
+            for folder in reversed(env.get("PYTHONPATH", "").split(os.pathsep)):
+                if folder:
+                    scope.syspath_prepend(str((tmp_path / folder).resolve()))
+            args = [tiny_m3 if a == "m3" else a for a in words[1:]]
+            assert main(args) == 0, command
+            sys.modules.pop("mybot", None)
+        ran.append(words[1])
+    assert ran == ["eval", "verify"]
     printed = capsys.readouterr().out
     assert "1 of 2 cells run" in printed and "needs teacher forcing" in printed
     assert "all hold" in printed
-    # step 3: scores.py reads the bundle back (evaluate resumes it: nothing to run)
+    # step 3: `python scores.py`, which finds mybot.py beside it, as Python puts the script's
+    # folder first on sys.path (evaluate resumes the bundle: nothing to run)
+    monkeypatch.syspath_prepend(str(tmp_path))
     runpy.run_path(_write(tmp_path / "scores.py", _on_tiny(files["scores.py"], tiny_m3)),
                    run_name="__main__")
     lines = capsys.readouterr().out.splitlines()
