@@ -382,3 +382,27 @@ def test_the_readme_snippet_runs_as_written(
 def _write(path: Path, text: str) -> str:
     path.write_text(text, encoding="utf-8")
     return str(path)
+
+
+# -- the Measurements pages -----------------------------------------------------------------
+
+def test_every_measurement_names_a_script_that_exists() -> None:
+    """Each page names the ``perf/`` scripts its figures come from; a generated block (filled
+    by ``scripts/measure.py``) carries its command, date, commit and machine."""
+    measure = _script("measure")
+    pages = sorted((ROOT / "docs" / "measurements").glob("*.md"))
+    assert len(pages) >= 7
+    blocks = 0
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        scripts = set(re.findall(r"perf/\w+\.py", text))
+        assert scripts, f"{page.name} names no perf/ script"
+        for script in scripts:
+            assert (ROOT / script).is_file(), f"{page.name}: {script} does not exist"
+        for block in measure.BLOCK.finditer(text):
+            blocks += 1
+            body = block["body"]
+            assert body.startswith(f"`{block['command']}`, run on "), body[:200]
+            assert re.search(r"UTC at commit [0-9a-f]{7,}", body) and " cores" in body, body[:300]
+            assert "```text\n" in body, body[:300]
+    assert blocks >= 1
