@@ -1,6 +1,7 @@
 # duplexeval: two commands on a fresh machine.
 #   make demo   set up .venv and run the main job on the bundled default data
 #   make test   set up .venv with the test dependencies and run the whole test suite
+#   make docs   build the documentation site into site/ (offline, --strict)
 
 PYTHON ?= python3
 VENV ?= .venv
