@@ -1,4 +1,5 @@
-"""The demo runs end to end: suite build, plans, runs, analysis and the M3 timing table."""
+"""The demo runs end to end: suite build, plans, then `eval` of each built-in system (runs,
+analysis, scores, a bundle each) and the M3 table of all of them."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from browser import Elements, chromium, load
 from duplexeval.app.demo import STAGES, run_demo
+from duplexeval.benchmarks.verify import verify_bundle
 from duplexeval.speech.tts import engine_class
 
 
@@ -27,34 +29,33 @@ def test_demo_on_one_bundled_dialogue(tmp_path: Path, monkeypatch: pytest.Monkey
     # events annotated from the voiced audio vs. from the alignments: "KIND found/total"
     found, total = check.split("TURN_SHIFT ")[1].split(",")[0].split("/")
     assert int(total) > 0 and int(found) >= 0.8 * int(total)
-    assert "m3-qa-en (first 1)" in out and "M3 timing" in out
-    section = out[out.index("M3 timing"):]
-    table = section[:section.index("relevance ↑")].splitlines()
-    content = section[section.index("relevance ↑"):].splitlines()
-    rows = {line.split()[0]: line for line in table if line.strip().startswith(
-        ("reference", "cascade", "silence"))}
-    # m3-qa-en gets the content transcripts: offline QA F1 for the speaking rows, and the
-    # judged columns say how to enable them
-    qa = {line.split()[0]: line.split() for line in content if line.strip().startswith(
-        ("reference", "cascade", "silence"))}
-    assert qa["reference◆"][1] == "n/c" and qa["reference◆"][5] != "-"
-    assert any("not computed (relevance, consistency, qa)" in line and "--judge-url" in line
-               for line in content)
-    # the cascade answers from the reference answers: marked as reading oracle data
+    # the demo is `eval` of each built-in system, then the M3 tables of all of them
+    assert "M3-DuplexBench (v2), every system: " in out
+    table = [line for line in out.splitlines() if line.startswith("| ")]
+    header = [c.strip() for c in table[0].strip("|").split("|")]
+    rows = {cells[1]: dict(zip(header, cells, strict=True))
+            for cells in ([c.strip() for c in line.strip("|").split("|")] for line in table[1:])
+            if cells[1] in ("cascade◆", "reference◆", "silence")}
     assert set(rows) == {"reference◆", "cascade◆", "silence"}
-    assert any(line.strip().startswith("◆ cascade reads oracle data (qa_references, "
-                                       "reference_transcript)") for line in table)
-    assert any(line.strip().startswith("◆ reference reads oracle data (reference_audio)")
-               for line in table)
     # the human reference and the cascade take every question's turn; silence never does
-    assert rows["reference◆"].split()[1].startswith("100.0")
-    assert rows["cascade◆"].split()[1].startswith("100.0")
-    assert rows["silence"].split()[1].startswith("0.0")
+    assert rows["reference◆"]["MT-QA SHIFT TOR↑"].startswith("100.0")
+    assert rows["cascade◆"]["MT-QA SHIFT TOR↑"].startswith("100.0")
+    assert rows["silence"]["MT-QA SHIFT TOR↑"].startswith("0.0")
+    # m3-qa-en gets the content transcripts: offline QA F1 for the speaking rows
+    assert rows["reference◆"]["MT-QA QA F1↑"] != "–"
+    assert "§ from a bundled synthetic suite: not comparable with published numbers" in out
+    assert "--judge-url URL --judge-model MODEL" in out
+    # the cascade answers from the reference answers: marked as reading oracle data
+    assert "- ◆ cascade reads oracle data (qa_references, reference_transcript)" in out
+    assert "- ◆ reference reads oracle data (reference_audio)" in out
     for name in ("reference", "cascade", "silence"):
-        run = tmp_path / "runs" / f"{name}-m3-qa-en-first-1"
+        bundle = tmp_path / "runs" / name
+        run = bundle / "cells" / "m3" / "m3-qa-en-multi-gen"
         summary = json.loads((run / "run_summary.json").read_text())
         assert summary["samples"] > 0 and summary["failed"] == 0
         assert (run / "scores" / "m3" / "results.json").is_file()
+        assert (bundle / "eval.json").is_file()
+    assert verify_bundle(tmp_path / "runs" / "silence").ok
     # the wall time of every stage, printed and recorded
     assert "Demo wall time: " in out
     timing = json.loads((tmp_path / "runs" / "demo_timing.json").read_text())

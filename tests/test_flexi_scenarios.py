@@ -81,14 +81,20 @@ def test_user_interrupt_separates_yielding_from_talking_over(flexi_quick: Path,
     assert yields["BARGE_IN", "latency ↓"] < 1.0 < talks["BARGE_IN", "latency ↓"]
 
 
-def test_the_demo_flexi_stage_prints_both_tables(flexi_quick: Path, tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    from duplexeval.app.demo import StageTimer, _flexi_stage
+def test_the_flexi_benchmark_tables_show_each_protocols_scenarios(
+        flexi_quick: Path, tmp_path: Path) -> None:
+    """``eval flexi`` (as the demo runs it) writes one table per protocol, with the scenarios
+    that protocol measures, one row per system."""
+    from duplexeval.benchmarks import BENCHMARKS, evaluate
+    from duplexeval.systems.registry import load_system
 
-    lines = _flexi_stage(tmp_path / "runs", StageTimer(), full=False,
-                         systems=("reference", "silence"))
-    text = "\n".join(lines)
-    gen, ref = text.split("  multi-ref")
+    cells = []
+    for name in ("reference", "silence"):
+        result = evaluate(load_system(name, {}), ["flexi"], tmp_path / name, progress=False)
+        cells += [(name, c) for c in result.cells["flexi"]]
+    (table,) = BENCHMARKS.get("flexi").write_tables(cells, tmp_path / "tables")
+    text = table.read_text()
+    gen, ref = text.split("## multi-ref")
     assert "turn TOR% ↑" in gen and "JSD ↓" in gen and "interrupt TTR% ↑" not in gen
     assert "interrupt TTR% ↑" in ref and "user BC resumed% ↑" in ref
     silence = next(line for line in gen.splitlines() if line.strip().startswith("silence"))

@@ -1,5 +1,5 @@
-"""MTR's per-round success on real runs of ``mtr-en`` (its quick subset: the S, S+I and S+I+P
-dialogues, voiced with piper) with ``scripted`` behaving well and badly per feature, under
+"""MTR's per-round success on real runs of ``mtr-en`` (its first three dialogues: the S, S+I and
+S+I+P combinations, voiced with piper) with ``scripted`` behaving well and badly per feature, under
 multi-gen (the system's own history, so it is answering when the user barges in), scored with
 the ``mtr`` variant.
 
@@ -40,10 +40,10 @@ pytestmark = [needs_extra("tts-en", "asr"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def mtr_quick() -> Path:
+def mtr_first3() -> Path:
     from duplexeval.suites import build_suite
 
-    return build_suite("mtr-en", limit="quick")
+    return build_suite("mtr-en", limit=3)
 
 
 def _run(dataset: Path, out: Path, **args: str) -> tuple[dict[tuple[str, str], float],
@@ -65,18 +65,18 @@ def _run(dataset: Path, out: Path, **args: str) -> tuple[dict[tuple[str, str], f
     return overall, curve
 
 
-def test_each_feature_separates_good_from_bad(mtr_quick: Path, tmp_path: Path) -> None:
-    eager, _ = _run(mtr_quick, tmp_path / "eager", delay="0.3", stop_delay="0.2")
-    late, _ = _run(mtr_quick, tmp_path / "late", delay="12")
-    deaf, _ = _run(mtr_quick, tmp_path / "deaf", delay="0.3", stop_delay="10")
+def test_each_feature_separates_good_from_bad(mtr_first3: Path, tmp_path: Path) -> None:
+    eager, _ = _run(mtr_first3, tmp_path / "eager", delay="0.3", stop_delay="0.2")
+    late, _ = _run(mtr_first3, tmp_path / "late", delay="12")
+    deaf, _ = _run(mtr_first3, tmp_path / "deaf", delay="0.3", stop_delay="10")
     smooth = ("TURN_SHIFT", "smooth_turn_taking")
     assert eager[smooth] > late[smooth]
     assert eager["BARGE_IN", "interruption"] > deaf["BARGE_IN", "interruption"]
     assert late["TURN_HOLD", "pause_handling"] > eager["TURN_HOLD", "pause_handling"]
 
 
-def test_a_system_that_slows_down_degrades_over_rounds(mtr_quick: Path, tmp_path: Path) -> None:
-    _, curve = _run(mtr_quick, tmp_path / "drift", delay="0.3", stop_delay="0.2",
+def test_a_system_that_slows_down_degrades_over_rounds(mtr_first3: Path, tmp_path: Path) -> None:
+    _, curve = _run(mtr_first3, tmp_path / "drift", delay="0.3", stop_delay="0.2",
                     drift="0.12")
     rounds = sorted(k for d, k in curve if d == "smooth_turn_taking")
     first, last = curve["smooth_turn_taking", rounds[0]], curve["smooth_turn_taking", rounds[-1]]

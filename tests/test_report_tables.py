@@ -303,3 +303,18 @@ def test_every_cell_carries_its_provenance_and_a_synthetic_suite_is_marked() -> 
     assert {(r["definition"], r["data"], r["synthetic"]) for r in mine} == {
         ("m3 variant, official code", "m3-chat-en, quick subset", "true")}
     assert {r["synthetic"] for r in lines if r["model"] == "moshi"} == {"false"}
+
+
+def test_another_variants_timing_never_fills_an_m3_column() -> None:
+    """An ``mtr``-scored run has a ``latency ↓`` of TURN_SHIFT events too (floored at 0, from
+    another window): it must not land in Table 5's SHIFT latency column, nor be bolded there;
+    a run with nothing for M3's columns gives no row at all."""
+    from duplexeval.report.paper_tables import sources_of, write_tables
+
+    mtr = make_results("scripted", 0.9, 0.1)
+    mtr = mtr.model_copy(update={"variant": mtr.variant.model_copy(update={"name": "mtr"})})
+    m3 = make_results("moshi", 0.8, 0.6, dataset="h2")
+    sources = sources_of([("a", mtr), ("b", m3)])
+    assert [s.label for s in sources] == ["moshi"]
+    assert sources_of([("a", mtr)]) == []
+    assert write_tables([], Path("/nonexistent"), ["md"]) == []

@@ -1,4 +1,4 @@
-"""``duplexeval demo``: the main job on the bundled data.
+"""``duplexeval demo``: the main job on the bundled data, which is ``duplexeval eval``.
 
 1. Data: the bundled suites (:mod:`duplexeval.suites`) built offline or taken from the cache;
    their quick subsets by default, everything with ``--full``.
@@ -7,13 +7,13 @@
    alignments, per event kind.
 3. Plans under the three protocols, with the model-seconds of the official per-event execution
    and of shared-prefix execution.
-4. Runs of ``cascade``, ``reference`` (the human row) and ``silence`` (the floor) under
-   multi-gen into ``runs/demo/`` (resumable).
-5. Analysis (Silero VAD + Whisper base, cached: short system segments, and both channels in full
-   on TURN_SHIFT samples), the M3 timing table and the content table (offline metrics; the
-   judged ones need ``--judge-url``, as the table says) per suite, then every run in the M3
-   Table 5 layout (:func:`duplexeval.report.paper_tables.table5_lines`).
-6. The HTML report of every run, ``runs/demo/report/index.html`` (its path is printed): every
+4. ``eval`` (:func:`duplexeval.benchmarks.evaluate`) of the bundled benchmarks
+   (:data:`DEMO_BENCHMARKS`: M3 under Multi (gen), its Table 5; FLEXI under both its protocols)
+   on each built-in system (:data:`DEMO_SYSTEMS`: ``cascade``, ``reference`` = the human row,
+   ``silence`` = the floor), one verifiable bundle per system in ``runs/demo/SYSTEM/``:
+   runs (resumable), analysis (Silero VAD + Whisper base, cached), scores, tables.
+5. Each benchmark's tables over every system together in ``runs/demo/tables/BENCH/``, printed.
+6. The HTML report of every cell, ``runs/demo/report/index.html`` (its path is printed): every
    event with its timeline, audio, transcripts (:mod:`duplexeval.report.html_report`).
 7. The wall time of each stage (printed, and ``runs/demo/demo_timing.json``).
 
@@ -29,27 +29,25 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 from tqdm import tqdm
 
 from duplexeval.audio import read_audio
+from duplexeval.benchmarks.base import Benchmark, Cell, SystemCell
 from duplexeval.data.dialogue import Dataset
 from duplexeval.data.locate import bundled_dataset, find_m3_toy
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.events import EventKind
 from duplexeval.fileio import atomic_write_json
 from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.registry import Registry
 from duplexeval.report.text import PLAN_HEADER, format_table, plan_row
-from duplexeval.runs.directory import RunDir
 from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
-
-if TYPE_CHECKING:
-    from duplexeval.results.model import Results
+from duplexeval.systems.registry import load_system
 
 __all__ = ["AnnotationCheck", "DemoDataset", "annotation_check", "default_datasets",
            "demo_suites", "run_demo"]
@@ -165,8 +163,9 @@ def demo_suites(full: bool, names: list[str] | None = None,
     return out
 
 
-STAGES = ("synthesis", "annotation check", "planning", "runs", "analysis", "scoring", "report")
-"""The demo's stages, in order, as timed in ``RUN_ROOT/demo_timing.json``."""
+STAGES = ("synthesis", "annotation check", "planning", "runs", "analysis", "tables", "report")
+"""The demo's stages, in order, as timed in ``RUN_ROOT/demo_timing.json`` (``runs``,
+``analysis`` and ``tables`` are the evaluations' own: :attr:`EvalResult.seconds`)."""
 
 
 class StageTimer:
@@ -181,7 +180,10 @@ class StageTimer:
         try:
             yield
         finally:
-            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
+            self.add(stage, time.perf_counter() - start)
+
+    def add(self, stage: str, seconds: float) -> None:
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
 
     def line(self) -> str:
         """``Demo wall time: 312 s (synthesis 120 s, ...)``."""
@@ -189,22 +191,148 @@ class StageTimer:
         return f"Demo wall time: {sum(self.seconds.values()):.0f} s ({parts})"
 
 
+@dataclass(frozen=True)
+class DemoSystem:
+    """One row of the demo tables: a label, a system with its arguments, and the suites'
+    domains and language it runs on (``None``: every suite)."""
+
+    label: str
+    system: str
+    args: tuple[tuple[str, str], ...] = ()
+    domains: tuple[str, ...] | None = None
+    language: str | None = None
+    """Only suites of this language (``None``: every language)."""
+    variant: bool = False
+    """A variant row run only with ``--variants`` (the default demo stays in its budget)."""
+
+    def runs_on(self, suite: str) -> bool:
+        """Whether this row evaluates the cells of the bundled suite ``suite``."""
+        from duplexeval.suites import SUITES
+
+        found = SUITES.find(suite)
+        if found is None:
+            return self.domains is None and self.language is None
+        return ((self.domains is None or found.domain in self.domains)
+                and (self.language is None or found.language == self.language))
+
+
+DEMO_SYSTEMS: tuple[DemoSystem, ...] = (
+    DemoSystem("cascade", "cascade"),
+    DemoSystem("cascade-eot0.2", "cascade", (("eot_silence", "0.2"),), ("chat",), "en", True),
+    DemoSystem("cascade-half", "cascade", (("half_duplex", "1"),), ("chat",), "en", True),
+    DemoSystem("reference", "reference"),
+    DemoSystem("silence", "silence"),
+)
+"""The rows of the demo tables: the CPU cascade (the system measured; end of turn after 0.6 s
+of silence), on English chat also an eager one (end of turn after 0.2 s: it answers sooner and
+talks into the longer held pauses) and a half-duplex one (it does not listen while it answers:
+barge-ins no longer stop it), the human reference and the floor."""
+
+DEMO_BENCHMARKS = ("m3", "flexi")
+"""The benchmarks the demo evaluates (``mtr`` is one ``duplexeval eval mtr`` away: its quick
+subset is eleven 10-round dialogues, more than the demo's budget)."""
+
+DEMO_PROTOCOLS: dict[str, tuple[EvalProtocol, ...]] = {
+    "m3": (EvalProtocol.MULTI_GEN,),
+    "flexi": (EvalProtocol.MULTI_GEN, EvalProtocol.MULTI_REF),
+}
+"""The protocols of each benchmark's cells in the demo: M3's Table 5 is Multi (gen) (its
+Table 6, every protocol, is ``duplexeval eval m3``); FLEXI's scenarios need both."""
+
+
+def _slug(name: str) -> str:
+    """A folder name: runs of other characters become one hyphen."""
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", name).strip("-")
+
+
+def _selector(row: DemoSystem, suites: list[str] | None,
+              benchmarks: tuple[str, ...]) -> Callable[[Benchmark, Cell], bool]:
+    def keep(bench: Benchmark, cell: Cell) -> bool:
+        if cell.protocol not in DEMO_PROTOCOLS.get(bench.name, tuple(EvalProtocol)):
+            return False
+        if suites is not None and bench.name == "m3" and cell.suite not in suites:
+            return False
+        return row.runs_on(cell.suite)
+    return keep
+
+
 def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool = False,
              suites: list[str] | None = None, limit: int | None = None,
              flexi: bool | None = None, variants: bool = False) -> int:
-    """The demo: the suites (quick subsets unless ``full``), their annotation check and plans,
-    runs of the demo systems under multi-gen and the M3 timing table; returns the exit code.
-    The wall time of each stage (:data:`STAGES`) is printed last and written to
-    ``runs_root/demo_timing.json`` (seconds, with the CPU count and load average).
-    ``flexi`` (default: when no suites are named) adds the FLEXI stage (:func:`_flexi_stage`)."""
+    """The demo (see the module docstring): ``duplexeval eval`` of the bundled benchmarks on
+    the built-in systems, each system's bundle in ``runs_root/SYSTEM/``, then the tables of
+    all systems together in ``runs_root/tables/`` and the HTML report; returns the exit code.
+    ``suites`` names the M3 suites (default: those marked ``in_demo``); ``limit`` takes their
+    first dialogues instead of the quick subsets; ``flexi`` (default: when no suites are
+    named) adds FLEXI.  ``extra`` dataset folders are evaluated as M3 Multi (gen) cells.  The
+    wall time of each stage (:data:`STAGES`) is printed last and written to
+    ``runs_root/demo_timing.json`` (seconds, with the CPU count and load average)."""
+    from duplexeval.benchmarks import BENCHMARKS, evaluate
+
     timer = StageTimer()
+    for stage in STAGES:
+        timer.add(stage, 0.0)
     flexi = suites is None if flexi is None else flexi
     if find_m3_toy() is None:
         print("note: the official M3 toy sets were not found (set DUPLEXEVAL_M3_TOY); "
               "using the bundled data only", file=sys.stderr)
     with timer("synthesis"):
-        datasets = demo_suites(full, suites, limit) + [DemoDataset(p.name, p)
-                                                       for p in extra]
+        datasets = demo_suites(full, suites, limit)
+        if flexi:
+            datasets += demo_suites(full, ["flexi-en"], limit)
+        datasets += [DemoDataset(p.name, p) for p in extra]
+    _print_checks(datasets, timer)
+    subset: int | str | None = None if full else limit if limit is not None else "quick"
+    chosen = tuple(b for b in DEMO_BENCHMARKS if b != "flexi" or flexi)
+    m3_suites = [d.suite for d in datasets if d.suite and d.suite != "flexi-en"]
+    cells: dict[str, list[SystemCell]] = {b: [] for b in chosen}
+    for row in DEMO_SYSTEMS:
+        if row.variant and not variants:
+            continue
+        system = load_system(row.system, dict(row.args))
+        result = evaluate(system, list(chosen), runs_root / _slug(row.label), subset,
+                          select=_selector(row, m3_suites, chosen))
+        for stage, seconds in result.seconds.items():
+            timer.add(stage, seconds)
+        for bench, results in result.cells.items():
+            cells[bench] += [(row.label, r) for r in results]
+        for path in extra:
+            more = evaluate(system, [_extra_benchmark(path)],
+                            runs_root / _slug(row.label) / "data" / _slug(path.name),
+                            limit, data=path)
+            for stage, seconds in more.seconds.items():
+                timer.add(stage, seconds)
+            cells["m3"] = cells.get("m3", []) + [(row.label, r) for rs in more.cells.values()
+                                                 for r in rs]
+    with timer("tables"):
+        lines = _write_tables(cells, runs_root, BENCHMARKS)
+    print("\n".join(lines))
+    with timer("report"):
+        print("\n".join(_write_report([c.run_dir for cs in cells.values() for _, c in cs
+                                       if c.results is not None], runs_root)))
+    print()
+    print(timer.line())
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    runs_root.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(runs_root / "demo_timing.json", {
+        "seconds": {k: round(v, 2) for k, v in timer.seconds.items()},
+        "total_seconds": round(sum(timer.seconds.values()), 2),
+        "cpu_count": os.cpu_count(), "loadavg_at_end": list(load) if load else None,
+        "full": full, "suites": [d.name for d in datasets]})
+    return 0
+
+
+def _extra_benchmark(path: Path) -> Benchmark:
+    """An M3 Multi (gen) evaluation of a dataset folder the user gave (``demo --data``)."""
+    from duplexeval.benchmarks.m3 import M3
+
+    return Benchmark(name="m3", version=M3.version, title=f"M3 on {path.name}",
+                     seed=M3.seed, cells=(Cell(path.name, EvalProtocol.MULTI_GEN, "m3"),),
+                     write_tables=M3.write_tables, notes={"data": f"the dataset {path}"})
+
+
+def _print_checks(datasets: list[DemoDataset], timer: StageTimer) -> None:
+    """The annotation check and the plans' costs of every dataset."""
     with timer("annotation check"):
         print(f"Annotation check: events annotated from each dataset's voiced audio (Silero "
               f"VAD, no words) vs. its events from the word alignments; recovered = same kind "
@@ -223,197 +351,40 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
                 rows.append(plan_row(demo.name, plan))
         print("What a run executes (per-event = official cost; shared prefix = duplexeval)")
         print("\n".join(format_table(PLAN_HEADER, rows)))
-    runs: list[tuple[str, str, Path]] = []
-    with timer("runs"):
-        print("\n".join(_run_systems(datasets, runs_root, runs, variants)))
-    content = None if full else tuple(d.name for d in datasets
-                                      if d.suite in DEMO_CONTENT_SUITES)
-    print("\n".join(_score_runs(runs, timer, content)))
-    if flexi:
-        print("\n".join(_flexi_stage(runs_root, timer, full)))
-    with timer("report"):
-        print("\n".join(_write_report(runs, runs_root)))
-    print()
-    print(timer.line())
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    runs_root.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(runs_root / "demo_timing.json", {
-        "seconds": {k: round(v, 2) for k, v in timer.seconds.items()},
-        "total_seconds": round(sum(timer.seconds.values()), 2),
-        "cpu_count": os.cpu_count(), "loadavg_at_end": list(load) if load else None,
-        "full": full, "suites": [d.name for d in datasets]})
-    return 0
 
 
-@dataclass(frozen=True)
-class DemoSystem:
-    """One row of the demo table: a label, a system with its arguments, and the dataset domains
-    it runs on (``None``: every dataset)."""
-
-    label: str
-    system: str
-    args: tuple[tuple[str, str], ...] = ()
-    domains: tuple[str, ...] | None = None
-    language: str | None = None
-    """Only datasets of this language (``None``: every language)."""
-    variant: bool = False
-    """A variant row run only with ``--variants`` (the default demo stays under 10 minutes)."""
-
-
-DEMO_SYSTEMS: tuple[DemoSystem, ...] = (
-    DemoSystem("cascade", "cascade"),
-    DemoSystem("cascade-eot0.2", "cascade", (("eot_silence", "0.2"),), ("chat",), "en", True),
-    DemoSystem("cascade-half", "cascade", (("half_duplex", "1"),), ("chat",), "en", True),
-    DemoSystem("reference", "reference"),
-    DemoSystem("silence", "silence"),
-)
-"""The rows of the demo table: the CPU cascade (the system measured; end of turn after 0.6 s
-of silence), on English chat also an eager one (end of turn after 0.2 s: it answers sooner and
-talks into the longer held pauses) and a half-duplex one (it does not listen while it answers:
-barge-ins no longer stop it), the human reference and the floor."""
-
-
-def _slug(name: str) -> str:
-    """A folder name: runs of other characters become one hyphen."""
-    return re.sub(r"[^A-Za-z0-9_.]+", "-", name).strip("-")
-
-
-def _run_systems(datasets: list[DemoDataset], runs_root: Path,
-                 runs: list[tuple[str, str, Path]], variants: bool = False) -> list[str]:
-    """Run the demo systems on each dataset under multi-gen, appending (dataset, system, run
-    dir) to ``runs``; returns the lines to print."""
-    from duplexeval.runs import execute_run
-    from duplexeval.systems.registry import load_system
-
-    lines = ["", "Runs (multi-gen)"]
-    for demo in datasets:
-        dataset, _ = load_dataset(demo.root, audio=Need.REQUIRE)
-        plan = build_plan(dataset, PlanOptions(protocol=EvalProtocol.MULTI_GEN,
-                                               channels=demo.channels))
-        for row in DEMO_SYSTEMS:
-            if (row.domains is not None and dataset.domain not in row.domains) or (
-                    row.language is not None and dataset.language != row.language) or (
-                    row.variant and not variants):
-                continue
-            system = load_system(row.system, dict(row.args))
-            out = runs_root / f"{row.label}-{_slug(demo.name)}"
-            result = execute_run(system, dataset, plan, out, seed=0)
-            lines.append(f"  {out}: {result.samples} samples ok, {result.failed} failed, "
-                         f"{result.frames_stepped} frames stepped now")
-            runs.append((demo.name, row.label, out))
-    lines.append("")
-    lines.append("Each run directory holds its configuration, one stereo wav per sample (ch0 "
-                 "user as fed, ch1 system) with its record, and the M3 metadata "
-                 "(duplexeval.runs.open_run reads it; ARCHITECTURE.md lists its files).")
+def _write_tables(cells: dict[str, list[SystemCell]], runs_root: Path,
+                  benchmarks: Registry[Benchmark]) -> list[str]:
+    """Every benchmark's tables over all the demo's systems into ``runs_root/tables/BENCH/``;
+    the lines to print (the Markdown tables)."""
+    lines = []
+    for name, mine in cells.items():
+        if not mine:
+            continue
+        bench = benchmarks.get(name)
+        folder = runs_root / "tables" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        written = bench.write_tables(mine, folder)
+        lines += ["", f"{bench.title} (v{bench.version}), every system: {folder}"]
+        for label, cell in mine:
+            if cell.skipped is not None:
+                lines.append(f"  {label} {cell.cell.name}: not run: {cell.skipped}")
+        for path in written:
+            if path.suffix == ".md":
+                lines += ["", *path.read_text(encoding="utf-8").splitlines()]
+    lines += ["", "Each system's bundle (runs, analysis, scores, tables, eval.json) is "
+              "runs_root/SYSTEM/; `duplexeval verify` recomputes it; `duplexeval eval m3 "
+              "--system NAME -o OUT` evaluates every protocol; judged content "
+              "(relevance, consistency, QA): add --judge-url URL --judge-model MODEL"]
     return lines
 
 
-def _write_report(runs: list[tuple[str, str, Path]], runs_root: Path) -> list[str]:
+def _write_report(runs: list[Path], runs_root: Path) -> list[str]:
     """The HTML report of every demo run into ``runs_root/report``; the lines to print."""
     from duplexeval.report.html_report import html_report_of
 
     if not runs:
         return []
-    index = html_report_of([out for _, _, out in runs], runs_root / "report")
+    index = html_report_of(runs, runs_root / "report")
     return ["", "HTML report (tables, figures, every event with its timeline, audio and "
             f"transcripts; open it in a browser): {index}"]
-
-
-DEMO_CONTENT_SUITES = ("m3-qa-en",)
-"""Suites whose demo runs get the content transcripts (full ASR of both channels on TURN_SHIFT
-samples) unless ``--full``: English QA, where the offline content metrics (QA F1 / EM) mean
-most, and cheap to transcribe.  The other suites' content costs more ASR time than the demo's
-10-minute budget allows (``perf/content_analysis_cost.py``); their content rows say so and
-``duplexeval score RUN_DIR`` computes it."""
-
-
-def _score_runs(runs: list[tuple[str, str, Path]], timer: StageTimer | None = None,
-                content_suites: tuple[str, ...] | None = DEMO_CONTENT_SUITES) -> list[str]:
-    """Analyse and score every demo run; the M3 timing and content tables, one block per
-    dataset.  The analysis (:class:`~duplexeval.analysis.pipeline.AnalysisOptions`: Whisper on
-    the short system segments the timing metrics read, and, for the datasets in
-    ``content_suites`` (``None``: all), on both channels of TURN_SHIFT samples for the content
-    metrics) is reused when current."""
-    from duplexeval.analysis.pipeline import AnalysisOptions, ensure_analysis
-    from duplexeval.metrics.score_run import score_run_dir
-    from duplexeval.report.content import content_table_lines
-    from duplexeval.report.paper_tables import table5_lines
-    from duplexeval.report.text import timing_table_lines
-
-    timer = timer or StageTimer()
-    scored: list[tuple[str, Results]] = []
-    lines = ["", "M3 timing and content (mean ± 95 % CI half-width; † fewer than 20 events; "
-             "analysis: Silero VAD + Whisper base; content on TURN_SHIFT events"
-             + ("" if content_suites is None else
-                f", transcribed in full for {', '.join(content_suites) or 'no dataset'} only")
-             + ")"]
-
-    def options(dataset: str) -> AnalysisOptions:
-        if content_suites is None or dataset in content_suites:
-            return AnalysisOptions()
-        return AnalysisOptions(content_event_types=())
-
-    with timer("analysis"):
-        for dataset, _, out in tqdm(runs, desc="analysis", unit="run", file=sys.stderr):
-            ensure_analysis(out, options(dataset), progress=False)
-    with timer("scoring"):
-        for dataset in dict.fromkeys(d for d, _, _ in runs):
-            mine = [(system, out) for d, system, out in runs if d == dataset]
-            rows = [(system, score_run_dir(out, options=options(dataset), progress=False)[0])
-                    for system, out in mine]
-            lines += ["", f"  {dataset}"]
-            lines += [f"  {line}" for line in timing_table_lines(rows)]
-            lines += [""] + [f"  {line}" for line in content_table_lines(rows)]
-            scored += rows
-    lines += ["", "M3 Table 5 layout (`duplexeval report RUN_DIR... -o OUT_DIR` writes it as "
-              "Markdown, CSV and LaTeX)", "", *table5_lines(scored)]
-    if runs:
-        run = RunDir(runs[0][2])
-        files = run.scores()
-        lines += ["", "Per-event values, aggregates and settings: RUN_DIR/"
-                  f"{files.root.relative_to(run.root).as_posix()}/{{{files.per_event.name},{files.aggregate.name},"
-                  f"{files.results.name},{files.content_offline.name}}}; judged content "
-                  f"(relevance, consistency, QA): duplexeval score RUN_DIR --judge-url URL "
-                  f"--judge-model MODEL"]
-    return lines
-
-
-FLEXI_SYSTEMS = ("cascade", "reference", "silence")
-"""The systems of the demo's FLEXI stage."""
-
-
-def _flexi_stage(runs_root: Path, timer: StageTimer, full: bool,
-                 systems: tuple[str, ...] = FLEXI_SYSTEMS) -> list[str]:
-    """``flexi-en`` (its quick subset unless ``full``: the first two items of each scenario):
-    the demo systems under multi-gen (turn taking, pause handling, model interrupt and
-    backchannel) and multi-ref (user interrupt and backchannel, over the teacher-forced
-    reference turn), scored with the ``flexi`` variant; the FLEXI tables."""
-    from duplexeval.analysis.pipeline import AnalysisOptions
-    from duplexeval.metrics.score_run import score_run_dir
-    from duplexeval.report.text import FLEXI_COLUMNS, timing_table_lines
-    from duplexeval.runs import execute_run
-    from duplexeval.suites import build_suite
-    from duplexeval.systems.registry import load_system
-
-    with timer("synthesis"):
-        root = build_suite("flexi-en", limit=None if full else "quick")
-    dataset, _ = load_dataset(root, audio=Need.REQUIRE)
-    lines = ["", f"FLEXI (flexi-en{'' if full else ' quick'}: {len(dataset.dialogues)} items; "
-             "the flexi variant, paper conventions; † fewer than 20 events)"]
-    for protocol, columns in ((EvalProtocol.MULTI_GEN, FLEXI_COLUMNS[:4] + FLEXI_COLUMNS[6:7]
-                               + FLEXI_COLUMNS[9:]),
-                              (EvalProtocol.MULTI_REF, FLEXI_COLUMNS[4:6] + FLEXI_COLUMNS[7:9])):
-        plan = build_plan(dataset, PlanOptions(protocol=protocol))
-        rows = []
-        for name in tqdm(systems, desc=f"flexi {protocol.value}", unit="system",
-                         file=sys.stderr):
-            out = runs_root / f"{name}-flexi-en-{protocol.value}"
-            with timer("runs"):
-                execute_run(load_system(name, {}), dataset, plan, out, seed=0)
-            with timer("analysis"):
-                results, _ = score_run_dir(out, variant="flexi", progress=False,
-                                           options=AnalysisOptions(content_event_types=()))
-            rows.append((name, results))
-        lines += ["", f"  {protocol.value}"]
-        lines += [f"  {line}" for line in timing_table_lines(rows, columns=columns)]
-    return lines

@@ -24,7 +24,7 @@ from pathlib import Path
 from duplexeval.plan.samples import EvalProtocol
 from duplexeval.results.model import Results
 
-__all__ = ["Benchmark", "Cell", "CellResult", "TableWriter"]
+__all__ = ["Benchmark", "Cell", "CellResult", "SystemCell", "TableWriter"]
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,12 @@ class CellResult:
     """Why the cell was not run (``None``: it was), e.g. a capability the system lacks."""
 
 
-TableWriter = Callable[[str, Sequence[CellResult], Path], list[Path]]
-"""``write(system_label, cells, out_dir) -> files``: a benchmark's tables from its cells."""
+SystemCell = tuple[str, CellResult]
+"""A cell of one system: ``(system label, cell result)``."""
+
+TableWriter = Callable[[Sequence[SystemCell], Path], list[Path]]
+"""``write(cells, out_dir) -> files``: a benchmark's tables from its cells, of one system (a
+bundle) or of several (the demo's tables: one row per system and protocol)."""
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,9 @@ For each benchmark, for each of its cells, in declaration order::
   judged answer comes from the judge's cache, so a second invocation steps no frame and calls
   no judge.
 * Scores are kept per variant (``scores/{variant}/``), so no scoring overwrites another.
+* Every cell's dataset and plan are made first (suites built once, cached), so that one
+  progress display covers the evaluation: each sample counts once when run and once when its
+  cell is analysed and scored, with the cell, the counts and an ETA.
 * The subset is the suites' ``quick`` subset (default), their full build (``None``) or their
   first ``N`` dialogues (an int).
 """
@@ -20,8 +23,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -37,12 +41,13 @@ from duplexeval.benchmarks.manifest import (
     sha256_file,
 )
 from duplexeval.benchmarks.registry import BENCHMARKS
+from duplexeval.data.dialogue import Dataset
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.fileio import atomic_write_json, atomic_write_text, safe_name
 from duplexeval.metrics.content.score import JudgeSettings
 from duplexeval.metrics.score_run import score_run_dir
-from duplexeval.plan.samples import PlanOptions, build_plan
+from duplexeval.plan.samples import Plan, PlanOptions, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.runs.directory import RunDir
 from duplexeval.runs.driver import protocol_problem
@@ -68,6 +73,9 @@ class EvalResult:
     manifest: EvalManifest
     cells: dict[str, list[CellResult]]
     """Benchmark name -> its cells, in declaration order."""
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall seconds by stage: ``synthesis`` (datasets built or found, plans), ``runs``,
+    ``analysis`` (with the scoring), ``tables`` (tables, report and manifest)."""
 
 
 def subset_name(subset: Subset) -> str:
@@ -135,29 +143,116 @@ def cell_data(bench: Benchmark, cell: Cell, data: str | Path | None, subset: Sub
     return CellData(found, str(found))
 
 
-def _run_cell(system: System, bench: Benchmark, cell: Cell, out: Path, subset: Subset,
-              judge: JudgeSettings | None, executor: EvalExecutor | None,
-              data: str | Path | None) -> tuple[CellResult, str]:
+@dataclass(frozen=True)
+class _Prepared:
+    """A cell ready to run: its run directory, data label, dataset and plan (``None`` with
+    the reason when it is skipped)."""
+
+    bench: Benchmark
+    cell: Cell
+    run_dir: Path
+    label: str
+    dataset: Dataset | None = None
+    plan: Plan | None = None
+    skipped: str | None = None
+
+
+def _prepare(system: System, bench: Benchmark, cell: Cell, out: Path, subset: Subset,
+             data: str | Path | None) -> _Prepared:
+    """The cell's dataset (built or downloaded once) and plan, or why it is skipped."""
     run_dir = out / "cells" / bench.name / cell.name
     reason = protocol_problem(cell.protocol, system.capabilities)
     if reason is not None:
-        return (CellResult(cell, run_dir, None, skipped=f"{system.name}: {reason}"),
-                cell_data(bench, cell, data, subset, fetch=False).label)
+        return _Prepared(bench, cell, run_dir, cell_data(bench, cell, data, subset,
+                                                         fetch=False).label,
+                         skipped=f"{system.name}: {reason}")
     where = cell_data(bench, cell, data, subset)
     if where.path is None:
-        return CellResult(cell, run_dir, None, skipped=where.skipped), ""
+        return _Prepared(bench, cell, run_dir, where.label, skipped=where.skipped)
     dataset, _ = load_dataset(where.path, audio=Need.REQUIRE)
     first = subset if data is not None and isinstance(subset, int) else None
     plan = build_plan(dataset.dialogues[:first],
                       PlanOptions(protocol=cell.protocol, mute=cell.mute,
                                   channels=dataset.user_channels))
-    execute_run(system, dataset, plan, run_dir, seed=0, progress=False, executor=executor)
-    options = AnalysisOptions(content_event_types=cell.content_events)
+    return _Prepared(bench, cell, run_dir, where.label, dataset, plan)
+
+
+class _Progress:
+    """One display for the whole evaluation: every sample is counted twice, once when it is
+    run and once when its cell is analysed and scored, so the ETA covers both; the
+    description names the cell (``cell 3/12 m3 m3-chat-en-single``) and the samples run and
+    analysed."""
+
+    def __init__(self, system: str, prepared: Sequence[_Prepared], enabled: bool) -> None:
+        self.samples = sum(len(p.plan.samples) for p in prepared if p.plan is not None)
+        self.cells = len(prepared)
+        self.ran = self.analysed = 0
+        self.system = system
+        self.bar = tqdm(total=2 * self.samples, desc=f"eval {system}", unit="step",
+                        file=sys.stderr, disable=not enabled, dynamic_ncols=True,
+                        bar_format="{desc}: {percentage:3.0f}%|{bar}| "
+                                   "[{elapsed}<{remaining}]")
+        self.name = ""
+
+    def cell(self, i: int, prepared: _Prepared) -> None:
+        self.name = f"cell {i + 1}/{self.cells} {prepared.bench.name} {prepared.cell.name}"
+        self._show()
+
+    def run(self, k: int) -> None:
+        self.ran += k
+        self._show(refresh=False)
+        self.bar.update(k)
+
+    def analysed_cell(self, k: int) -> None:
+        self.analysed += k
+        self._show(refresh=False)
+        self.bar.update(k)
+
+    def _show(self, refresh: bool = True) -> None:
+        self.bar.set_description_str(
+            f"eval {self.system} {self.name} (samples run {self.ran}/{self.samples}, "
+            f"analysed {self.analysed}/{self.samples})", refresh=refresh)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+OFFLINE_CONTENT_DOMAINS = ("task",)
+"""Domains with content numbers that need no judge (M3's MT-QA: QA F1 against the reference
+answer)."""
+
+
+def content_events(cell: Cell, dataset: Dataset, judge: JudgeSettings | None,
+                   ) -> tuple[str, ...]:
+    """The event types whose replies the analysis transcribes in full: the cell's, except
+    without a judge on a dataset whose content numbers all need one (Chat: relevance and
+    consistency), where the transcripts would feed no number (a later ``eval`` with a judge
+    transcribes them then)."""
+    if judge is None and dataset.domain not in OFFLINE_CONTENT_DOMAINS:
+        return ()
+    return cell.content_events
+
+
+def _run_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
+              executor: EvalExecutor | None, progress: _Progress,
+              seconds: dict[str, float]) -> CellResult:
+    cell, run_dir = prepared.cell, prepared.run_dir
+    if prepared.dataset is None or prepared.plan is None:
+        return CellResult(cell, run_dir, None, skipped=prepared.skipped)
+    start = time.perf_counter()
+    execute_run(system, prepared.dataset, prepared.plan, run_dir, seed=0, progress=False,
+                executor=executor, on_samples=progress.run)
+    middle = time.perf_counter()
+    seconds["runs"] += middle - start
+    events = content_events(cell, prepared.dataset, judge)
+    options = AnalysisOptions(content_event_types=events)
     results, _ = score_run_dir(run_dir, RunDir(run_dir).scores(variant=cell.variant).root,
                                cell.variant,
                                options=options, progress=False,
-                               judge=judge if cell.content_events else None, executor=executor)
-    return CellResult(cell, run_dir, results), where.label
+                               judge=judge if events else None, executor=executor)
+    seconds["analysis"] += time.perf_counter() - middle
+    progress.analysed_cell(len(prepared.plan.samples))
+    return CellResult(cell, run_dir, results)
 
 
 def _entry(bench: Benchmark, result: CellResult, out: Path, subset: Subset,
@@ -229,49 +324,60 @@ JUDGE_CACHE = "judge-cache.sqlite"
 """The bundle's judge answer cache (``verify`` answers only from it)."""
 
 
-def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
+def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | Path,
              subset: Subset = "quick", judge: JudgeSettings | None = None,
              executor: EvalExecutor | None = None, progress: bool = True,
-             html: bool = False, data: str | Path | None = None) -> EvalResult:
-    """Evaluate ``system`` on ``benchmarks`` (names in :data:`BENCHMARKS`) into the bundle
+             html: bool = False, data: str | Path | None = None,
+             select: Callable[[Benchmark, Cell], bool] | None = None) -> EvalResult:
+    """Evaluate ``system`` on ``benchmarks`` (names in :data:`BENCHMARKS`, or
+    :class:`Benchmark` declarations; a bundle of an unregistered one cannot be verified) into
+    the bundle
     ``out`` (see the module docstring); returns what it made.  ``data`` replaces the bundled
     suites (:func:`cell_data`: ``"official"`` or a folder; ``subset`` then only counts with
     an int).  The judge's answers are cached in ``out/judge-cache.sqlite`` unless its
     ``cache_path`` says otherwise.  ``html`` also writes the HTML report of every cell that ran
     into ``out/report/`` (figures and every event; about 4 s a cell on 2 cores, so it is asked
-    for)."""
+    for).  ``select`` keeps only the cells it accepts (``eval --protocol multi-gen``: M3's
+    Table 5 is Multi (gen)); the others are not in the bundle."""
     out = Path(out)
     if judge is not None and judge.cache_path is None:
         judge = replace(judge, cache_path=out / JUDGE_CACHE)
-    chosen = [BENCHMARKS.get(name) for name in dict.fromkeys(benchmarks)]
+    chosen: list[Benchmark] = []
+    for named in benchmarks:
+        found = named if isinstance(named, Benchmark) else BENCHMARKS.get(named)
+        if all(b.name != found.name for b in chosen):
+            chosen.append(found)
     if not chosen:
         raise DuplexevalError("eval: name at least one benchmark "
                               f"({', '.join(BENCHMARKS.names())})")
     safe_name(system.name, "system name")
     _check_out(out)
-    total = sum(len(b.cells) for b in chosen)
-    done: dict[str, list[CellResult]] = {}
-    labels: dict[tuple[str, str], str] = {}
+    keep = select or (lambda bench, cell: True)
+    seconds = dict.fromkeys(("synthesis", "runs", "analysis", "tables"), 0.0)
+    start = time.perf_counter()
+    prepared = [_prepare(system, bench, cell, out, subset, data)
+                for bench in chosen for cell in bench.cells if keep(bench, cell)]
+    seconds["synthesis"] = time.perf_counter() - start
+    labels = {(p.bench.name, p.cell.name): p.label for p in prepared}
+    done: dict[str, list[CellResult]] = {b.name: [] for b in chosen}
+    bar = _Progress(system.name, prepared, progress)
+    try:
+        for i, item in enumerate(prepared):
+            bar.cell(i, item)
+            done[item.bench.name].append(_run_cell(system, item, judge, executor, bar,
+                                                   seconds))
+    finally:
+        bar.close()
+    start = time.perf_counter()
     tables: dict[str, list[str]] = {}
-    with tqdm(total=total, desc=f"eval {system.name}", unit="cell", file=sys.stderr,
-              disable=not progress) as bar:
-        for bench in chosen:
-            results = []
-            for cell in bench.cells:
-                bar.set_postfix_str(f"{bench.name} {cell.name}")
-                result, label = _run_cell(system, bench, cell, out, subset, judge, executor,
-                                          data)
-                results.append(result)
-                labels[(bench.name, cell.name)] = label
-                bar.update(1)
-            done[bench.name] = results
-            folder = out / "tables" / bench.name
-            folder.mkdir(parents=True, exist_ok=True)
-            written = bench.write_tables(system.name, results, folder)
-            written.append(write_cells_note(
-                bench, results, subset, folder,
-                [labels[(bench.name, r.cell.name)] for r in results]))
-            tables[bench.name] = [p.relative_to(out).as_posix() for p in written]
+    for bench in chosen:
+        results = done[bench.name]
+        folder = out / "tables" / bench.name
+        folder.mkdir(parents=True, exist_ok=True)
+        written = bench.write_tables([(system.name, r) for r in results], folder)
+        written.append(write_cells_note(bench, results, subset, folder,
+                                        [labels[(bench.name, r.cell.name)] for r in results]))
+        tables[bench.name] = [p.relative_to(out).as_posix() for p in written]
     cells = [_entry(b, r, out, subset, labels[(b.name, r.cell.name)])
              for b in chosen for r in done[b.name]]
     ran = [r.run_dir for b in chosen for r in done[b.name] if r.results is not None]
@@ -287,4 +393,5 @@ def evaluate(system: System, benchmarks: Sequence[str], out: str | Path,
         judge=_judge_json(judge), judge_cache=_cache_name(judge, out), cells=cells,
         tables=tables, files=_hashes(out, judge))
     atomic_write_json(out / MANIFEST_FILE, manifest.model_dump(mode="json"))
-    return EvalResult(out, manifest, done)
+    seconds["tables"] = time.perf_counter() - start
+    return EvalResult(out, manifest, done, seconds)

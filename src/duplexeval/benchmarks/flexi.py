@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from duplexeval.benchmarks.base import Benchmark, Cell, CellResult
+from duplexeval.benchmarks.base import Benchmark, Cell, SystemCell
 from duplexeval.fileio import atomic_write_text
 from duplexeval.plan.samples import EvalProtocol
 from duplexeval.report.text import FLEXI_COLUMNS, TimingColumn, timing_table_lines
@@ -26,15 +26,18 @@ FLEXI_COLUMNS_BY_PROTOCOL: dict[EvalProtocol, tuple[TimingColumn, ...]] = {
 or backchannel to fall inside the system's speech)."""
 
 
-def _tables(label: str, cells: Sequence[CellResult], out: Path) -> list[Path]:
+def _tables(cells: Sequence[SystemCell], out: Path) -> list[Path]:
     lines = ["# FLEXI", ""]
-    for cell in cells:
-        lines += [f"## {cell.cell.protocol.value}", ""]
-        if cell.results is None:
-            lines += [f"not run: {cell.skipped}", ""]
+    for protocol, columns in FLEXI_COLUMNS_BY_PROTOCOL.items():
+        mine = [(label, c) for label, c in cells if c.cell.protocol is protocol]
+        if not mine:
             continue
-        columns = FLEXI_COLUMNS_BY_PROTOCOL[cell.cell.protocol]
-        lines += [*timing_table_lines([(label, cell.results)], columns=columns), ""]
+        lines += [f"## {protocol.value}", ""]
+        lines += [f"- {label}: not run: {c.skipped}" for label, c in mine if c.results is None]
+        ran = [(label, c.results) for label, c in mine if c.results is not None]
+        if ran:
+            lines += ["", *timing_table_lines(ran, columns=columns)]
+        lines.append("")
     path = out / "flexi.md"
     atomic_write_text(path, "\n".join(lines))
     return [path]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from duplexeval.benchmarks.base import Benchmark, Cell, CellResult
+from duplexeval.benchmarks.base import Benchmark, Cell, SystemCell
 from duplexeval.plan.samples import EvalProtocol
 from duplexeval.report.m3_figures import FIGURE_DOMAIN, write_m3_figures
 from duplexeval.report.paper_tables import write_tables
@@ -25,14 +25,17 @@ __all__ = ["M3"]
 SUITES = ("m3-chat-en", "m3-chat-ja", "m3-qa-en", "m3-qa-ja")
 
 
-def _tables(label: str, cells: Sequence[CellResult], out: Path) -> list[Path]:
-    rows = merge_rows([row for c in cells if c.results is not None
+def _tables(cells: Sequence[SystemCell], out: Path) -> list[Path]:
+    rows = merge_rows([row for label, c in cells if c.results is not None
                        for row in row_sources(label, c.results, str(c.run_dir))])
     written = write_tables(rows, out, ("md", "csv", "tex")) if rows else []
     for language in ("en", "ja"):
-        chat = [c.results for c in cells
-                if c.results is not None and c.cell.suite == f"m3-{FIGURE_DOMAIN}-{language}"]
-        written += write_m3_figures(label, chat, out, language)
+        for label in dict.fromkeys(label for label, _ in cells):
+            chat = [c.results for name, c in cells if name == label and c.results is not None
+                    and c.cell.suite == f"m3-{FIGURE_DOMAIN}-{language}"]
+            written += write_m3_figures(label, chat, out, language,
+                                        stem_suffix="" if len({n for n, _ in cells}) == 1
+                                        else f"-{label}")
     return written
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from duplexeval.benchmarks.base import Benchmark, Cell, CellResult
+from duplexeval.benchmarks.base import Benchmark, Cell, SystemCell
 from duplexeval.fileio import atomic_write_text
 from duplexeval.plan.samples import EvalProtocol
+from duplexeval.report.columns import protocol_name
 from duplexeval.report.mtr_tables import (
     ablation_table,
     feature_table,
@@ -23,7 +24,6 @@ from duplexeval.report.mtr_tables import (
     table_csv,
     table_markdown,
 )
-from duplexeval.report.plots import protocol_name
 from duplexeval.report.text import variant_curve_lines, variant_table_lines
 
 __all__ = ["MTR"]
@@ -33,12 +33,12 @@ def _row_name(label: str, cell: Cell) -> str:
     return f"{label} ({protocol_name(cell.protocol.value)}{'' if cell.mute else ', unmuted'})"
 
 
-def _tables(label: str, cells: Sequence[CellResult], out: Path) -> list[Path]:
-    runs = [(_row_name(label, c.cell), c.results) for c in cells if c.results is not None]
+def _tables(cells: Sequence[SystemCell], out: Path) -> list[Path]:
+    runs = [(_row_name(label, c.cell), c.results) for label, c in cells if c.results is not None]
     tables = [feature_table(runs), ablation_table(runs), round_table(runs)]
-    lines = [f"# MTR-DuplexBench: {label}", ""]
-    skipped = [c for c in cells if c.results is None]
-    lines += [f"- {_row_name(label, c.cell)}: not run: {c.skipped}" for c in skipped]
+    lines = ["# MTR-DuplexBench", ""]
+    skipped = [(label, c) for label, c in cells if c.results is None]
+    lines += [f"- {_row_name(label, c.cell)}: not run: {c.skipped}" for label, c in skipped]
     lines += [""] if skipped else []
     written = []
     for table in tables:
@@ -47,7 +47,7 @@ def _tables(label: str, cells: Sequence[CellResult], out: Path) -> list[Path]:
         atomic_write_text(path, table_csv(table))
         written.append(path)
     lines += ["## Every aggregate, over all dialogues", ""]
-    for cell in cells:
+    for label, cell in cells:
         if cell.results is not None:
             lines += [f"### {_row_name(label, cell.cell)}", "", "```",
                       *variant_table_lines(cell.results), "", *variant_curve_lines(cell.results),

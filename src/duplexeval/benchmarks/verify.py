@@ -28,9 +28,10 @@ from pydantic import ValidationError
 
 from duplexeval.analysis.pipeline import AnalysisOptions
 from duplexeval.benchmarks.base import Benchmark, CellResult
-from duplexeval.benchmarks.evaluate import write_cells_note
+from duplexeval.benchmarks.evaluate import content_events, write_cells_note
 from duplexeval.benchmarks.manifest import MANIFEST_FILE, CellEntry, EvalManifest, sha256_file
 from duplexeval.benchmarks.registry import BENCHMARKS
+from duplexeval.data.validate import load_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.metrics.content.score import JudgeSettings
 from duplexeval.metrics.score_run import score_run_dir
@@ -113,9 +114,12 @@ def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport
         again = RunDir(copy).scores(variant=entry.variant)
         judge = _bundle_judge(out, manifest, Path(tmp)) if cell.content_events else None
         try:
+            dataset, _ = load_dataset(Path(RunDir(copy).read_config().dataset.path))
+            events = content_events(cell, dataset, judge)
             results, _ = score_run_dir(
-                copy, again.root, entry.variant, progress=False, judge=judge,
-                options=AnalysisOptions(content_event_types=cell.content_events))
+                copy, again.root, entry.variant, progress=False,
+                judge=judge if events else None,
+                options=AnalysisOptions(content_event_types=events))
         except DuplexevalError as exc:
             report.problems.append(f"{entry.run}: cannot be scored again ({exc})")
             return
@@ -148,7 +152,8 @@ def _check_tables(out: Path, manifest: EvalManifest, bench: Benchmark,
                                 skipped=entry.reason if entry.status == "skipped" else None))
     with tempfile.TemporaryDirectory(prefix="duplexeval-verify-") as tmp:
         again = Path(tmp)
-        written = bench.write_tables(str(manifest.system.get("name", "")), cells, again)
+        label = str(manifest.system.get("name", ""))
+        written = bench.write_tables([(label, c) for c in cells], again)
         written.append(write_cells_note(bench, cells, _subset(entries), again,
                                         [e.data for e in entries]))
         for path in written:

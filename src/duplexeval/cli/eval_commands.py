@@ -38,6 +38,10 @@ def add_eval(sub: Subparsers) -> None:
                    "release, downloaded once by `data download`) or a folder (the dataset of "
                    "a one-suite benchmark, or DIR/SUITE for each suite, e.g. DIR/m3-chat-en); "
                    "--limit still counts dialogues")
+    p.add_argument("--protocol", action="append", default=None, metavar="P",
+                   choices=["single", "multi-gen", "multi-ref"],
+                   help="only the cells of this protocol (repeatable; default all): "
+                   "M3's Table 5 is Multi (gen)")
     p.add_argument("-o", "--out", required=True, metavar="OUT", help="the bundle folder")
     p.add_argument("--html", action="store_true", help="also the HTML report of every cell "
                    "(OUT/report/index.html: figures, every event with its audio)")
@@ -59,6 +63,14 @@ def _judge(args: argparse.Namespace) -> Any:
                          cache_path=Path(args.judge_cache) if args.judge_cache else None)
 
 
+def _protocols(chosen: list[str] | None) -> Any:
+    """A cell filter keeping the chosen protocols' cells (``None``: every cell)."""
+    if not chosen:
+        return None
+    wanted = set(chosen)
+    return lambda bench, cell: cell.protocol.value in wanted
+
+
 def _eval(args: argparse.Namespace) -> int:
     from duplexeval.benchmarks import BENCHMARKS, evaluate
     from duplexeval.systems.registry import load_system
@@ -69,7 +81,8 @@ def _eval(args: argparse.Namespace) -> int:
     with executor_from(args) as executor:
         system = load_system(args.system, system_args(args.system_arg))
         result = evaluate(system, [b.name for b in benchmarks], Path(args.out), subset,
-                          judge=judge, executor=executor, html=args.html, data=args.data)
+                          judge=judge, executor=executor, html=args.html, data=args.data,
+                          select=_protocols(args.protocol))
     for bench in benchmarks:
         cells = result.cells[bench.name]
         print(f"{bench.title} (v{bench.version}): "

@@ -139,3 +139,12 @@ def language_title(language: str) -> str:
 
 def protocol_title(protocol: str) -> str:
     return PROTOCOL_TITLES.get(protocol, protocol or "?")
+
+
+PROTOCOL_NAMES = {"single": "Single", "multi-gen": "Multi (gen)", "multi-ref": "Multi (ref)"}
+"""The protocols as the seeds name them in text."""
+
+
+def protocol_name(protocol: str) -> str:
+    """``multi-gen`` -> ``Multi (gen)``; '' -> ``run``."""
+    return PROTOCOL_NAMES.get(protocol, protocol or "run")

@@ -13,10 +13,9 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from duplexeval.report.columns import language_title
+from duplexeval.report.columns import language_title, protocol_name
 from duplexeval.report.event_cases import EventCase, Segment
 from duplexeval.report.html_assets import FILTERS
-from duplexeval.report.plots import protocol_name
 from duplexeval.report.realtime_trace import realtime_html
 from duplexeval.report.render_md import DASH, header
 from duplexeval.report.tables import Table, cell_text

@@ -30,7 +30,10 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
+from matplotlib.figure import Figure
+
 from duplexeval.fileio import atomic_write_text
+from duplexeval.report.columns import protocol_name
 from duplexeval.report.compare import Comparison, compare_lines
 from duplexeval.report.event_cases import (
     EventCase,
@@ -42,7 +45,7 @@ from duplexeval.report.html_assets import BROWSER, ERROR_TRAP, FILTERS, STYLE
 from duplexeval.report.html_parts import case_html, filters_html, table_html, url
 from duplexeval.report.plots import (
     latency_cdf,
-    protocol_name,
+    mtr_feature_curves,
     round_curves,
     save_figure,
     side_by_side,
@@ -50,9 +53,10 @@ from duplexeval.report.plots import (
     tor_bars,
 )
 from duplexeval.report.svg_timeline import timeline_svg
-from duplexeval.report.table_data import label_runs
+from duplexeval.report.table_data import label_runs, m3_timing
 from duplexeval.report.tables import RowSource, has_protocol_comparison, table5, table6
 from duplexeval.results import ScoredRun, load_scored
+from duplexeval.results.model import Results
 
 __all__ = ["MAX_SIDE_BY_SIDE", "html_report_of", "write_html_report"]
 
@@ -60,15 +64,64 @@ MAX_SIDE_BY_SIDE = 30
 """Side-by-side views drawn at most (each is a figure of up to three timelines)."""
 
 
+def _figure_list(pairs: Sequence[tuple[str, Results]]) -> list[tuple[str, Figure, str]]:
+    """The figures that apply to the runs' variants: M3's (the SHIFT latency CDF, SHIFT and
+    PAUSE TOR, and TOR by round where rounds are known) from M3-scored runs, MTR's success by
+    round per feature from ``mtr``-scored runs of labelled dialogues."""
+    m3 = [(label, r) for label, r in pairs if m3_timing(r)]
+    mtr = [(label, r) for label, r in pairs if r.variant.name == "mtr" and r.label_aggregates]
+    figures: list[tuple[str, Figure, str]] = []
+    if m3:
+        figures += [("latency_cdf", latency_cdf(m3), "M3 Figure 4: SHIFT latency CDF"),
+                    ("tor_shift_pause", tor_bars(m3), "M3 Figure 5: SHIFT and PAUSE TOR")]
+        if any(row.round is not None for _, r in m3 for row in r.aggregates):
+            figures.append(("round_curves", round_curves(m3), "TOR by round"))
+    if mtr:
+        figures.append(("mtr_feature_rounds", mtr_feature_curves(mtr),
+                        "MTR success by round, per feature"))
+    return figures
+
+
 def _figures(runs: Sequence[tuple[str, ScoredRun]], out: Path) -> str:
-    pairs = [(label, s.results) for label, s in runs]
     parts = []
-    for name, fig, alt in (("latency_cdf", latency_cdf(pairs), "SHIFT latency CDF"),
-                           ("tor_shift_pause", tor_bars(pairs), "SHIFT and PAUSE TOR"),
-                           ("round_curves", round_curves(pairs), "success by round")):
+    for name, fig, alt in _figure_list([(label, s.results) for label, s in runs]):
         png, svg = save_figure(fig, out / "figures" / name)
-        parts.append(f'<a href="{url(png, out)}"><img alt="{alt}" src="{url(svg, out)}"></a>')
+        parts.append(f'<a href="{url(png, out)}"><img alt="{escape(alt)}" '
+                     f'src="{url(svg, out)}"></a>')
+    if not parts:
+        return '<p class="muted">No figure applies to these runs\' variants.</p>'
     return '<div class="figures">' + "".join(parts) + "</div>"
+
+
+def _variant_tables(runs: Sequence[tuple[str, ScoredRun]]) -> str:
+    """FLEXI's table and MTR's tables, for the runs scored with those variants."""
+    from duplexeval.report import mtr_tables
+    from duplexeval.report.text import FLEXI_COLUMNS, markdown_from_lines, timing_table_lines
+
+    pairs = [(label, s.results) for label, s in runs]
+    html = ""
+    flexi = [(label, r) for label, r in pairs if r.variant.name == "flexi"]
+    if flexi:
+        lines = markdown_from_lines(timing_table_lines(flexi, columns=FLEXI_COLUMNS))
+        html += "<h3>FLEXI</h3>" + _pipe_table_html(lines)
+    mtr = [(f"{label} ({protocol_name(r.source.protocol)})", r) for label, r in pairs
+           if r.variant.name == "mtr" and r.label_aggregates]
+    for table in mtr_tables.mtr_tables(mtr) if mtr else []:
+        html += mtr_tables.table_html(table)
+    return html
+
+
+def _pipe_table_html(lines: Sequence[str]) -> str:
+    """A Markdown pipe table (header, rule, rows) and its note lines as HTML."""
+    rows = [line for line in lines if line.startswith("|")]
+    notes = [line for line in lines if line and not line.startswith("|")]
+    cells = [[c.strip() for c in row.strip().strip("|").split(" | ")] for row in rows]
+    head = "".join(f"<th>{escape(c)}</th>" for c in cells[0]) if cells else ""
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+                   for row in cells[2:])
+    items = "".join(f"<li>{escape(n.lstrip('- '))}</li>" for n in notes)
+    return (f'<table class="results"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+            f'</table><ul class="notes">{items}</ul>')
 
 
 def _side_by_side(cases: Sequence[EventCase], out: Path, by_language: bool = False) -> str:
@@ -100,10 +153,11 @@ def _cases(cases: Sequence[EventCase], out: Path) -> str:
 
 def _tables(sources: Sequence[RowSource], allow_mixed: bool) -> str:
     if not sources:
-        return '<p class="muted">No runs.</p>'
-    html = table_html(table5(sources), "Table 5 layout")
+        return ""
+    html = table_html(table5(sources), "M3-DuplexBench: Table 5 layout")
     if has_protocol_comparison(sources):
-        html += table_html(table6(sources, allow_mixed=allow_mixed), "Table 6 layout")
+        html += table_html(table6(sources, allow_mixed=allow_mixed),
+                           "M3-DuplexBench: Table 6 layout")
     return html
 
 
@@ -141,7 +195,8 @@ def write_html_report(runs: Sequence[tuple[str, ScoredRun]], out: Path,
         f'<p class="muted">{len(runs)} run(s), {len(cases)} scored events. '
         "Audio is linked from the run directories (keep this folder beside them).</p>",
         '<pre id="page-errors" hidden></pre>',
-        "<h2>Tables</h2>", _tables(sources, allow_mixed), _comparisons(comparisons),
+        "<h2>Tables</h2>", _tables(sources, allow_mixed) + _variant_tables(runs)
+        or '<p class="muted">No runs.</p>', _comparisons(comparisons),
         "<h2>Figures</h2>", _figures(runs, out),
         "<h2>The same event under several protocols</h2>", _side_by_side(cases, out),
         "<h2>The same event in English and Japanese</h2>",

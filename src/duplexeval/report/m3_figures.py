@@ -70,14 +70,15 @@ def figure5_csv(runs: Sequence[Results]) -> str:
 
 
 def write_m3_figures(system: str, runs: Sequence[Results], out: Path,
-                     language: str) -> list[Path]:
+                     language: str, stem_suffix: str = "") -> list[Path]:
     """Figures 4 and 5 of ``system``'s Chat runs in ``language`` (one per protocol) into
-    ``out``; returns the CSVs first, then the images."""
+    ``out`` (``figure4-chat-LANG{stem_suffix}.csv`` ...); returns the CSVs first, then the
+    images."""
     ordered = sorted(runs, key=lambda r: protocol_order(r.source.protocol))
     if not ordered:
         return []
     named = [(system, r) for r in ordered]
-    stem = f"{FIGURE_DOMAIN}-{language}"
+    stem = f"{FIGURE_DOMAIN}-{language}{stem_suffix}"
     data = [out / f"figure4-{stem}.csv", out / f"figure5-{stem}.csv"]
     atomic_write_text(data[0], figure4_csv(ordered))
     atomic_write_text(data[1], figure5_csv(ordered))

@@ -42,8 +42,11 @@ __all__ = [
     "GridTable",
     "ablation_table",
     "feature_table",
+    "mtr_markdown",
+    "mtr_tables",
     "round_table",
     "table_csv",
+    "table_html",
     "table_markdown",
 ]
 
@@ -222,3 +225,27 @@ def table_csv(table: GridTable) -> str:
                              c.provenance.definition, c.provenance.data,
                              "true" if c.provenance.synthetic else "false", c.text()])
     return out.getvalue()
+
+
+def mtr_tables(runs: Sequence[tuple[str, Results]]) -> list[GridTable]:
+    """The three tables of ``(row name, results)`` runs."""
+    return [feature_table(runs), ablation_table(runs), round_table(runs)]
+
+
+def mtr_markdown(runs: Sequence[tuple[str, Results]]) -> str:
+    """The three tables as one Markdown text."""
+    return "\n".join(table_markdown(t) for t in mtr_tables(runs))
+
+
+def table_html(table: GridTable) -> str:
+    """The table as HTML (``<h3>`` title, the table, its notes)."""
+    from html import escape
+
+    head = "".join(f"<th>{escape(c)}</th>" for c in ("run", *table.columns))
+    rows = "".join(
+        f"<tr><td>{escape(name)}</td>"
+        + "".join(f'<td class="num">{escape(c.text())}</td>' for c in cells) + "</tr>"
+        for name, cells in table.rows)
+    notes = "".join(f"<li>{escape(n)}</li>" for n in table.notes)
+    return (f"<h3>{escape(table.title)}</h3><table class=\"results\"><thead><tr>{head}</tr>"
+            f"</thead><tbody>{rows}</tbody></table><ul class=\"notes\">{notes}</ul>")

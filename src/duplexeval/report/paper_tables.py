@@ -40,18 +40,22 @@ def parse_formats(text: str) -> list[str]:
 def sources_of(runs: Sequence[tuple[str, Results]] | Mapping[str, Results],
                paths: Sequence[str] | None = None) -> list[RowSource]:
     """The table rows of ``(name, results)`` runs: labelled (:func:`label_runs`), one per
-    language, a system's runs on several domains merged into one row."""
+    language, a system's runs on several domains merged into one row; a run without M3 values
+    (another variant's timing, no content) gives none."""
     pairs = list(runs.items()) if isinstance(runs, Mapping) else list(runs)
     labels = label_runs(pairs)
     paths = list(paths) if paths is not None else [name for name, _ in pairs]
     return merge_rows([row for label, (_, results), path in zip(labels, pairs, paths,
                                                                strict=True)
-                       for row in row_sources(label, results, path)])
+                       for row in row_sources(label, results, path) if row.values])
 
 
 def write_tables(sources: Sequence[RowSource], out: Path, formats: Sequence[str],
                  allow_mixed: bool = False) -> list[Path]:
-    """Write Table 5 (and Table 6 when it applies) in each format; returns the files."""
+    """Write Table 5 (and Table 6 when it applies) in each format; returns the files (none
+    without rows: no run has M3 values)."""
+    if not sources:
+        return []
     tables = {"table5": table5(sources)}
     if has_protocol_comparison(sources):
         tables["table6"] = table6(sources, allow_mixed=allow_mixed)

@@ -8,8 +8,10 @@ Summary figures, from results files (one ``(label, Results)`` per run):
 * :func:`tor_bars` - M3 Figure 5: SHIFT TOR and PAUSE TOR bars per system and protocol, with
   their difference Δ = SHIFT - PAUSE (percentage points) written above; a larger Δ separates
   turn ends from held pauses better.
-* :func:`round_curves` - MTR's round-by-round success: SHIFT TOR (higher is better) and PAUSE
-  TOR (lower is better) per user round, from the results' per-round aggregates.
+* :func:`round_curves` - SHIFT TOR (higher is better) and PAUSE TOR (lower is better) per user
+  round of M3-scored runs, from the results' per-round aggregates.
+* :func:`mtr_feature_curves` - MTR's success by round per feature, from the rows per dialogue
+  label of ``mtr``-scored runs.
 
 Runs are named ``system protocol`` (:func:`run_names`), or by their label where that is shared.
 
@@ -41,20 +43,21 @@ from duplexeval.report.columns import (
     PAUSE_TOR,
     SHIFT_TOR,
     MetricColumn,
+    protocol_name,
     protocol_order,
     protocol_title,
 )
 from duplexeval.report.event_cases import EventCase
 from duplexeval.results.model import Results
 
-__all__ = ["FORMATS", "TIMELINE_KEYS", "event_timeline", "latency_cdf", "round_curves",
+__all__ = ["FORMATS", "TIMELINE_KEYS", "event_timeline", "latency_cdf", "mtr_feature_curves",
+           "round_curves",
            "run_names", "save_figure", "side_by_side", "timeline_legend", "tor_bars"]
 
 FORMATS = ("png", "svg")
 USER, SYSTEM = "#1f77b4", "#ff7f0e"
 VERDICT_COLOURS = {"pass": "#2ca02c", "fail": "#d62728", "none": "#555555",
                    "unscored": "#999999"}
-PROTOCOL_NAMES = {"single": "Single", "multi-gen": "Multi (gen)", "multi-ref": "Multi (ref)"}
 
 Runs = Sequence[tuple[str, Results]]
 
@@ -73,11 +76,6 @@ def save_figure(fig: Figure, stem: Path, formats: Sequence[str] = FORMATS,
                         metadata={"Date": None} if ext == "svg" else None)
             out.append(path)
     return out
-
-
-def protocol_name(protocol: str) -> str:
-    """``multi-gen`` -> ``Multi (gen)``; '' -> ``run``."""
-    return PROTOCOL_NAMES.get(protocol, protocol or "run")
 
 
 def _empty(ax: Axes, text: str) -> None:
@@ -211,6 +209,47 @@ def round_curves(runs: Runs) -> Figure:
             ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
         else:
             _empty(ax, "no per-round aggregates")
+    fig.tight_layout()
+    return fig
+
+
+MTR_FEATURES = (("smooth", "smooth_turn_taking", "Smooth turn-taking"),
+                ("interruption", "interruption", "Interruption"),
+                ("pause", "pause_handling", "Pause handling"),
+                ("background", "background", "Background speech"))
+"""(label, dimension, title) of MTR's features, as :mod:`.mtr_tables` reads them."""
+
+
+def mtr_feature_curves(runs: Runs) -> Figure:
+    """MTR's success by round per feature (higher is better), from each run's rows per
+    dialogue label (``label_aggregates``: the dialogues of that feature only); one panel per
+    feature, one line per run, the legend beside the last panel."""
+    fig = Figure(figsize=(12.0, 3.0))
+    axes = fig.subplots(1, len(MTR_FEATURES), squeeze=False)[0]
+    names = run_names(runs)
+    for ax, (label, dimension, title) in zip(axes, MTR_FEATURES, strict=True):
+        drawn = False
+        for name, (_, results) in zip(names, runs, strict=True):
+            points = sorted((row.round, row.mean * 100.0) for row in results.label_aggregates
+                            if row.label == label and row.dimension == dimension
+                            and row.metric == "success ↑" and row.round is not None
+                            and row.mean is not None)
+            if points:
+                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=name)
+                drawn = True
+        ax.set_title(f"{title} ↑", fontsize=10)
+        ax.set_xlabel("round")
+        if drawn:
+            ax.set_ylim(-5, 105)
+            ax.grid(alpha=0.3)
+        else:
+            _empty(ax, "no dialogue of this feature")
+    axes[0].set_ylabel("success %")
+    handles, labels = next(((h, lab) for h, lab in (a.get_legend_handles_labels() for a in axes)
+                            if h), ([], []))
+    if handles:
+        axes[-1].legend(handles, labels, fontsize=6, loc="upper left",
+                        bbox_to_anchor=(1.0, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 

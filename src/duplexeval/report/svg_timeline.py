@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from html import escape
 
+from duplexeval.report.columns import protocol_name
 from duplexeval.report.event_cases import EventCase, Segment
-from duplexeval.report.plots import SYSTEM, TIMELINE_KEYS, USER, VERDICT_COLOURS, protocol_name
+from duplexeval.report.plots import SYSTEM, TIMELINE_KEYS, USER, VERDICT_COLOURS
 
 __all__ = ["HEIGHT", "WIDTH", "timeline_svg"]
 

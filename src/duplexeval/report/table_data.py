@@ -19,7 +19,7 @@ from duplexeval.report.tables import CellValue, RowSource
 from duplexeval.results.intervals import IntervalFields
 from duplexeval.results.model import Results
 
-__all__ = ["label_runs", "merge_rows", "row_sources"]
+__all__ = ["label_runs", "m3_timing", "merge_rows", "row_sources"]
 
 
 def _pairs(results: Results) -> list[tuple[str, str]]:
@@ -66,6 +66,13 @@ def _content(results: Results, key: tuple[str, str], column: MetricColumn) -> Ce
     return None
 
 
+def m3_timing(results: Results) -> bool:
+    """Whether the results' timing values are M3's: scored by the ``m3`` variant, or an
+    official M3 output folder.  Only those fill the timing columns of Tables 5 and 6; a
+    FLEXI or MTR run gives its content columns only (its own tables are its benchmark's)."""
+    return results.variant.name == "m3" or results.source.kind == "m3-official"
+
+
 def row_sources(label: str, results: Results, path: str = "") -> list[RowSource]:
     """One row per language of the run (see the module docstring)."""
     pairs = _pairs(results)
@@ -79,6 +86,8 @@ def row_sources(label: str, results: Results, path: str = "") -> list[RowSource]
                 continue
             key = ("all", "all") if len(pairs) == 1 else (lang, domain)
             for column in domain_columns(domain):
+                if not column.content and not m3_timing(results):
+                    continue  # another variant's latency is not M3's (same metric names)
                 read = _content if column.content else _timing
                 value = read(results, key, column)
                 if value is not None:

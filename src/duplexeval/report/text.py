@@ -218,12 +218,20 @@ def markdown_from_lines(lines: Sequence[str]) -> list[str]:
 
 def variant_report_lines(runs: Sequence[tuple[str, Results]]) -> dict[str, list[str]]:
     """The tables of runs scored with a variant other than ``m3``, by file stem: ``flexi``
-    (the FLEXI table, per-scenario columns) and one per other variant (every aggregate, then
-    the round curves), as Markdown."""
+    (the FLEXI table, per-scenario columns), ``mtr`` (MTR's per-feature table, ablation and
+    round curves where the dialogues are labelled, :mod:`.mtr_tables`) and one per other
+    variant; after them every aggregate and the round curves of each run, as Markdown."""
+    from duplexeval.report.columns import protocol_name
+    from duplexeval.report.mtr_tables import mtr_markdown
+
     out: dict[str, list[str]] = {}
     flexi = [(label, r) for label, r in runs if r.variant.name == "flexi"]
     if flexi:
         out["flexi"] = markdown_from_lines(timing_table_lines(flexi, columns=FLEXI_COLUMNS))
+    mtr = [(f"{label} ({protocol_name(r.source.protocol)})", r) for label, r in runs
+           if r.variant.name == "mtr"]
+    if any(r.label_aggregates for _, r in mtr):
+        out["mtr"] = [*mtr_markdown(mtr).splitlines(), "## Every aggregate", ""]
     for label, results in runs:
         name = results.variant.name
         if name in ("m3", "flexi"):

@@ -183,8 +183,11 @@ def execute_run(
     progress: bool = True,
     executor: Executor | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    on_samples: Callable[[int], None] | None = None,
 ) -> RunResult:
     """Run (or resume) ``plan`` into ``out`` on ``executor`` (default: :class:`LocalExecutor`).
+    ``on_samples(k)`` is told each time ``k`` more samples are finished (first those a resumed
+    run already has), for a caller's own progress display.
     Sample and system names that are not safe file names (:func:`~duplexeval.fileio.safe_name`)
     are refused before anything is written.  ``batch_size``: continuations stepped together
     by a system with the ``batch`` capability (1: one at a time); it changes no output, so it
@@ -210,7 +213,7 @@ def execute_run(
     with run.locked():
         return _execute_locked(system, dataset, plan, run, config,
                                _Settings(executor or LocalExecutor(), fail_fast, use_snapshot,
-                                         progress, batch_size), started)
+                                         progress, batch_size, on_samples), started)
 
 
 @dataclass(frozen=True)
@@ -220,6 +223,7 @@ class _Settings:
     use_snapshot: bool | None
     progress: bool
     batch_size: int = DEFAULT_BATCH_SIZE
+    on_samples: Callable[[int], None] | None = None
 
 
 class LocalExecutor:
@@ -275,6 +279,8 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
              for unit in plan_units(plan, dataset)
              if any(s.event_id not in finished for s in unit.samples)]
     frames = 0
+    if settings.on_samples is not None and done:
+        settings.on_samples(done)
     with tqdm(total=len(plan.samples), initial=done, desc=f"{system.name} {protocol.value}",
               unit="sample", file=sys.stderr, disable=not settings.progress) as bar:
 
@@ -282,6 +288,8 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
             nonlocal frames
             frames += report.frames
             bar.update(report.ran)
+            if settings.on_samples is not None and report.ran:
+                settings.on_samples(report.ran)
 
         settings.executor.run(tasks, system, unit_done)
     for stale in list(run.temporary_files()):  # left by a worker killed mid-write
