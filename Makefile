@@ -1,6 +1,7 @@
 # duplexeval: two commands on a fresh machine.
 #   make demo   set up .venv and run the main job on the bundled default data
 #   make test   set up .venv with the test dependencies and run the whole test suite
+#   make docs   build the documentation site into site/ (offline, --strict)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -13,7 +14,7 @@ LOCK := requirements.lock
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | sha256sum | cut -c1-12)
 UV_VERSION := 0.13.9
 
-.PHONY: demo test test-fast lint clean venv venv-moshi test-moshi lock
+.PHONY: demo test test-fast lint clean venv venv-moshi test-moshi lock docs
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv --clear $(VENV)
@@ -44,13 +45,18 @@ test-fast: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/run_tests.py $(TEST_WORKERS) 10 "not slow" -- $(PYTEST_ARGS)
 
+# the documentation site into site/ (mkdocs.yml; offline, --strict: a broken link, a missing
+# reference or any other warning fails); tests/test_docs.py builds it too, in make test
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 lint: $(STAMP)
 	$(BIN)/python -m ruff check src tests perf scripts
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .venv-lock .pytest_cache build dist
+	rm -rf $(VENV) .venv-lock .pytest_cache build dist site
 
 # refresh requirements.lock and requirements-moshi.lock from pyproject.toml (needs the package
 # index; tests/test_lock.py fails while a lock is stale)

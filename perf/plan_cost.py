@@ -35,7 +35,8 @@ def _datasets(suites: str) -> list[tuple[str, Path, tuple[int, ...]]]:
         return out
     from duplexeval.suites import SUITES, build_suite
 
-    for name, suite in SUITES.items():
+    for name in SUITES.names():
+        suite = SUITES.get(name)
         if suite.from_toy:
             continue  # the toy sets are above, unvoiced
         limit = None if suites == "full" else "quick"

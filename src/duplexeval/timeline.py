@@ -73,6 +73,19 @@ class Span:
 
     Immutable and ordered by ``(start, end)``.  Empty spans (``start == end``) are allowed and
     falsy, like pyannote's ``Segment``.
+
+    Examples:
+        >>> a, b = Span(0.0, 2.0), Span(1.5, 3.0)
+        >>> a & b                       # intersection
+        Span(start=1.5, end=2.0)
+        >>> a | b                       # hull
+        Span(start=0.0, end=3.0)
+        >>> a.gap(b), a.overlaps(b)     # a negative gap is an overlap
+        (-0.5, True)
+        >>> Span(0.0, 1.0) & Span(2.0, 3.0) is None
+        True
+        >>> bool(Span(1.0, 1.0)), Span(1.0, 2.0).contains_time(2.0000001)   # within TOL
+        (False, True)
     """
 
     start: float
@@ -139,6 +152,10 @@ def merge_spans(spans: Iterable[Span], max_gap: float = 0.0) -> list[Span]:
 
         in     |---|  |--|       |----|      max_gap = 0.5, gaps 0.3 and 0.9
         out    |--------|       |----|
+
+    Examples:
+        >>> merge_spans([Span(2.2, 3.0), Span(0.0, 1.0), Span(1.3, 1.5)], max_gap=0.5)
+        [Span(start=0.0, end=1.5), Span(start=2.2, end=3.0)]
     """
     ordered = sorted(spans)
     merged: list[Span] = []

@@ -54,6 +54,7 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
+        """Whether every hash, score and table held."""
         return not self.problems
 
 

@@ -21,7 +21,7 @@ from duplexeval.cli.score_commands import add_analyze, add_demo, add_score
 from duplexeval.cli.segment_commands import add_segment
 from duplexeval.cli.verify_commands import add_verify
 from duplexeval.errors import DuplexevalError
-from duplexeval.version import __version__
+from duplexeval.version import describe
 
 __all__ = ["build_parser", "main"]
 
@@ -31,6 +31,15 @@ BUILDERS = (add_validate, add_annotate, add_synth, add_data, add_plan, add_syste
 """Each adds one subcommand (``data`` adds its group) to the subparsers."""
 
 
+class _Version(argparse.Action):
+    """``--version``: :func:`duplexeval.version.describe` (git is asked only when given)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"duplexeval {describe()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``duplexeval`` command."""
     parser = argparse.ArgumentParser(
@@ -38,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmark full-duplex spoken dialogue systems (M3-DuplexBench, "
                     "MTR-DuplexBench, FLEXI).",
     )
-    parser.add_argument("--version", action="version", version=f"duplexeval {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, default=argparse.SUPPRESS,
+                        help="print the version, with the git revision when it is not a "
+                             "release, and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in BUILDERS:
         add(sub)

@@ -64,6 +64,7 @@ class MeasurementOrigin:
     end: str
 
     def to_json(self) -> dict[str, str]:
+        """Plain-data form, as results record it."""
         return {"start": self.start, "end": self.end}
 
 
@@ -185,6 +186,7 @@ def register_variant(cls: type[TimingVariant]) -> type[TimingVariant]:
 
 
 def variant_names() -> list[str]:
+    """The names of every known variant (built-in, added and from entry points)."""
     return VARIANTS.names()
 
 

@@ -42,6 +42,8 @@ class Origin(BaseModel):
 
 
 class VariantInfo(BaseModel):
+    """The timing variant that scored the run: its name, version and conventions."""
+
     model_config = ConfigDict(extra="forbid")
     name: str
     version: str
@@ -72,6 +74,8 @@ class DatasetRef(BaseModel):
 
 
 class SourceInfo(BaseModel):
+    """What was scored: a run directory or an official M3 output folder."""
+
     model_config = ConfigDict(extra="forbid")
     kind: Literal["m3-official", "run"]
     path: str
@@ -88,6 +92,8 @@ class SourceInfo(BaseModel):
 
 
 class EventResult(BaseModel):
+    """One scored event: its ids, kind, values, extras and diagnostic information."""
+
     model_config = ConfigDict(extra="forbid")
     event_id: str
     sample_id: str
@@ -110,6 +116,9 @@ class EventResult(BaseModel):
 
 
 class AggregateRow(IntervalFields):
+    """One aggregate: a metric over the events of a language, domain and kind (and round),
+    with its n, mean and 95 % interval."""
+
     model_config = ConfigDict(extra="forbid")
     language: str
     domain: str

@@ -274,14 +274,17 @@ class AnalysisFiles:
 
     @property
     def metadata(self) -> Path:
+        """The analysed run's metadata, with each transcript's path."""
         return self.root / "metadata.jsonl"
 
     @property
     def settings(self) -> Path:
+        """The analysis settings (written last)."""
         return self.root / "settings.json"
 
     @property
     def inputs(self) -> Path:
+        """The SHA-256 of the run files the analysis was made from."""
         return self.root / "inputs.json"
 
     TRANSCRIPT_FIELD = "output_asr_path"
@@ -336,14 +339,17 @@ class ScoreFiles:
 
     @property
     def per_event(self) -> Path:
+        """The variant's values, one line per event."""
         return self.root / "per_event.jsonl"
 
     @property
     def aggregate(self) -> Path:
+        """The aggregates under the official code's names."""
         return self.root / "aggregate.json"
 
     @property
     def results(self) -> Path:
+        """The results file (:mod:`duplexeval.results`)."""
         return self.root / "results.json"
 
     @property
@@ -366,14 +372,17 @@ class RunDir:
     # -- paths ---------------------------------------------------------------------------------
     @property
     def config_path(self) -> Path:
+        """``config.json``: the resolved configuration and its provenance."""
         return self.root / "config.json"
 
     @property
     def metadata_path(self) -> Path:
+        """``metadata.jsonl``: one row per finished sample."""
         return self.root / "metadata.jsonl"
 
     @property
     def summary_path(self) -> Path:
+        """``run_summary.json``: samples, failures, frames and seconds."""
         return self.root / "run_summary.json"
 
 
@@ -384,10 +393,12 @@ class RunDir:
 
     @property
     def lock_path(self) -> Path:
+        """``.lock``: held while a run writes."""
         return self.root / ".lock"
 
     @property
     def samples_dir(self) -> Path:
+        """``samples/``: one folder per dialogue."""
         return self.root / "samples"
 
     def sample_files(self, sample_id: str, event_id: str) -> SampleFiles:
@@ -477,6 +488,7 @@ class RunDir:
             lock.close()
 
     def write_config(self, config: RunConfigFile) -> None:
+        """Write ``config.json`` (atomically)."""
         atomic_write_json(self.config_path, config.model_dump(by_alias=True))
 
     def write_wav(self, path: Path, ch0: np.ndarray, ch1: np.ndarray, rate: int) -> None:
@@ -505,9 +517,11 @@ class RunDir:
         return data if isinstance(data, dict) else None
 
     def write_metadata(self, rows: Sequence[MetadataRow]) -> None:
+        """Write ``metadata.jsonl`` (atomically), one line per row."""
         atomic_write_text(self.metadata_path, "".join(json_line(r.model_dump()) for r in rows))
 
     def write_summary(self, summary: RunSummary) -> None:
+        """Write ``run_summary.json`` (atomically)."""
         atomic_write_json(self.summary_path, summary.model_dump())
 
     def system_info(self) -> SystemInfo | None:

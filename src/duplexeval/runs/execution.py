@@ -250,7 +250,9 @@ class TaskMap(Protocol):
     function and the items picklable.  An exception of ``fn`` is raised by ``map``."""
 
     def map(self, fn: Callable[[A], R], items: Sequence[A],
-            done: Callable[[int, R], None]) -> None: ...
+            done: Callable[[int, R], None]) -> None:
+        """Run ``fn`` on every item; call ``done(index, result)`` for each, in any order."""
+        ...
 
 
 class Executor(Protocol):
@@ -259,7 +261,9 @@ class Executor(Protocol):
     ``done`` once per task (in any order) in the calling process, and returns when every task
     is done; the files of a unit's samples are written by whoever runs it."""
 
-    def run(self, tasks: Sequence[UnitTask], system: System, done: OnDone) -> None: ...
+    def run(self, tasks: Sequence[UnitTask], system: System, done: OnDone) -> None:
+        """Run every task on ``system``; call ``done`` once per task, in this process."""
+        ...
 
 
 def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
