@@ -178,3 +178,18 @@ def test_a_built_in_name_wins_and_a_broken_plugin_is_one_line(
     with pytest.raises(DuplexevalError, match="unknown suite 'nope'; known: m3-qa-en, "):
         SUITES.get("nope")
 
+
+
+def test_a_system_module_in_the_current_folder_is_found(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--system mybot:Bot`` with ``mybot.py`` in the current folder, without PYTHONPATH
+    (the console script does not put the folder on the path)."""
+    import sys
+
+    (tmp_path / "mybot_here.py").write_text(
+        "from duplexeval.systems.builtin.replay import SilenceSystem as Bot\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    from duplexeval.systems.registry import load_system
+
+    assert load_system("mybot_here:Bot").name == "silence"

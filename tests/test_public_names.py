@@ -11,7 +11,12 @@ import pytest
 
 import duplexeval
 
-PUBLIC = ["__version__", "evaluate", "open_run", "results", "verify"]
+PUBLIC = [
+    "BENCHMARKS", "PEERS", "RECIPES", "SUITES", "SYSTEMS", "TTS_ENGINES", "VARIANTS",
+    "Benchmark", "Capabilities", "Cell", "Dataset", "Dialogue", "EvalResult", "Registry",
+    "Session", "SessionSpec", "StepOutput", "System", "__version__", "evaluate",
+    "load_dataset", "load_results", "load_system", "open_run", "results", "verify",
+]
 """``duplexeval.__all__``, in its order."""
 
 
@@ -29,8 +34,22 @@ def test_each_public_name_is_the_object_the_docs_name() -> None:
     assert duplexeval.evaluate is evaluate
     assert duplexeval.verify is verify_bundle
     assert duplexeval.open_run is open_run
-    assert duplexeval.results.load is load
+    assert duplexeval.results.load is load is duplexeval.load_results
     assert duplexeval.__version__ == __version__
+    from duplexeval.benchmarks.registry import BENCHMARKS
+    from duplexeval.data.dialogue import Dataset
+    from duplexeval.registry import Registry
+    from duplexeval.systems.base import Capabilities, Session, SessionSpec, StepOutput, System
+    from duplexeval.systems.registry import SYSTEMS, load_system
+
+    assert (duplexeval.System, duplexeval.Session, duplexeval.SessionSpec,
+            duplexeval.Capabilities, duplexeval.StepOutput) == (System, Session, SessionSpec,
+                                                                 Capabilities, StepOutput)
+    assert duplexeval.load_system is load_system and duplexeval.SYSTEMS is SYSTEMS
+    assert duplexeval.BENCHMARKS is BENCHMARKS and duplexeval.Dataset is Dataset
+    assert duplexeval.Registry is Registry
+    for name in PUBLIC:  # every public name resolves
+        assert getattr(duplexeval, name) is not None
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         _ = duplexeval.nothing  # type: ignore[attr-defined]
 

@@ -1,47 +1,86 @@
 """duplexeval: benchmark full-duplex spoken dialogue systems (M3-DuplexBench, MTR-DuplexBench,
-FLEXI) on one engine.
+FLEXI, Full-Duplex-Bench) on one engine.
 
 The public facade::
 
     import duplexeval
-    from duplexeval.systems.registry import load_system
 
-    result = duplexeval.evaluate(load_system("scripted"), ["m3", "flexi", "mtr"], "out/eval")
+    result = duplexeval.evaluate(duplexeval.load_system("scripted"), ["m3", "flexi", "mtr"],
+                                 "out/eval")
     report = duplexeval.verify("out/eval")          # offline: hashes, scores, tables
     run = duplexeval.open_run("out/eval/cells/m3/m3-chat-en-multi-gen")
-    results = duplexeval.results.load(run.root)      # a run, its scores folder or the file
+    results = duplexeval.load_results(run.root)     # a run, its scores folder or the file
 
-``evaluate`` is :func:`duplexeval.benchmarks.evaluate` (an
-:class:`~duplexeval.benchmarks.EvalResult`), ``verify`` is
-:func:`duplexeval.benchmarks.verify.verify_bundle`, ``open_run`` is
-:func:`duplexeval.runs.open_run`.  They are imported on first use, so ``import duplexeval`` is
-cheap.
+What a user needs, by topic (each name is the object of the module in brackets):
+
+* evaluating: ``evaluate``, ``EvalResult`` [:mod:`duplexeval.benchmarks.evaluate`],
+  ``verify`` [:func:`duplexeval.benchmarks.verify.verify_bundle`], ``Benchmark``, ``Cell``
+  [:mod:`duplexeval.benchmarks.base`];
+* reading: ``open_run`` [:mod:`duplexeval.runs.directory`], ``load_results`` and the module
+  ``results`` [:mod:`duplexeval.results`];
+* writing a system: ``System``, ``Session``, ``SessionSpec``, ``Capabilities``,
+  ``StepOutput`` [:mod:`duplexeval.systems.base`], ``load_system``
+  [:mod:`duplexeval.systems.registry`];
+* data: ``Dataset``, ``Dialogue`` [:mod:`duplexeval.data.dialogue`], ``load_dataset``
+  [:mod:`duplexeval.data.validate`];
+* the registries a package extends through entry points: ``Registry``
+  [:mod:`duplexeval.registry`], ``SYSTEMS``, ``VARIANTS``, ``BENCHMARKS``, ``SUITES``,
+  ``RECIPES``, ``PEERS``, ``TTS_ENGINES``.
+
+They are imported on first use, so ``import duplexeval`` is cheap.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from duplexeval.version import __version__
 
-__all__ = ["__version__", "evaluate", "open_run", "results", "verify"]
+__all__ = [
+    "BENCHMARKS", "PEERS", "RECIPES", "SUITES", "SYSTEMS", "TTS_ENGINES", "VARIANTS",
+    "Benchmark", "Capabilities", "Cell", "Dataset", "Dialogue", "EvalResult", "Registry",
+    "Session", "SessionSpec", "StepOutput", "System", "__version__", "evaluate",
+    "load_dataset", "load_results", "load_system", "open_run", "results", "verify",
+]
+
+_LAZY: dict[str, tuple[str, str]] = {
+    "evaluate": ("duplexeval.benchmarks.evaluate", "evaluate"),
+    "EvalResult": ("duplexeval.benchmarks.evaluate", "EvalResult"),
+    "verify": ("duplexeval.benchmarks.verify", "verify_bundle"),
+    "Benchmark": ("duplexeval.benchmarks.base", "Benchmark"),
+    "Cell": ("duplexeval.benchmarks.base", "Cell"),
+    "BENCHMARKS": ("duplexeval.benchmarks.registry", "BENCHMARKS"),
+    "open_run": ("duplexeval.runs.directory", "open_run"),
+    "load_results": ("duplexeval.results", "load"),
+    "System": ("duplexeval.systems.base", "System"),
+    "Session": ("duplexeval.systems.base", "Session"),
+    "SessionSpec": ("duplexeval.systems.base", "SessionSpec"),
+    "Capabilities": ("duplexeval.systems.base", "Capabilities"),
+    "StepOutput": ("duplexeval.systems.base", "StepOutput"),
+    "load_system": ("duplexeval.systems.registry", "load_system"),
+    "SYSTEMS": ("duplexeval.systems.registry", "SYSTEMS"),
+    "Dataset": ("duplexeval.data.dialogue", "Dataset"),
+    "Dialogue": ("duplexeval.data.dialogue", "Dialogue"),
+    "load_dataset": ("duplexeval.data.validate", "load_dataset"),
+    "Registry": ("duplexeval.registry", "Registry"),
+    "VARIANTS": ("duplexeval.metrics.base", "VARIANTS"),
+    "SUITES": ("duplexeval.suites.registry", "SUITES"),
+    "RECIPES": ("duplexeval.data.recipes.registry", "RECIPES"),
+    "PEERS": ("duplexeval.peers.registry", "PEERS"),
+    "TTS_ENGINES": ("duplexeval.speech.tts", "TTS_ENGINES"),
+}
+"""Public name -> (module, attribute), imported on first use."""
 
 
 def __getattr__(name: str) -> Any:
-    if name == "evaluate":
-        from duplexeval.benchmarks.evaluate import evaluate
-
-        return evaluate
-    if name == "verify":
-        from duplexeval.benchmarks.verify import verify_bundle
-
-        return verify_bundle
-    if name == "open_run":
-        from duplexeval.runs.directory import open_run
-
-        return open_run
     if name == "results":
-        import importlib
-
         return importlib.import_module("duplexeval.results")
+    if name in _LAZY:
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module 'duplexeval' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -21,6 +21,8 @@ ones; a target that cannot be imported, or that is not of the registry's kind, i
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -48,14 +50,30 @@ class Entry:
     """``builtin``, ``added``, or the distribution whose entry point names it."""
 
 
+def _import(module_name: str) -> Any:
+    """``module_name`` imported; a top-level module that is not on the path is looked for in
+    the current folder too (``--system mybot:Bot`` beside ``mybot.py``, as ``python -m`` and
+    uvicorn find it)."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        top = module_name.partition(".")[0]
+        here = os.getcwd()
+        if exc.name != top or here in sys.path or "" in sys.path:
+            raise
+        sys.path.append(here)
+        return importlib.import_module(module_name)
+
+
 def import_target(target: str, what: str) -> Any:
-    """The object a ``module:attribute`` target names (the attribute may be dotted); ``what``
-    names it in the one-line error when it cannot be imported."""
+    """The object a ``module:attribute`` target names (the attribute may be dotted; the module
+    may be a file of the current folder); ``what`` names it in the one-line error when it
+    cannot be imported."""
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
         raise DuplexevalError(f"{what}: {target!r} is not module:attribute")
     try:
-        found: Any = importlib.import_module(module_name)
+        found: Any = _import(module_name)
     except ImportError as exc:
         raise DuplexevalError(f"{what}: cannot import {module_name} ({exc})") from None
     for part in attribute.split("."):
