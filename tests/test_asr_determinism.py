@@ -1,6 +1,8 @@
 """Whisper's words do not depend on where it runs: any thread count, another process with the
 thread variables a Dask nanny sets (``OMP_NUM_THREADS=1`` ...), because the CPU kernels are
-pinned (:mod:`duplexeval.speech.kernels`); and the kernel mode is part of the ASR settings."""
+pinned (:mod:`duplexeval.speech.kernels`) and the log-Mel product uses no BLAS
+(:class:`~duplexeval.speech.whisper_model.BlasFreeMatrix`: on an AVX-512 CPU OpenBLAS's float32
+product differs between 1 and 2 threads); and the kernel mode is part of the ASR settings."""
 
 from __future__ import annotations
 
@@ -64,6 +66,22 @@ def test_words_are_the_same_for_any_thread_count_and_process(model_cache: Path) 
     # what distributed's nanny puts in a worker's environment
     nanny = {**env, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     assert transcribe_in_child(2, nanny) == one
+    assert transcribe_in_child(1, {**env, "OPENBLAS_NUM_THREADS": "1"}) == one
+
+
+def test_the_mel_product_is_a_plain_sum_of_products() -> None:
+    """The filter bank's ``@`` equals numpy's product up to rounding and is the same in any
+    thread configuration (it calls no BLAS)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    filters = rng.random((80, 201), dtype=np.float32)
+    power = rng.random((201, 300), dtype=np.float32)
+    mine = filters.view(whisper_model.BlasFreeMatrix) @ power
+    assert type(mine) is np.ndarray and mine.dtype == np.float32
+    assert np.allclose(mine, filters @ power, rtol=1e-5)
+    batched = filters.view(whisper_model.BlasFreeMatrix) @ power[None]
+    assert batched.shape == (1, 80, 300) and np.array_equal(batched[0], mine)
 
 
 def test_the_kernel_mode_is_recorded_and_native_is_another_setting(

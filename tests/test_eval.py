@@ -305,3 +305,27 @@ def test_eval_data_dir_replaces_the_suites_and_official_skips_a_benchmark_withou
     assert printed.count("has no public release to download") == 2
     manifest = EvalManifest.model_validate_json((official / "eval.json").read_text())
     assert {c.status for c in manifest.cells} == {"skipped"}
+
+
+@pytest.mark.slow
+def test_all_three_benchmarks_with_a_third_party_system_in_one_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``eval m3 flexi mtr --system module:Class`` (the first dialogue of each suite): every
+    benchmark's tables, the multi-ref cells skipped with the reason (no teacher forcing), no
+    M3 column holding a FLEXI or MTR number, and a bundle that verifies."""
+    out = tmp_path / "bundle"
+    assert main(["eval", "m3", "flexi", "mtr", "--system", "test_eval:UnforcedSilence",
+                 "--limit", "1", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("multi-ref needs teacher forcing") == 4 + 1 + 1
+    manifest = EvalManifest.model_validate_json((out / "eval.json").read_text())
+    assert set(manifest.benchmarks) == {"m3", "flexi", "mtr"}
+    done = {(c.benchmark, c.cell) for c in manifest.cells if c.status == "done"}
+    assert len(done) == 8 + 1 + 1
+    header = (out / "tables" / "m3" / "table5.md").read_text().splitlines()[0]
+    domains = {cell.strip().split()[0] for cell in header.strip("|").split("|")[2:]}
+    assert domains == {"Chat", "MT-QA"}  # no flexi or mtr column in M3's table
+    assert "MTR-DuplexBench: conversational features" in (
+        out / "tables" / "mtr" / "mtr.md").read_text()
+    assert "## multi-gen" in (out / "tables" / "flexi" / "flexi.md").read_text()
+    assert main(["verify", str(out)]) == 0

@@ -162,6 +162,7 @@ class Transcriber:
             "sample_rate": ASR_RATE,
             "japanese_segmenter": japanese.segmenter(),
             "cpu_kernels": kernel_settings(),
+            "mel_product": "einsum",
         }
 
     def _model(self) -> Any:

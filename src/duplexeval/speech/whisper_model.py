@@ -33,6 +33,8 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
+
 from duplexeval.cache import cache_root
 from duplexeval.errors import DuplexevalError
 from duplexeval.speech.kernels import pin_kernels
@@ -215,11 +217,29 @@ def load_whisper(model: str = PACKAGED, device: str = "cpu", compute_type: str =
         source, offline = (str(path) if path.is_dir() else model), False
     try:
         with _env("HF_HUB_OFFLINE", "1") if offline else contextlib.nullcontext():
-            return WhisperModel(source, device=device, compute_type=compute_type,
-                                cpu_threads=cpu_threads, local_files_only=offline)
+            loaded = WhisperModel(source, device=device, compute_type=compute_type,
+                                  cpu_threads=cpu_threads, local_files_only=offline)
     except Exception as exc:  # faster-whisper raises hub, OS and runtime errors alike
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DuplexevalError(f"cannot load the Whisper model {model!r}: {first}") from exc
+    extractor = loaded.feature_extractor
+    extractor.mel_filters = np.asarray(extractor.mel_filters).view(BlasFreeMatrix)
+    return loaded
+
+
+class BlasFreeMatrix(np.ndarray):
+    """A matrix whose ``@`` is a plain sum of products (``numpy.einsum``, no BLAS), so that its
+    results do not depend on the BLAS library's thread count.
+
+    Whisper's log-Mel features multiply the Mel filter bank with the power spectrogram
+    (``mel_filters @ magnitudes``).  With OpenBLAS on an AVX-512 CPU that float32 product
+    differs in the last bits between 1 and 2 BLAS threads (``OMP_NUM_THREADS=1``, as a Dask
+    nanny sets it, or ``OPENBLAS_NUM_THREADS=1``), which moves word timestamps by 20 ms; the
+    filter bank is made this type when the model loads (the product costs a few ms a window).
+    """
+
+    def __matmul__(self, other: Any) -> Any:
+        return np.einsum("ij,...jk->...ik", np.asarray(self), np.asarray(other))
 
 
 @contextlib.contextmanager
