@@ -92,7 +92,9 @@ def test_the_flexi_benchmark_tables_show_each_protocols_scenarios(
     for name in ("reference", "silence"):
         result = evaluate(load_system(name, {}), ["flexi"], tmp_path / name, progress=False)
         cells += [(name, c) for c in result.cells["flexi"]]
-    (table,) = BENCHMARKS.get("flexi").write_tables(cells, tmp_path / "tables")
+    table, *grids = BENCHMARKS.get("flexi").write_tables(cells, tmp_path / "tables")
+    assert [g.name for g in grids] == ["flexi-multi-gen.csv", "flexi-multi-gen.tex",
+                                       "flexi-multi-ref.csv", "flexi-multi-ref.tex"]
     text = table.read_text()
     gen, ref = text.split("## multi-ref")
     assert "turn TOR% ↑" in gen and "JSD ↓" in gen and "interrupt TTR% ↑" not in gen

@@ -24,6 +24,7 @@ from duplexeval.report.mtr_tables import (
     round_table,
     table_csv,
     table_markdown,
+    table_tex,
 )
 from duplexeval.results.model import AggregateRow, Results, SourceInfo, VariantInfo
 from duplexeval.suites.build import quick_by_label
@@ -113,3 +114,11 @@ def test_the_mtr_quick_subset_takes_one_dialogue_of_each_label() -> None:
     assert {"smooth", "interruption", "pause", "background", "backchannel", "S", "S+I",
             "S+I+P", "S+I+P+B"} <= set(labels)
     assert [s.id for s in chosen] == [s.id for s in specs if s in chosen]  # spec order
+
+
+def test_every_table_renders_as_latex_with_its_marks_escaped() -> None:
+    table = feature_table([("scripted (Multi (ref))", _results(_scores()))])
+    tex = table_tex(table)
+    assert tex.splitlines()[1] == "\\begin{tabular}{l" + "r" * len(table.columns) + "}"
+    assert "100.0$^{\\dagger}$ (n=1)" in tex and "Smooth turn-taking success \\% R1" in tex
+    assert tex.count(" \\\\\n") == 2  # the header and one run

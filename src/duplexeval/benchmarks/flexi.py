@@ -2,8 +2,9 @@
 
 Cells: ``flexi-en`` under Multi (gen) (turn taking, pause handling, model interrupt, model
 backchannel) and Multi (ref) (user interrupt and backchannel, over the teacher-forced reference
-turn), scored by the ``flexi`` variant.  Table: the per-scenario table, one row per protocol,
-the columns each protocol measures.
+turn), scored by the ``flexi`` variant.  Table: the per-scenario table, one section per protocol
+with the columns it measures, one row per system (Markdown; each protocol's also as CSV and
+LaTeX).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from duplexeval.benchmarks.base import Benchmark, Cell, SystemCell
 from duplexeval.fileio import atomic_write_text
 from duplexeval.plan.samples import EvalProtocol
+from duplexeval.report.mtr_tables import table_csv, table_tex, timing_grid
 from duplexeval.report.text import FLEXI_COLUMNS, TimingColumn, timing_table_lines
 
 __all__ = ["FLEXI", "FLEXI_COLUMNS_BY_PROTOCOL"]
@@ -40,11 +42,23 @@ def _tables(cells: Sequence[SystemCell], out: Path) -> list[Path]:
         lines.append("")
     path = out / "flexi.md"
     atomic_write_text(path, "\n".join(lines))
-    return [path]
+    written = [path]
+    for protocol, columns in FLEXI_COLUMNS_BY_PROTOCOL.items():
+        ran = [(label, c.results) for label, c in cells
+               if c.cell.protocol is protocol and c.results is not None]
+        if not ran:
+            continue
+        grid = timing_grid(f"flexi-{protocol.value}", f"FLEXI ({protocol.value})", ran,
+                           [(c.header, c.event_type, c.metric, c.scale) for c in columns])
+        for ext, render in (("csv", table_csv), ("tex", table_tex)):
+            path = out / f"{grid.name}.{ext}"
+            atomic_write_text(path, render(grid))
+            written.append(path)
+    return written
 
 
 FLEXI = Benchmark(
-    name="flexi", version="1", title="FLEXI",
+    name="flexi", version="2", title="FLEXI",
     seed="FLEXI: full-duplex interaction scenarios (its per-scenario table)",
     cells=tuple(Cell("flexi-en", p, "flexi", content_events=()) for p in FLEXI_COLUMNS_BY_PROTOCOL),
     write_tables=_tables,

@@ -23,6 +23,7 @@ from duplexeval.report.mtr_tables import (
     round_table,
     table_csv,
     table_markdown,
+    table_tex,
 )
 from duplexeval.report.text import variant_curve_lines, variant_table_lines
 
@@ -43,9 +44,10 @@ def _tables(cells: Sequence[SystemCell], out: Path) -> list[Path]:
     written = []
     for table in tables:
         lines += [table_markdown(table)]
-        path = out / f"{table.name}.csv"
-        atomic_write_text(path, table_csv(table))
-        written.append(path)
+        for ext, render in (("csv", table_csv), ("tex", table_tex)):
+            path = out / f"{table.name}.{ext}"
+            atomic_write_text(path, render(table))
+            written.append(path)
     lines += ["## Every aggregate, over all dialogues", ""]
     for label, cell in cells:
         if cell.results is not None:

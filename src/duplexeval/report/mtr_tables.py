@@ -48,6 +48,8 @@ __all__ = [
     "table_csv",
     "table_html",
     "table_markdown",
+    "table_tex",
+    "timing_grid",
 ]
 
 FEATURES: dict[str, tuple[str, str]] = {
@@ -120,14 +122,15 @@ NOTES = (
 Rows = tuple[tuple[str, tuple[GridCell, ...]], ...]
 
 
-def _notes(rows: Rows) -> tuple[str, ...]:
-    """The value notes, then each cell's definition and data (§ for a bundled suite)."""
+def _notes(rows: Rows, labelled: bool = True) -> tuple[str, ...]:
+    """The value notes (and, for the tables of labelled dialogues, that each cell reads only
+    its label's dialogues), then each cell's definition and data (§ for a bundled suite)."""
     cells = [c for _, cells in rows for c in cells if c.value is not None]
     definitions = sorted({c.provenance.definition for c in cells if c.provenance.definition})
     synthetic = sorted({c.provenance.data for c in cells if c.provenance.synthetic})
     data = sorted({c.provenance.data for c in cells
                    if c.provenance.data and not c.provenance.synthetic})
-    out = list(NOTES)
+    out = list(NOTES if labelled else NOTES[:1])
     if definitions:
         out.append(f"Definitions: {'; '.join(definitions)}.")
     if synthetic:
@@ -235,6 +238,46 @@ def mtr_tables(runs: Sequence[tuple[str, Results]]) -> list[GridTable]:
 def mtr_markdown(runs: Sequence[tuple[str, Results]]) -> str:
     """The three tables as one Markdown text."""
     return "\n".join(table_markdown(t) for t in mtr_tables(runs))
+
+
+_TEX = {"&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "†": r"$^{\dagger}$",
+        "±": r"$\pm$", "§": r"\S{}", "↑": r"$\uparrow$", "↓": r"$\downarrow$", "–": "--",
+        "Δ": r"$\Delta$"}
+
+
+def _tex(text: str) -> str:
+    return "".join(_TEX.get(ch, ch) for ch in text)
+
+
+def table_tex(table: GridTable) -> str:
+    """The table as a LaTeX ``tabular`` (booktabs rules) with its notes as a footnote block."""
+    spec = "l" + "r" * len(table.columns)
+    lines = [f"% {table.title}", f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
+             " & ".join(["Run", *(_tex(c) for c in table.columns)]) + " \\\\", "\\midrule"]
+    lines += [" & ".join([_tex(name), *(_tex(c.text()) for c in cells)]) + " \\\\"
+              for name, cells in table.rows]
+    lines += ["\\bottomrule", "\\end{tabular}", ""]
+    lines += [f"% {note}" for note in table.notes]
+    return "\n".join(lines) + "\n"
+
+
+def timing_grid(name: str, title: str, runs: Sequence[tuple[str, Results]],
+                columns: Sequence[tuple[str, str, str, float]]) -> GridTable:
+    """A grid of overall aggregates: ``columns`` are (header, event type, metric, scale); one
+    row per run (FLEXI's per-scenario table as CSV and LaTeX)."""
+    def find(results: Results, event_type: str, metric: str) -> AggregateRow | None:
+        for row in results.aggregates:
+            if (row.language, row.domain, row.event_type, row.metric, row.round) == (
+                    "all", "all", event_type, metric, None):
+                return row
+        return None
+
+    rows = tuple((label, tuple(GridCell(header, find(results, event_type, metric), scale,
+                                        metric, timing_provenance(results))
+                               for header, event_type, metric, scale in columns))
+                 for label, results in runs)
+    return GridTable(name, title, tuple(c[0] for c in columns), rows,
+                     _notes(rows, labelled=False))
 
 
 def table_html(table: GridTable) -> str:
