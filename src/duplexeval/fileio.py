@@ -2,7 +2,13 @@
 
 A reader never sees a half-written file, and an interrupted writer leaves the old file (or
 no file) in place.  Temporary files are named ``.{name}.tmp-{pid}-{random}`` and removed on
-error.
+error; the file gets the mode a plain ``open`` would give it (``0o666`` less the umask), not
+the ``0o600`` of a temporary file.
+
+JSON is strict: :func:`atomic_write_json` and :func:`json_line` refuse NaN and infinities
+(``allow_nan=False``: the tokens ``NaN``/``Infinity`` are not JSON, and most readers reject
+them).  A writer whose value can be undefined writes :func:`finite_or_none` of it, ``null``,
+with the reason in a field beside it.
 
 Ids and names read from input files or code (dialogue ids, spec ids, suite and system names)
 become file and folder names (``audio/{id}.wav``, ``samples/{id}/...``, ``runs/{system}-...``).
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import tempfile
 import unicodedata
@@ -24,7 +31,8 @@ from typing import Any
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_json", "atomic_write_text",
-           "format_seconds", "json_line", "name_problem", "read_json", "safe_name"]
+           "finite_or_none", "format_seconds", "json_line", "name_problem", "read_json",
+           "safe_name"]
 
 
 def name_problem(name: str) -> str | None:
@@ -73,6 +81,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
     os.close(fd)
     tmp = Path(tmp_name)
     try:
+        os.chmod(tmp, _file_mode())
         yield tmp
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
@@ -81,6 +90,19 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
+
+
+def _file_mode() -> int:
+    """``0o666`` less the process's umask (read without changing it where ``/proc`` says)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # no /proc: set and restore (not thread-safe, but brief)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
@@ -96,7 +118,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 
 def json_line(obj: Any) -> str:
     """One JSON object as a line (UTF-8 characters kept, M3 separators), with newline."""
-    return json.dumps(obj, ensure_ascii=False) + "\n"
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def read_json(path: Path, what: str = "file") -> Any:
@@ -108,11 +130,23 @@ def read_json(path: Path, what: str = "file") -> Any:
         raise DuplexevalError(f"{path}: {what} not found") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DuplexevalError(f"{path}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise DuplexevalError(f"{path}: nested too deeply to read") from None
 
 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as indented JSON atomically."""
-    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False)
+                      + "\n")
+
+
+def finite_or_none(value: float | None) -> float | None:
+    """``value`` when it is a finite number, else ``None`` (JSON ``null``): for a field that
+    can be undefined (a mean of nothing, a rate over zero); its writer states the reason in
+    a field beside it."""
+    if value is None or not math.isfinite(value):
+        return None
+    return value
 
 
 def format_seconds(t: float) -> str:

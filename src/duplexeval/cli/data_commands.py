@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from duplexeval.cli.import_commands import add_import, add_segment, add_split, add_stats
-from duplexeval.cli.options import non_negative, positive, positive_int, warn
+from duplexeval.cli.options import (
+    any_int,
+    non_negative,
+    positive,
+    positive_int,
+    sample_rate,
+    warn,
+)
 from duplexeval.cli.quality_commands import add_quality
 from duplexeval.cli.rewrite_commands import add_rewrite, add_voices
 from duplexeval.errors import DuplexevalError
@@ -100,8 +107,8 @@ def add_synth(sub: Subparsers) -> None:
     p.add_argument("spec", metavar="SPEC", help="a spec file (JSON/YAML) or a folder of them")
     p.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
     p.add_argument("--split", default="test")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sample-rate", type=int, default=16000)
+    p.add_argument("--seed", type=any_int, default=0)
+    p.add_argument("--sample-rate", type=sample_rate, default=16000)
     p.add_argument("--timing-reference", choices=["chat", "task"], default="chat",
                    help="packaged turn-shift gap reference (M3 toy chat or QA set)")
     p.add_argument("--timing-from", metavar="DATASET", default=None,
@@ -177,7 +184,7 @@ def add_data(sub: Subparsers) -> None:
     q.add_argument("dataset", metavar="ANNOTATED_DIR")
     q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
     q.add_argument("--split", default="test")
-    q.add_argument("--sample-rate", type=int, default=16000)
+    q.add_argument("--sample-rate", type=sample_rate, default=16000)
     q.set_defaults(func=_voice_bursts)
     q = data_sub.add_parser("build", help="build a bundled suite (cached): "
                             "m3-qa-en, m3-qa-ja, m3-chat-en, m3-chat-ja, m3-toy-ja-voiced, all")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from duplexeval.cli.quality_commands import add_dnsmos_options, dnsmos_for_split
-from duplexeval.errors import DuplexevalError
+from duplexeval.errors import DuplexevalError, number_type
 
 __all__ = ["add_import", "add_segment", "add_split", "add_stats"]
 
@@ -110,7 +110,8 @@ def add_split(data_sub: Subparsers) -> None:
     q.add_argument("dataset", metavar="DATASET_DIR")
     q.add_argument("--from", dest="source_split", default="all",
                    help="the split to divide (default: all)")
-    q.add_argument("--hours", type=float, default=1.0, help="test-set length (h; default 1)")
+    q.add_argument("--hours", type=number_type(float, 0, 10000, low_open=True), default=1.0,
+                   help="test-set length (h; default 1)")
     q.add_argument("--scores", metavar="FILE.json", default=None,
                    help='{"dialogue id": score} (higher is better, e.g. DNSMOS); without it the '
                    "order is sha256 of the ids")

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import positive_int
+from duplexeval.cli.options import positive, positive_int
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_rewrite", "add_voices"]
@@ -36,7 +36,7 @@ def add_rewrite(data_sub: Subparsers) -> None:
                         "OPENAI_API_KEY)")
     g.add_argument("--judge-model", required=True, metavar="MODEL")
     g.add_argument("--judge-concurrency", type=positive_int, default=4, metavar="N")
-    g.add_argument("--judge-timeout", type=float, default=120.0, metavar="SECONDS")
+    g.add_argument("--judge-timeout", type=positive, default=120.0, metavar="SECONDS")
     g.add_argument("--judge-max-tokens", type=positive_int, default=4096, metavar="N",
                    help="answer length limit (a whole dialogue comes back; default 4096)")
     g.add_argument("--judge-cache", default=None, metavar="FILE",

@@ -10,6 +10,7 @@ from typing import Any
 from duplexeval.cli.options import (
     add_executor_options,
     add_plan_options,
+    any_int,
     dataset_folder,
     executor_from,
     plan_options,
@@ -94,7 +95,7 @@ def add_run(sub: Subparsers) -> None:
                    help="a dataset folder or a bundled suite name (built if needed)")
     add_plan_options(p)
     p.add_argument("--out", default=None, help="run directory (default runs/SYSTEM-PROTOCOL)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=any_int, default=0)
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed sample")
     p.add_argument("--batch-size", type=positive_int, default=None, metavar="N",
                    help="continuations of a shared prefix stepped together as batch rows by "

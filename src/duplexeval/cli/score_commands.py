@@ -12,6 +12,7 @@ from duplexeval.cli.options import (
     add_judge_endpoint_options,
     analysis_options,
     executor_from,
+    positive,
 )
 from duplexeval.errors import DuplexevalError
 
@@ -70,7 +71,7 @@ def _add_content_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--judge-batch-api", action="store_true",
                    help="send the uncached requests as one OpenAI Batch API job and wait for it "
                         "(a killed wait resumes the same job)")
-    g.add_argument("--judge-batch-poll", type=float, default=30.0, metavar="SECONDS",
+    g.add_argument("--judge-batch-poll", type=positive, default=30.0, metavar="SECONDS",
                    help="with --judge-batch-api: seconds between status checks (default 30)")
     g.add_argument("--content-mode", choices=["default", "official"], default="default",
                    help="whose content inputs: ours (whole QA reference turn, response inside "
@@ -127,7 +128,7 @@ def _add_peer_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--paper", action="store_true",
                    help="with --peer, or --variant fdb-v1: the paper's definitions instead of "
                         "the released code's (with --peer each difference is reported)")
-    g.add_argument("--latency", type=float, default=None, metavar="SECONDS",
+    g.add_argument("--latency", type=positive, default=None, metavar="SECONDS",
                    help="with --peer flexi or --variant flexi: the pause-handling latency "
                         "allowance")
     g.add_argument("--reference-distribution", default=None, metavar="FILE",

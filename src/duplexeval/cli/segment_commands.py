@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import add_judge_endpoint_options, positive_int
+from duplexeval.cli.options import add_judge_endpoint_options, number, positive_int
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_segment"]
@@ -14,14 +14,8 @@ __all__ = ["add_segment"]
 Subparsers = Any  # argparse's private _SubParsersAction
 
 
-def _temperature(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= value <= 2:
-        raise argparse.ArgumentTypeError(f"expected a temperature in [0, 2], got {text!r}")
-    return value
+_temperature = number(float, 0, 2)
+"""A judge temperature in [0, 2]."""
 
 
 def add_segment(sub: Subparsers) -> None:
