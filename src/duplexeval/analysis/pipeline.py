@@ -339,6 +339,11 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     this process); returns the analysis folder."""
     run = RunDir(run_dir)
     rows = run.read_metadata()
+    for row in rows:  # before any work: a wav that is not its record's is refused
+        problem = run.audio_problem(row.sample_id, row.event_id)
+        if problem is not None:
+            raise DuplexevalError(f"{problem}; `duplexeval run` with the same options runs "
+                                  "the sample again")
     language, _domain = run.dataset_language()
     if options.asr != "none" and not truth:
         _check_environment(options)

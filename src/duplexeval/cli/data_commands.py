@@ -18,6 +18,7 @@ from duplexeval.cli.options import (
     positive,
     positive_int,
     sample_rate,
+    split_name,
     warn,
 )
 from duplexeval.cli.quality_commands import add_quality
@@ -33,7 +34,7 @@ def add_validate(sub: Subparsers) -> None:
     """``validate DATASET_DIR``."""
     p = sub.add_parser("validate", help="check a dataset folder in the M3 layout")
     p.add_argument("dataset", metavar="DATASET_DIR")
-    p.add_argument("--split", default="test")
+    p.add_argument("--split", type=split_name, default="test")
     p.add_argument("--annotations-only", action="store_true",
                    help="audio and alignment files may be absent (present ones are checked)")
     p.set_defaults(func=_validate)
@@ -106,7 +107,7 @@ def add_synth(sub: Subparsers) -> None:
     p = sub.add_parser("synth", help="synthesize a dataset (M3 layout) from dialogue specs")
     p.add_argument("spec", metavar="SPEC", help="a spec file (JSON/YAML) or a folder of them")
     p.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
-    p.add_argument("--split", default="test")
+    p.add_argument("--split", type=split_name, default="test")
     p.add_argument("--seed", type=any_int, default=0)
     p.add_argument("--sample-rate", type=sample_rate, default=16000)
     p.add_argument("--timing-reference", choices=["chat", "task"], default="chat",
@@ -183,7 +184,7 @@ def add_data(sub: Subparsers) -> None:
                             "every word span filled with speech from the clip bank")
     q.add_argument("dataset", metavar="ANNOTATED_DIR")
     q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
-    q.add_argument("--split", default="test")
+    q.add_argument("--split", type=split_name, default="test")
     q.add_argument("--sample-rate", type=sample_rate, default=16000)
     q.set_defaults(func=_voice_bursts)
     q = data_sub.add_parser("build", help="build a bundled suite (cached): "

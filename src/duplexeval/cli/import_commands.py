@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from duplexeval.cli.options import split_name
 from duplexeval.cli.quality_commands import add_dnsmos_options, dnsmos_for_split
 from duplexeval.errors import DuplexevalError, number_type
 
@@ -30,7 +31,8 @@ def add_import(data_sub: Subparsers) -> None:
         q = formats.add_parser(name, help=item.help)
         q.add_argument("source", metavar="SOURCE", help=item.source_help)
         q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
-        q.add_argument("--split", default="test", help="the split written (default: test)")
+        q.add_argument("--split", type=split_name, default="test",
+                       help="the split written (default: test)")
         q.add_argument("--force", action="store_true", help="replace the split if DATASET_DIR "
                        "already holds it (its other splits stay)")
         item.add_arguments(q)
@@ -71,7 +73,7 @@ def add_stats(data_sub: Subparsers) -> None:
     q = data_sub.add_parser("stats", help="dialogues, hours and events per kind and domain "
                             "(the M3 paper's Table 3)")
     q.add_argument("dataset", metavar="DATASET_DIR")
-    q.add_argument("--split", action="append", default=None,
+    q.add_argument("--split", type=split_name, action="append", default=None,
                    help="a split to count (repeatable; default: every split)")
     q.add_argument("--json", action="store_true", help="print JSON instead of a table")
     q.set_defaults(func=_stats)
@@ -169,7 +171,7 @@ def add_segment(data_sub: Subparsers) -> None:
                             "segments in silences of both speakers (ids ID.START-END)")
     q.add_argument("dataset", metavar="DATASET_DIR")
     q.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
-    q.add_argument("--split", default="test")
+    q.add_argument("--split", type=split_name, default="test")
     q.add_argument("--force", action="store_true", help="replace the split if OUT_DIR holds it")
     add_segment_arguments(q)
     q.set_defaults(func=_segment)

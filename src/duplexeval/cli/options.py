@@ -17,6 +17,7 @@ from typing import Any
 
 from duplexeval.errors import DuplexevalError
 from duplexeval.errors import number_type as number
+from duplexeval.fileio import name_problem
 
 __all__ = [
     "MAX_SECONDS",
@@ -35,6 +36,7 @@ __all__ = [
     "positive",
     "positive_int",
     "sample_rate",
+    "split_name",
     "system_args",
     "warn",
 ]
@@ -73,6 +75,17 @@ sample_rate = number(int, 1000, 384000)
 """A sample rate in Hz (1 kHz to 384 kHz)."""
 
 
+def split_name(text: str) -> str:
+    """An argparse ``type=``: a split name, which names a file (``{split}.jsonl``) inside the
+    dataset folder, so it must be a safe file name (:func:`~duplexeval.fileio.name_problem`:
+    no ``/``, no ``..``)."""
+    problem = name_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"split {text!r} cannot be used in a file name: "
+                                         f"{problem}")
+    return text
+
+
 def warn(lines: Sequence[str]) -> None:
     """Print warnings to stderr, one per line."""
     for line in lines:
@@ -81,7 +94,7 @@ def warn(lines: Sequence[str]) -> None:
 
 def add_plan_options(p: argparse.ArgumentParser) -> None:
     """What to plan: the options of ``plan`` and ``run``."""
-    p.add_argument("--split", default="test")
+    p.add_argument("--split", type=split_name, default="test")
     p.add_argument("--protocol", required=True, choices=["single", "multi-gen", "multi-ref"])
     p.add_argument("--channels", type=channels, default=None,
                    help="user channels to evaluate, e.g. 0,1 (chat) or 1 (QA); default: the "

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import positive, positive_int
+from duplexeval.cli.options import positive, positive_int, split_name
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_rewrite", "add_voices"]
@@ -85,7 +85,8 @@ def add_voices(data_sub: Subparsers) -> None:
     q.add_argument("specs", metavar="SPECS_DIR", help="a folder of dialogue spec files (*.json)")
     q.add_argument("--reference", required=True, metavar="DATASET_DIR",
                    help="the reference dialogues (e.g. MagicData for Japanese specs)")
-    q.add_argument("--split", default="test", help="the reference split (default: test)")
+    q.add_argument("--split", type=split_name, default="test",
+                   help="the reference split (default: test)")
     q.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
     q.add_argument("--force", action="store_true", help="overwrite specs already in OUT_DIR")
     q.set_defaults(func=_voices)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import add_judge_endpoint_options, number, positive_int
+from duplexeval.cli.options import add_judge_endpoint_options, number, positive_int, split_name
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_segment"]
@@ -30,7 +30,8 @@ def add_segment(sub: Subparsers) -> None:
                         "(channel<TAB>start<TAB>end<TAB>word)")
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl",
                    help="one JSON line per dialogue (written atomically)")
-    p.add_argument("--split", default="test", help="the dataset split (default test)")
+    p.add_argument("--split", type=split_name, default="test",
+                   help="the dataset split (default test)")
     p.add_argument("--user-channel", type=int, choices=[0, 1], default=0,
                    help="the user's channel, whose rounds are segmented (default 0 = left, "
                         "as in the MTR README; the other channel is the assistant)")

@@ -325,6 +325,7 @@ def write_dataset(
     """Write dialogues in the M3 layout: ``{split}.jsonl``, alignments, and a copy of each audio
     file that lives elsewhere.  Every file is written atomically; existing other splits stay.
     Every id is checked (:func:`~duplexeval.fileio.safe_name`) before anything is written."""
+    safe_name(split, "split")
     for dialogue in dialogues:
         safe_name(dialogue.id, "dialogue id")
     root.mkdir(parents=True, exist_ok=True)
