@@ -30,18 +30,22 @@ from typing import Any
 
 from duplexeval.errors import DuplexevalError
 
-__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_json", "atomic_write_text",
-           "finite_or_none", "format_seconds", "json_line", "name_problem", "read_json",
-           "safe_name"]
+__all__ = ["NAME_MAX", "atomic_path", "atomic_write_bytes", "atomic_write_json",
+           "atomic_write_text", "finite_or_none", "format_seconds", "json_line", "name_problem",
+           "output_problem", "read_json", "safe_name"]
+
+NAME_MAX = 255
+"""The longest file or folder name, in bytes (UTF-8), that common file systems take."""
 
 
 def name_problem(name: str) -> str | None:
     """Why ``name`` cannot be used as one file or folder name, or ``None`` when it can.
 
     Refused: the empty name, a path separator (``/`` or ``\\``), ``..`` anywhere, a leading
-    ``.`` (hidden files, ``.`` itself) and control characters (Unicode category Cc, e.g. NUL,
-    newline, DEL).  Everything else (letters of any script, digits, ``-_.:`` and spaces) is
-    allowed.
+    ``.`` (hidden files, ``.`` itself), control characters (Unicode category Cc, e.g. NUL,
+    newline, DEL) and names longer than :data:`NAME_MAX` bytes (with the ``.wav``/``.json``
+    a file adds: 240).  Everything else (letters of any script, digits, ``-_.:`` and spaces)
+    is allowed.
     """
     if not isinstance(name, str) or name == "":
         return "is empty"
@@ -53,6 +57,29 @@ def name_problem(name: str) -> str | None:
         return "starts with '.'"
     if any(unicodedata.category(c) == "Cc" for c in name):
         return "contains a control character"
+    if len(name.encode("utf-8", "surrogateescape")) > NAME_MAX - 15:
+        return f"longer than {NAME_MAX - 15} bytes"
+    return None
+
+
+def output_problem(path: Path, folder: bool) -> str | None:
+    """Why ``path`` cannot be written as an output (a folder with ``folder``, else a file),
+    checked before any work; ``None`` when it can.  Refused: a name longer than
+    :data:`NAME_MAX` bytes anywhere in it, a file where the folder should be (or a folder where
+    the file should be), a file among its parents, and a parent that cannot be written (not
+    shown by the tests, which run as root)."""
+    for part in path.parts:
+        if len(os.fsencode(part)) > NAME_MAX:
+            return f"{path}: a name in it is longer than {NAME_MAX} bytes"
+    if folder and path.exists() and not path.is_dir():
+        return f"{path}: is a file, not a folder"
+    if not folder and path.is_dir():
+        return f"{path}: is a folder, not a file"
+    existing = next((p for p in path.parents if p.exists()), Path("."))
+    if not existing.is_dir():
+        return f"{existing}: is a file, so {path} cannot be made under it"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing}: not writable, so {path} cannot be written"
     return None
 
 

@@ -15,6 +15,8 @@ from duplexeval.cli.import_commands import add_import, add_segment, add_split, a
 from duplexeval.cli.options import (
     any_int,
     non_negative,
+    out_file,
+    out_folder,
     positive,
     positive_int,
     sample_rate,
@@ -66,7 +68,7 @@ def add_annotate(sub: Subparsers) -> None:
     p = sub.add_parser("annotate", help="derive M3 events from word alignments or stereo audio")
     p.add_argument("source", metavar="SOURCE",
                    help="a dataset folder, a folder of txt_align/*.txt or *.wav files, or a file")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl")
+    p.add_argument("-o", "--output", type=out_file, required=True, metavar="OUT.jsonl")
     p.add_argument("--from", dest="source_kind", choices=["auto", "words", "audio"],
                    default="auto", help="read word alignments or audio (default: whichever "
                    "is found, alignments first)")
@@ -106,7 +108,7 @@ def add_synth(sub: Subparsers) -> None:
     """``synth SPEC -o DATASET_DIR``."""
     p = sub.add_parser("synth", help="synthesize a dataset (M3 layout) from dialogue specs")
     p.add_argument("spec", metavar="SPEC", help="a spec file (JSON/YAML) or a folder of them")
-    p.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
+    p.add_argument("-o", "--output", type=out_folder, required=True, metavar="DATASET_DIR")
     p.add_argument("--split", type=split_name, default="test")
     p.add_argument("--seed", type=any_int, default=0)
     p.add_argument("--sample-rate", type=sample_rate, default=16000)
@@ -137,6 +139,11 @@ def _synth(args: argparse.Namespace) -> int:
         reference_gaps(args.timing_reference)
     settings = dataclasses.replace(SynthSettings(), seed=args.seed, gaps=gaps,
                                    sample_rate=args.sample_rate)
+    for spec in specs:  # before any voicing: an unknown language names its spec
+        if spec.language not in settings.engines:
+            raise DuplexevalError(f"{args.spec}: spec {spec.id!r}: no TTS engine for language "
+                                  f"{spec.language!r}; configured: "
+                                  f"{', '.join(sorted(settings.engines))}")
     synth = synthesizer_for(specs, settings)
     built = [synth.build(s) for s in tqdm(specs, desc="synth", unit="dialogue",
                                            file=sys.stderr)]
@@ -183,7 +190,7 @@ def add_data(sub: Subparsers) -> None:
     q = data_sub.add_parser("voice-bursts", help="stereo audio for an annotated dataset: "
                             "every word span filled with speech from the clip bank")
     q.add_argument("dataset", metavar="ANNOTATED_DIR")
-    q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
+    q.add_argument("-o", "--output", type=out_folder, required=True, metavar="DATASET_DIR")
     q.add_argument("--split", type=split_name, default="test")
     q.add_argument("--sample-rate", type=sample_rate, default=16000)
     q.set_defaults(func=_voice_bursts)

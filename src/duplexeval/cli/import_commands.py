@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import split_name
+from duplexeval.cli.options import out_folder, split_name
 from duplexeval.cli.quality_commands import add_dnsmos_options, dnsmos_for_split
 from duplexeval.errors import DuplexevalError, number_type
 
@@ -30,7 +30,7 @@ def add_import(data_sub: Subparsers) -> None:
     for name, item in table.items():
         q = formats.add_parser(name, help=item.help)
         q.add_argument("source", metavar="SOURCE", help=item.source_help)
-        q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
+        q.add_argument("-o", "--output", type=out_folder, required=True, metavar="DATASET_DIR")
         q.add_argument("--split", type=split_name, default="test",
                        help="the split written (default: test)")
         q.add_argument("--force", action="store_true", help="replace the split if DATASET_DIR "
@@ -170,7 +170,7 @@ def add_segment(data_sub: Subparsers) -> None:
     q = data_sub.add_parser("segment", help="cut every dialogue of a dataset into ~120 s "
                             "segments in silences of both speakers (ids ID.START-END)")
     q.add_argument("dataset", metavar="DATASET_DIR")
-    q.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    q.add_argument("-o", "--output", type=out_folder, required=True, metavar="OUT_DIR")
     q.add_argument("--split", type=split_name, default="test")
     q.add_argument("--force", action="store_true", help="replace the split if OUT_DIR holds it")
     add_segment_arguments(q)

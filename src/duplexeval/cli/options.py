@@ -17,7 +17,7 @@ from typing import Any
 
 from duplexeval.errors import DuplexevalError
 from duplexeval.errors import number_type as number
-from duplexeval.fileio import name_problem
+from duplexeval.fileio import name_problem, output_problem
 
 __all__ = [
     "MAX_SECONDS",
@@ -32,6 +32,8 @@ __all__ = [
     "fraction",
     "non_negative",
     "number",
+    "out_file",
+    "out_folder",
     "plan_options",
     "positive",
     "positive_int",
@@ -73,6 +75,24 @@ fraction = number(float, 0, 1)
 
 sample_rate = number(int, 1000, 384000)
 """A sample rate in Hz (1 kHz to 384 kHz)."""
+
+
+def out_folder(text: str) -> str:
+    """An argparse ``type=`` of an output folder (``-o``/``--out``): refused at once when it
+    cannot be made or written (:func:`~duplexeval.fileio.output_problem`)."""
+    problem = output_problem(Path(text), folder=True)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def out_file(text: str) -> str:
+    """An argparse ``type=`` of an output file (``-o FILE``): refused at once when it cannot
+    be written (:func:`~duplexeval.fileio.output_problem`)."""
+    problem = output_problem(Path(text), folder=False)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
 def split_name(text: str) -> str:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import any_int
+from duplexeval.cli.options import any_int, out_file, out_folder
 
 __all__ = ["add_compare", "add_report", "add_results"]
 
@@ -21,7 +21,7 @@ def add_results(sub: Subparsers) -> None:
     p = sub.add_parser("results", help="the results file format")
     inner = p.add_subparsers(dest="results_command", required=True, metavar="COMMAND")
     s = inner.add_parser("schema", help="print (or write) the JSON Schema of results files")
-    s.add_argument("-o", "--output", default=None, metavar="FILE",
+    s.add_argument("-o", "--output", type=out_file, default=None, metavar="FILE",
                    help="write it here (atomically) instead of printing it")
     s.set_defaults(func=_results_schema)
 
@@ -63,7 +63,7 @@ def add_report(sub: Subparsers) -> None:
                        "run under several protocols) of scored runs")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR",
                    help="run directories (or their scores folders or results files)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    p.add_argument("-o", "--output", type=out_folder, required=True, metavar="OUT_DIR")
     p.add_argument("--format", default="md,csv,tex", metavar="md,csv,tex",
                    help="comma-separated formats (default all three)")
     p.add_argument("--allow-mixed", action="store_true",

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import positive, positive_int, split_name
+from duplexeval.cli.options import out_folder, positive, positive_int, split_name
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_rewrite", "add_voices"]
@@ -24,7 +24,7 @@ def add_rewrite(data_sub: Subparsers) -> None:
                             "rewritten into spoken style and optionally translated into "
                             "Japanese by an LLM (M3 sec. 3.2.1); cached and recorded")
     q.add_argument("specs", metavar="SPECS_DIR", help="a folder of dialogue spec files (*.json)")
-    q.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    q.add_argument("-o", "--output", type=out_folder, required=True, metavar="OUT_DIR")
     q.add_argument("--translate", choices=["ja"], default=None,
                    help="also translate the spoken text into this language")
     q.add_argument("--no-spoken", action="store_true",
@@ -87,7 +87,7 @@ def add_voices(data_sub: Subparsers) -> None:
                    help="the reference dialogues (e.g. MagicData for Japanese specs)")
     q.add_argument("--split", type=split_name, default="test",
                    help="the reference split (default: test)")
-    q.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    q.add_argument("-o", "--output", type=out_folder, required=True, metavar="OUT_DIR")
     q.add_argument("--force", action="store_true", help="overwrite specs already in OUT_DIR")
     q.set_defaults(func=_voices)
 

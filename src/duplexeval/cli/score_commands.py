@@ -12,6 +12,7 @@ from duplexeval.cli.options import (
     add_judge_endpoint_options,
     analysis_options,
     executor_from,
+    out_folder,
     positive,
 )
 from duplexeval.errors import DuplexevalError
@@ -48,7 +49,7 @@ def add_score(sub: Subparsers) -> None:
                        "official M3-DuplexBench output folder)")
     p.add_argument("path", metavar="RUN_DIR|DIR")
     p.add_argument("--m3", action="store_true", help="PATH is an official M3 output folder")
-    p.add_argument("-o", "--output", default=None, metavar="OUT_DIR",
+    p.add_argument("-o", "--output", type=out_folder, default=None, metavar="OUT_DIR",
                    help="where to write (default RUN_DIR/scores; required with --m3)")
     p.add_argument("--variant", default="m3", help="timing metric variant: m3 (default), "
                    "fdb-v1, mtr, flexi")

@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import add_judge_endpoint_options, number, positive_int, split_name
+from duplexeval.cli.options import (
+    add_judge_endpoint_options,
+    number,
+    out_file,
+    positive_int,
+    split_name,
+)
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_segment"]
@@ -28,7 +34,7 @@ def add_segment(sub: Subparsers) -> None:
     p.add_argument("input", metavar="DATASET_DIR|TRANSCRIPT",
                    help="a dataset folder (M3 layout) or one alignment file "
                         "(channel<TAB>start<TAB>end<TAB>word)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl",
+    p.add_argument("-o", "--output", type=out_file, required=True, metavar="OUT.jsonl",
                    help="one JSON line per dialogue (written atomically)")
     p.add_argument("--split", type=split_name, default="test",
                    help="the dataset split (default test)")

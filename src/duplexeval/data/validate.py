@@ -135,6 +135,10 @@ def check_dataset(
         missing_audio += info is None and not audio_path(root, record.id).exists()
         missing_alignment += words is None
         extra = dict(record.extra)
+        for key in ("language", "domain"):  # names: text, or absent
+            if key in extra and extra[key] is not None and not isinstance(extra[key], str):
+                problems.append(Problem(jsonl, record.line, f"dialogue {record.id}: {key!r} "
+                                        f"must be a string, got {extra.pop(key)!r}"))
         dialogue = Dialogue(
             id=record.id,
             events=record.events,

@@ -136,6 +136,10 @@ def _load_audio(d: Dialogue) -> DialogueAudio:
     key = (str(d.audio.path), stat.st_mtime_ns, stat.st_size)
     if key not in _AUDIO:
         x, rate = read_audio(d.audio.path)
+        bad = int(np.count_nonzero(~np.isfinite(x)))
+        if bad:  # a float wav of NaN/inf: no system can be fed it
+            raise DuplexevalError(f"{d.audio.path}: {bad} non-finite sample(s) (NaN or inf); "
+                                  "a dataset's audio must be finite")
         _AUDIO.clear()
         _AUDIO[key] = DialogueAudio(x, rate)
     return _AUDIO[key]
