@@ -73,7 +73,7 @@ from duplexeval.timeline import Span
 from duplexeval.version import __version__
 
 __all__ = ["AnalysisOptions", "BatchTask", "analyze_batch", "analyze_channel", "analyze_run",
-           "ensure_analysis", "stale_reason"]
+           "check_sample_audio", "ensure_analysis", "stale_reason"]
 
 VAD_TASK_SAMPLES = 8
 """Samples per task without ASR (the segments of a sample do not depend on its batch)."""
@@ -339,11 +339,7 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     this process); returns the analysis folder."""
     run = RunDir(run_dir)
     rows = run.read_metadata()
-    for row in rows:  # before any work: a wav that is not its record's is refused
-        problem = run.audio_problem(row.sample_id, row.event_id)
-        if problem is not None:
-            raise DuplexevalError(f"{problem}; `duplexeval run` with the same options runs "
-                                  "the sample again")
+    check_sample_audio(run, rows)
     language, _domain = run.dataset_language()
     if options.asr != "none" and not truth:
         _check_environment(options)
@@ -378,6 +374,17 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     files.finish(out_rows, AnalysisInputs(metadata_sha256=metadata_sha, audio=audio_sha),
                  TRUTH_SETTINGS if truth else _Analyzer(options, language).settings())
     return files.root
+
+
+def check_sample_audio(run: RunDir, rows: Sequence[MetadataRow]) -> None:
+    """Refuse, before any work, a run whose sample wav is not the one its record describes
+    (:meth:`~duplexeval.runs.directory.RunDir.audio_problem`: cut short, overwritten,
+    missing)."""
+    for row in rows:
+        problem = run.audio_problem(row.sample_id, row.event_id)
+        if problem is not None:
+            raise DuplexevalError(f"{problem}; `duplexeval run` with the same options runs "
+                                  "the sample again")
 
 
 def _check_environment(options: AnalysisOptions) -> None:
@@ -477,6 +484,8 @@ def ensure_analysis(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     """The run's analysis for ``options``: reused when current (:func:`stale_reason`),
     otherwise made again (on ``executor``) after logging the one-line reason; returns the
     analysis folder."""
+    run = RunDir(run_dir)
+    check_sample_audio(run, run.read_metadata())  # before saying why it would be redone
     reason = stale_reason(run_dir, options, truth)
     if reason is None:
         return RunDir(run_dir).analysis(truth).root

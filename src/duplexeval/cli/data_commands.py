@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from duplexeval.cli.failures import print_lines
 from duplexeval.cli.import_commands import add_import, add_segment, add_split, add_stats
 from duplexeval.cli.options import (
     any_int,
@@ -47,11 +48,11 @@ def _validate(args: argparse.Namespace) -> int:
 
     need = Need.OPTIONAL if args.annotations_only else Need.REQUIRE
     report = check_dataset(Path(args.dataset), args.split, audio=need, alignment=need)
-    for problem in report.problems:
-        print(problem, file=sys.stderr)
+    print_lines([str(problem) for problem in report.problems])
     warn(report.warnings)
     if report.problems or report.dataset is None:
-        print(f"{args.dataset}: {len(report.problems)} problem(s)", file=sys.stderr)
+        if len(report.problems) > 1:  # one problem is its own line: no count under it
+            print_lines([f"{args.dataset}: {len(report.problems)} problem(s)"])
         return 2
     dataset = report.dataset
     kinds = Counter(e.kind.value for d in dataset.dialogues for e in d.events)

@@ -176,6 +176,9 @@ def read_events_jsonl(path: Path) -> tuple[list[RawRecord], list[Problem]]:
             message = f"malformed JSON: {exc.msg} (column {exc.colno})"
             problems.append(Problem(path, number, message))
             continue
+        except RecursionError:
+            problems.append(Problem(path, number, "nested too deeply to read"))
+            continue
         record = _parse_record(obj, path, number, problems)
         if record is None:
             continue

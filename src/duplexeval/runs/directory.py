@@ -456,13 +456,14 @@ class RunDir:
         return _model(path, SampleRecord) if path.exists() else None
 
     def finished(self, sample_id: str, event_id: str) -> bool:
-        """True when the sample's record says ``ok`` (an unreadable record is not finished)."""
+        """True when the sample's record says ``ok`` and its wav is the one the record
+        describes (an unreadable record or wav is not finished: the sample runs again)."""
         try:
             record = self.read_record(sample_id, event_id)
-        except DuplexevalError:
+            return (record is not None and record.status == "ok"
+                    and self.audio_problem(sample_id, event_id, record) is None)
+        except DuplexevalError:  # an unreadable record or wav
             return False
-        return (record is not None and record.status == "ok"
-                and self.audio_problem(sample_id, event_id, record) is None)
 
     def audio_problem(self, sample_id: str, event_id: str,
                       record: SampleRecord | None = None) -> str | None:
@@ -475,11 +476,7 @@ class RunDir:
         wav = self.sample_files(sample_id, event_id).wav
         if not wav.is_file():
             return f"{wav}: missing, but its record says the sample finished"
-        try:
-            frames = audio_info(wav).frames
-        except DuplexevalError as exc:
-            return str(exc)
-        if frames != record.audio_frames:
+        if (frames := audio_info(wav).frames) != record.audio_frames:
             return (f"{wav}: {frames} frames, but its record says {record.audio_frames} "
                     "(cut short or overwritten)")
         return None
