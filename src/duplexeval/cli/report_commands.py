@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -124,7 +123,7 @@ def _write_comparisons(scored: list[Any], out: Path) -> tuple[list[Path], list[A
     """``compare.md`` and ``compare.json``: each system's protocols against its Single run;
     returns the files and the comparisons."""
     from duplexeval.errors import DuplexevalError
-    from duplexeval.fileio import atomic_write_text
+    from duplexeval.fileio import atomic_write_json, atomic_write_text
     from duplexeval.report.compare import compare_runs, comparisons_markdown, protocol_pairs
 
     comparisons = []
@@ -136,8 +135,7 @@ def _write_comparisons(scored: list[Any], out: Path) -> tuple[list[Path], list[A
     if not comparisons:
         return [], []
     atomic_write_text(out / "compare.md", comparisons_markdown(comparisons))
-    atomic_write_text(out / "compare.json", json.dumps(
-        [c.to_json() for c in comparisons], ensure_ascii=False, indent=2) + "\n")
+    atomic_write_json(out / "compare.json", [c.to_json() for c in comparisons])
     return [out / "compare.md", out / "compare.json"], comparisons
 
 
@@ -155,7 +153,7 @@ def add_compare(sub: Subparsers) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from duplexeval.fileio import atomic_write_text
+    from duplexeval.fileio import atomic_write_json
     from duplexeval.report.compare import compare_lines, compare_runs
     from duplexeval.results import load_scored
 
@@ -164,7 +162,6 @@ def _compare(args: argparse.Namespace) -> int:
     comparison = compare_runs(a, b, seed=args.seed)
     print("\n".join(compare_lines(comparison)))
     if args.json:
-        atomic_write_text(args.json, json.dumps(comparison.to_json(), ensure_ascii=False,
-                                                indent=2) + "\n")
+        atomic_write_json(args.json, comparison.to_json())
         print(f"\nwritten: {args.json}")
     return 0

@@ -93,10 +93,9 @@ def add_voices(data_sub: Subparsers) -> None:
 
 
 def _voices(args: argparse.Namespace) -> int:
-    import json
 
     from duplexeval.data.validate import Need, load_dataset
-    from duplexeval.fileio import atomic_write_json, atomic_write_text
+    from duplexeval.fileio import atomic_write_json
     from duplexeval.speech.tts import load_engine
     from duplexeval.synth.build import DEFAULT_ENGINES
     from duplexeval.synth.rewrite import read_specs
@@ -121,7 +120,7 @@ def _voices(args: argparse.Namespace) -> int:
     voices = voice_profiles(load_engine(engine_name))
     specs, records = assign_voices([s for _, s in read], speakers, voices)
     for (path, _), spec in zip(read, specs, strict=True):
-        atomic_write_text(out / path.name, json.dumps(spec, ensure_ascii=False, indent=2) + "\n")
+        atomic_write_json(out / path.name, spec)
     atomic_write_json(out / "voices.json", {
         "engine": engine_name, "voices": [v.to_json() for v in voices],
         "reference": str(args.reference), "speakers": [s.to_json() for s in speakers],

@@ -35,6 +35,7 @@ from duplexeval.errors import Problem
 from duplexeval.events import Event, EventKind
 from duplexeval.fileio import (
     atomic_path,
+    atomic_write_json,
     atomic_write_text,
     format_seconds,
     json_line,
@@ -341,7 +342,6 @@ def write_dataset(
                 with atomic_path(target, suffix=".wav") as tmp:
                     shutil.copyfile(dialogue.audio.path, tmp)
     if metadata:
-        atomic_write_text(root / METADATA_FILE, json.dumps(metadata, ensure_ascii=False,
-                                                           indent=2) + "\n")
+        atomic_write_json(root / METADATA_FILE, metadata)
     atomic_write_text(root / f"{split}.jsonl",
                       "".join(json_line(record_json(d)) for d in dialogues))
