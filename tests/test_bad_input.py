@@ -324,6 +324,8 @@ CASES = [
     Case("command-timeout-zero", ("run", "--system", "command", *RUN[3:], "--system-arg",
                                   "cmd=python model.py {input_wav} {output_wav}",
                                   "--system-arg", "timeout=0"), "timeout"),
+    Case("cascade-latency-nan", ("run", "--system", "cascade", *RUN[3:], "--system-arg",
+                                 "asr_latency=nan"), "asr_latency"),
     Case("system-arg-no-value", (*RUN, "--system-arg", "delay"), "--system-arg"),
     Case("system-unknown", ("run", "--system", "nope", *RUN[3:]), "nope"),
     Case("ipu-gap-nan", ("annotate", "ds", "-o", "ann.jsonl", "--ipu-gap", "nan"), "--ipu-gap"),
