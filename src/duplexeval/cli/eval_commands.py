@@ -10,7 +10,6 @@ from duplexeval.cli.options import (
     add_executor_options,
     add_judge_endpoint_options,
     executor_from,
-    out_folder,
     positive_int,
     system_args,
 )
@@ -34,7 +33,7 @@ def add_eval(sub: Subparsers) -> None:
     size.add_argument("--full", action="store_true", help="the whole suites")
     size.add_argument("--limit", type=positive_int, default=None, metavar="N",
                       help="the first N dialogues of each suite")
-    p.add_argument("-o", "--out", type=out_folder, required=True, metavar="OUT",
+    p.add_argument("-o", "--out", required=True, metavar="OUT",  # checked by evaluate
                    help="the bundle folder")
     p.add_argument("--html", action="store_true", help="also the HTML report of every cell "
                    "(OUT/report/index.html: figures, every event with its audio)")

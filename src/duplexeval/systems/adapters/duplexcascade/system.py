@@ -47,7 +47,7 @@ class DuplexCascadeSystem(System):
             credentials.check_url(url)
         self.settings = DuplexCascadeSettings(
             url=url, verify=self.bool_arg("verify", True),
-            startup_delay=self.seconds_arg("startup_delay", 1.0),
+            startup_delay=self.float_arg("startup_delay", 1.0, 0.0),
             stall_timeout=self.seconds_arg("stall_timeout", 30.0),
             connect_timeout=self.seconds_arg("connect_timeout", 10.0))
         if self.settings.stall_timeout <= 0 or self.settings.startup_delay < 0:
