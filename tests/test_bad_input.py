@@ -210,6 +210,17 @@ def _remove(path: str) -> Callable[[Path], None]:
     return lambda root: (root / path).unlink()
 
 
+def _old_record(path: str) -> Callable[[Path], None]:
+    """A sample record of an older version (no ``audio_frames``), so the wav's length is not
+    checked before the analysis reads it."""
+    def setup(root: Path) -> None:
+        p = root / path
+        record = json.loads(p.read_text())
+        del record["audio_frames"]
+        p.write_text(json.dumps(record))
+    return setup
+
+
 def _float_audio(change: Callable[[np.ndarray], None]) -> Callable[[Path], None]:
     def setup(root: Path) -> None:
         p = root / "ds" / "audio" / f"{DIALOGUE}.wav"
@@ -383,6 +394,8 @@ CASES = [
     Case("wav-cut-short-analyze", ANALYZE, WAV, _truncate(WAV)),
     Case("wav-cut-short-score", SCORE, WAV, _truncate(WAV)),
     Case("wav-missing", ANALYZE, WAV, _remove(WAV)),
+    Case("wav-garbage-mid-analysis", (*ANALYZE[:-1], "none", "--vad-threshold", "0.4"), WAV,
+         _both(_write(WAV, b"RIFF0000WAVEjunk"), _old_record(WAV.replace(".wav", ".json")))),
     Case("m3-nan-input-start", SCORE_M3, "m3/asr/metadata_mfa.jsonl:1",
          _edit_line("m3/asr/metadata_mfa.jsonl", _meta("input_start", float("nan")))),
     Case("m3-inf-event-end", SCORE_M3, "m3/asr/metadata_mfa.jsonl:2",

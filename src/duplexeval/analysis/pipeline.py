@@ -362,14 +362,16 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
 
         (executor or LocalExecutor()).map(analyze_batch, tasks, done)
     audio_sha: dict[str, str] = {}
-    out_rows = []
+    out_rows, transcripts = [], []
     for task, result in zip(tasks, found, strict=True):
         assert result is not None  # map returns when every task is done
         audio_sha.update(result[1])
         for row, segments in zip(task.rows, result[0], strict=True):
             key = files.transcript_key(row.sample_id, row.event_id)
-            atomic_write_json(files.root / key, transcript_json(segments))
-            out_rows.append(AnalysisRow(**row.model_dump(), output_asr_path=key))
+            out_rows.append(AnalysisRow(**{**row.model_dump(), "output_asr_path": key}))
+            transcripts.append((files.root / key, transcript_json(segments)))
+    for path, transcript in transcripts:  # written only once every sample is analysed
+        atomic_write_json(path, transcript)
     files.start()
     files.finish(out_rows, AnalysisInputs(metadata_sha256=metadata_sha, audio=audio_sha),
                  TRUTH_SETTINGS if truth else _Analyzer(options, language).settings())
