@@ -20,7 +20,7 @@ from conftest import needs_extra
 from duplexeval.cli import main
 from duplexeval.cli.failures import failure_lines, print_lines
 from duplexeval.errors import located, number_problem
-from duplexeval.fileio import atomic_write_json, atomic_write_text, finite_or_none, json_line
+from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line, strict_json
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -81,12 +81,13 @@ def test_numbers_are_finite_and_in_range() -> None:
 
 
 def test_json_writers_are_strict(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="not JSON compliant"):
-        atomic_write_json(tmp_path / "a.json", {"x": math.nan})
-    with pytest.raises(ValueError, match="not JSON compliant"):
-        json_line({"x": math.inf})
-    assert not list(tmp_path.iterdir())  # nothing left, not even the temporary file
-    assert finite_or_none(math.nan) is None and finite_or_none(2.5) == 2.5
+    atomic_write_json(tmp_path / "a.json", {"x": math.nan, "n": 1, "rows": [1.5, -math.inf]})
+    text = (tmp_path / "a.json").read_text()
+    assert json.loads(text, parse_constant=pytest.fail) == {"x": None, "x_reason": "not a number (NaN)", "n": 1,
+                                "rows": [1.5, None]}
+    assert json.loads(json_line({"t": math.inf})) == {"t": None, "t_reason": "infinite (inf)"}
+    same = {"a": [1.0, {"b": 2.0}]}
+    assert strict_json(same) is same  # nothing to replace: not copied
 
 
 def test_written_files_get_the_umask_mode(tmp_path: Path) -> None:

@@ -5,10 +5,10 @@ no file) in place.  Temporary files are named ``.{name}.tmp-{pid}-{random}`` and
 error; the file gets the mode a plain ``open`` would give it (``0o666`` less the umask), not
 the ``0o600`` of a temporary file.
 
-JSON is strict: :func:`atomic_write_json` and :func:`json_line` refuse NaN and infinities
-(``allow_nan=False``: the tokens ``NaN``/``Infinity`` are not JSON, and most readers reject
-them).  A writer whose value can be undefined writes :func:`finite_or_none` of it, ``null``,
-with the reason in a field beside it.
+JSON is strict: :func:`atomic_write_json` and :func:`json_line` never write the tokens
+``NaN``/``Infinity`` (not JSON; most readers reject them).  A value that is not a finite number
+becomes ``null`` and, in an object, the key ``{key}_reason`` beside it says what it was
+(:func:`strict_json`); the dump itself is made with ``allow_nan=False``.
 
 Ids and names read from input files or code (dialogue ids, spec ids, suite and system names)
 become file and folder names (``audio/{id}.wav``, ``samples/{id}/...``, ``runs/{system}-...``).
@@ -31,8 +31,8 @@ from typing import Any
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["NAME_MAX", "atomic_path", "atomic_write_bytes", "atomic_write_json",
-           "atomic_write_text", "finite_or_none", "format_seconds", "json_line", "name_problem",
-           "output_problem", "read_json", "safe_name"]
+           "atomic_write_text", "format_seconds", "json_line", "name_problem",
+           "output_problem", "read_json", "safe_name", "strict_json"]
 
 NAME_MAX = 255
 """The longest file or folder name, in bytes (UTF-8), that common file systems take."""
@@ -145,7 +145,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 
 def json_line(obj: Any) -> str:
     """One JSON object as a line (UTF-8 characters kept, M3 separators), with newline."""
-    return json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(strict_json(obj), ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def read_json(path: Path, what: str = "file") -> Any:
@@ -163,17 +163,40 @@ def read_json(path: Path, what: str = "file") -> Any:
 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as indented JSON atomically."""
-    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False)
-                      + "\n")
+    atomic_write_text(path, json.dumps(strict_json(obj), ensure_ascii=False, indent=2,
+                                       allow_nan=False) + "\n")
 
 
-def finite_or_none(value: float | None) -> float | None:
-    """``value`` when it is a finite number, else ``None`` (JSON ``null``): for a field that
-    can be undefined (a mean of nothing, a rate over zero); its writer states the reason in
-    a field beside it."""
-    if value is None or not math.isfinite(value):
-        return None
-    return value
+def strict_json(obj: Any) -> Any:
+    """``obj`` with every float that is not finite replaced by ``None``; in a dict, the key
+    ``{key}_reason`` is added beside it (``"not a number (NaN)"``, ``"infinite (inf)"``), unless
+    the dict has that key already.  Objects without such floats are returned as they are."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        if not any(_has_non_finite(v) for v in obj.values()):
+            return obj
+        out: dict[Any, Any] = {}
+        for key, value in obj.items():
+            out[key] = strict_json(value)
+            if isinstance(value, float) and not math.isfinite(value) \
+                    and f"{key}_reason" not in obj:
+                out[f"{key}_reason"] = ("not a number (NaN)" if math.isnan(value)
+                                        else f"infinite ({value})")
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [strict_json(v) for v in obj] if any(_has_non_finite(v) for v in obj) else obj
+    return obj
+
+
+def _has_non_finite(obj: Any) -> bool:
+    if isinstance(obj, float):
+        return not math.isfinite(obj)
+    if isinstance(obj, dict):
+        return any(_has_non_finite(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return any(_has_non_finite(v) for v in obj)
+    return False
 
 
 def format_seconds(t: float) -> str:
