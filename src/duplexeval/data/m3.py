@@ -286,8 +286,16 @@ def read_dataset_metadata(root: Path) -> tuple[dict[str, Any], list[Problem]]:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return meta, [Problem(path, None, f"malformed JSON: {exc}")]
+    except RecursionError:
+        return meta, [Problem(path, None, "nested too deeply to read")]
+    except OSError as exc:  # a folder, unreadable
+        return meta, [Problem(path, None, f"cannot read: {exc.strerror or exc}")]
     if not isinstance(obj, dict):
         return meta, [Problem(path, None, "expected a JSON object")]
+    names = [k for k in ("name", "language", "domain")
+             if obj.get(k) is not None and not isinstance(obj[k], str)]
+    if names:
+        return meta, [Problem(path, None, f"{', '.join(names)} must be text")]
     meta.update({k: v for k, v in obj.items() if v is not None})
     return meta, []
 
