@@ -83,8 +83,8 @@ def test_numbers_are_finite_and_in_range() -> None:
 def test_json_writers_are_strict(tmp_path: Path) -> None:
     atomic_write_json(tmp_path / "a.json", {"x": math.nan, "n": 1, "rows": [1.5, -math.inf]})
     text = (tmp_path / "a.json").read_text()
-    assert json.loads(text, parse_constant=pytest.fail) == {"x": None, "x_reason": "not a number (NaN)", "n": 1,
-                                "rows": [1.5, None]}
+    assert json.loads(text, parse_constant=pytest.fail) == {  # a NaN/Infinity token fails
+        "x": None, "x_reason": "not a number (NaN)", "n": 1, "rows": [1.5, None]}
     assert json.loads(json_line({"t": math.inf})) == {"t": None, "t_reason": "infinite (inf)"}
     same = {"a": [1.0, {"b": 2.0}]}
     assert strict_json(same) is same  # nothing to replace: not copied
