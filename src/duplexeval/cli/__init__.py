@@ -33,12 +33,13 @@ BUILDERS = (add_validate, add_annotate, add_synth, add_data, add_plan, add_syste
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line, ``duplexeval: PROG: error: MESSAGE (see
-    PROG --help)``, exit 2 (argparse's own prints the usage first).  Its subparsers are of
-    this class too."""
+    """An argument parser whose errors are one line, ``duplexeval: COMMAND: MESSAGE (see
+    duplexeval COMMAND --help)``, exit 2 (argparse's own prints the usage first).  Its
+    subparsers are of this class too."""
 
     def error(self, message: str) -> NoReturn:
-        print_lines([f"{self.prog}: error: {message} (see {self.prog} --help)"])
+        command = self.prog.removeprefix("duplexeval").strip()
+        print_lines([f"{command + ': ' if command else ''}{message} (see {self.prog} --help)"])
         raise SystemExit(2)
 
 
