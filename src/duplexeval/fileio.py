@@ -32,7 +32,8 @@ from duplexeval.errors import DuplexevalError
 
 __all__ = ["NAME_MAX", "atomic_path", "atomic_write_bytes", "atomic_write_json",
            "atomic_write_text", "format_seconds", "json_line", "name_problem",
-           "output_problem", "read_json", "safe_name", "strict_json"]
+           "output_problem", "read_json", "remove_stale_temporaries", "safe_name",
+           "strict_json"]
 
 NAME_MAX = 255
 """The longest file or folder name, in bytes (UTF-8), that common file systems take."""
@@ -130,6 +131,34 @@ def _file_mode() -> int:
     mask = os.umask(0o022)  # no /proc: set and restore (not thread-safe, but brief)
     os.umask(mask)
     return 0o666 & ~mask
+
+
+def remove_stale_temporaries(folder: Path) -> int:
+    """Remove the temporary files (``.{name}.tmp-{pid}-{random}``, see :func:`atomic_path`)
+    that a killed writer left anywhere under ``folder``, so that a command run again after a
+    kill leaves the folder an uninterrupted one would; a file whose writer process is still
+    alive is kept.  Returns how many were removed."""
+    removed = 0
+    if not folder.is_dir():
+        return 0
+    for path in folder.rglob(".*.tmp-*"):
+        pid = path.name.split(".tmp-", 1)[1].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

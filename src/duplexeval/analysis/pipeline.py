@@ -65,7 +65,7 @@ from duplexeval.analysis.segments import Chunk, SpeechSegment, segments_from_spa
 from duplexeval.audio import AudioReadError, read_audio
 from duplexeval.cache import cache_root
 from duplexeval.errors import DuplexevalError
-from duplexeval.fileio import atomic_write_json
+from duplexeval.fileio import atomic_write_json, remove_stale_temporaries
 from duplexeval.runs.directory import AnalysisInputs, AnalysisRow, MetadataRow, RunDir
 from duplexeval.runs.execution import LocalExecutor, TaskMap
 from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
@@ -340,6 +340,7 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     run = RunDir(run_dir)
     rows = run.read_metadata()
     check_sample_audio(run, rows)
+    remove_stale_temporaries(run.analysis(truth).root)  # a killed analysis's half-written files
     language, _domain = run.dataset_language()
     if options.asr != "none" and not truth:
         _check_environment(options)

@@ -89,6 +89,7 @@ def _write_variant_tables(runs: list[tuple[str, Any]], out: Path) -> list[Path]:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from duplexeval.fileio import remove_stale_temporaries
     from duplexeval.report.paper_tables import parse_formats, sources_of, table5_lines, write_tables
     from duplexeval.results import load_scored
 
@@ -97,6 +98,7 @@ def _report(args: argparse.Namespace) -> int:
     scored = [load_scored(path, scorer) for path in args.runs]
     runs = [(_run_name(s), s.results) for s in scored]
     sources = sources_of(runs, [str(s.path) for s in scored])
+    remove_stale_temporaries(Path(args.output))  # a killed report's half-written files
     written = write_tables(sources, Path(args.output), formats, args.allow_mixed)
     written += _write_variant_tables(runs, Path(args.output))
     files, comparisons = _write_comparisons(scored, Path(args.output))
