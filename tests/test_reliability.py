@@ -20,7 +20,13 @@ from conftest import needs_extra
 from duplexeval.cli import main
 from duplexeval.cli.failures import failure_lines, print_lines
 from duplexeval.errors import located, number_problem
-from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line, strict_json
+from duplexeval.fileio import (
+    atomic_write_json,
+    atomic_write_text,
+    json_line,
+    remove_stale_temporaries,
+    strict_json,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -100,6 +106,18 @@ def test_written_files_get_the_umask_mode(tmp_path: Path) -> None:
         os.umask(old)
     assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o640
     assert (tmp_path / "b.txt").stat().st_mode & 0o777 == 0o644
+
+
+def test_a_killed_writers_temporary_files_are_removed_a_live_ones_kept(tmp_path: Path) -> None:
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = tmp_path / "sub" / f".results.json.tmp-{int(gone.stdout)}-abc"
+    live = tmp_path / f".results.json.tmp-{os.getpid()}-def"
+    dead.parent.mkdir()
+    dead.write_text("half")
+    live.write_text("being written")
+    assert remove_stale_temporaries(tmp_path) == 1
+    assert not dead.exists() and live.exists()
 
 
 def test_a_run_refused_after_it_started_leaves_nothing(

@@ -143,7 +143,7 @@ def remove_stale_temporaries(folder: Path) -> int:
         return 0
     for path in folder.rglob(".*.tmp-*"):
         pid = path.name.split(".tmp-", 1)[1].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
+        if pid.isdigit() and _alive(int(pid)):
             continue
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
