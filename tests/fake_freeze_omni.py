@@ -78,7 +78,9 @@ class FakeFreezeOmni:
         self.events: list[list[str]] = []
         self.prompts: list[str] = []
         self.users: dict[str, _User] = {}
-        self.sio = socketio.Server(async_mode="threading")
+        # handlers in arrival order (not a thread each): a message's effects, and what the
+        # handler emits before its acknowledgement, in the order the client sent and expects
+        self.sio = socketio.Server(async_mode="threading", async_handlers=False)
         for name, handler in (("connect", self._connect), ("disconnect", self._disconnect),
                               ("recording-started", self._reset),
                               ("recording-stopped", self._reset),

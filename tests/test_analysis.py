@@ -259,4 +259,7 @@ def test_the_accuracy_command_compares_a_run_with_its_logged_truth(
     assert main(["accuracy", str(silent)]) == 2
     err = capsys.readouterr().err
     assert "--truth needs a system that logs them" in err and "Traceback" not in err
-    assert main(["accuracy", str(run), "--tolerance", "nan"]) == 2
+    with pytest.raises(SystemExit) as refused:  # the option's type: one line, exit 2
+        main(["accuracy", str(run), "--tolerance", "nan"])
+    assert refused.value.code == 2
+    assert "--tolerance: must be a finite number" in capsys.readouterr().err

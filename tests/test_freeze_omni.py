@@ -181,3 +181,23 @@ def test_a_full_server_an_idle_timeout_and_bad_arguments_fail_clearly() -> None:
                           ({"url": "https://127.0.0.1:1/socket.io"}, "root")):
         with pytest.raises(Exception, match=message):
             load_system("freeze-omni", {"url": "https://127.0.0.1:1", **args})
+
+
+def test_messages_are_handled_in_wire_order_in_the_reading_thread() -> None:
+    """Engine.IO's threaded client hands each message to a new thread; the link makes it call
+    the handler inline, so events and acknowledgements are seen in the order they arrived (the
+    race behind a reset's ``stop_tts`` counted after the acknowledgement that follows it)."""
+    import threading
+
+    import socketio
+
+    from duplexeval.systems.adapters.freeze_omni.link import _in_wire_order
+
+    client = socketio.Client(reconnection=False, handle_sigint=False)
+    seen: list[tuple[int, threading.Thread]] = []
+    client.eio.on("message", lambda data: seen.append((data, threading.current_thread())))
+    _in_wire_order(client)
+    for n in range(50):
+        client.eio._trigger_event("message", n, run_async=True)  # as _receive_packet does
+    assert [n for n, _ in seen] == list(range(50))
+    assert all(thread is threading.current_thread() for _, thread in seen)

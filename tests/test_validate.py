@@ -167,8 +167,8 @@ def test_ids_that_are_not_file_names_are_refused_with_file_and_line(
     assert main(["validate", str(root)]) == 2
     err = capsys.readouterr().err
     assert f"{jsonl}:2: dialogue id" in err and "Traceback" not in err
-    # one line per problem: the problem line, then the count
-    assert len([x for x in err.splitlines() if x.strip()]) == 2
+    # one line per problem, and no count under a single problem
+    assert len([x for x in err.splitlines() if x.strip()]) == 1
 
 
 def test_ordinary_ids_are_file_names(tmp_path: Path) -> None:

@@ -2,7 +2,13 @@
 
 A reader never sees a half-written file, and an interrupted writer leaves the old file (or
 no file) in place.  Temporary files are named ``.{name}.tmp-{pid}-{random}`` and removed on
-error.
+error; the file gets the mode a plain ``open`` would give it (``0o666`` less the umask), not
+the ``0o600`` of a temporary file.
+
+JSON is strict: :func:`atomic_write_json` and :func:`json_line` never write the tokens
+``NaN``/``Infinity`` (not JSON; most readers reject them).  A value that is not a finite number
+becomes ``null`` and, in an object, the key ``{key}_reason`` beside it says what it was
+(:func:`strict_json`); the dump itself is made with ``allow_nan=False``.
 
 Ids and names read from input files or code (dialogue ids, spec ids, suite and system names)
 become file and folder names (``audio/{id}.wav``, ``samples/{id}/...``, ``runs/{system}-...``).
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import tempfile
 import unicodedata
@@ -23,17 +30,23 @@ from typing import Any
 
 from duplexeval.errors import DuplexevalError
 
-__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_json", "atomic_write_text",
-           "format_seconds", "json_line", "name_problem", "read_json", "safe_name"]
+__all__ = ["NAME_MAX", "atomic_path", "atomic_write_bytes", "atomic_write_json",
+           "atomic_write_text", "format_seconds", "json_line", "name_problem",
+           "output_problem", "read_json", "remove_stale_temporaries", "safe_name",
+           "strict_json"]
+
+NAME_MAX = 255
+"""The longest file or folder name, in bytes (UTF-8), that common file systems take."""
 
 
 def name_problem(name: str) -> str | None:
     """Why ``name`` cannot be used as one file or folder name, or ``None`` when it can.
 
     Refused: the empty name, a path separator (``/`` or ``\\``), ``..`` anywhere, a leading
-    ``.`` (hidden files, ``.`` itself) and control characters (Unicode category Cc, e.g. NUL,
-    newline, DEL).  Everything else (letters of any script, digits, ``-_.:`` and spaces) is
-    allowed.
+    ``.`` (hidden files, ``.`` itself), control characters (Unicode category Cc, e.g. NUL,
+    newline, DEL) and names longer than :data:`NAME_MAX` bytes (with the ``.wav``/``.json``
+    a file adds: 240).  Everything else (letters of any script, digits, ``-_.:`` and spaces)
+    is allowed.
     """
     if not isinstance(name, str) or name == "":
         return "is empty"
@@ -45,6 +58,29 @@ def name_problem(name: str) -> str | None:
         return "starts with '.'"
     if any(unicodedata.category(c) == "Cc" for c in name):
         return "contains a control character"
+    if len(name.encode("utf-8", "surrogateescape")) > NAME_MAX - 15:
+        return f"longer than {NAME_MAX - 15} bytes"
+    return None
+
+
+def output_problem(path: Path, folder: bool) -> str | None:
+    """Why ``path`` cannot be written as an output (a folder with ``folder``, else a file),
+    checked before any work; ``None`` when it can.  Refused: a name longer than
+    :data:`NAME_MAX` bytes anywhere in it, a file where the folder should be (or a folder where
+    the file should be), a file among its parents, and a parent that cannot be written (not
+    shown by the tests, which run as root)."""
+    for part in path.parts:
+        if len(os.fsencode(part)) > NAME_MAX:
+            return f"{path}: a name in it is longer than {NAME_MAX} bytes"
+    if folder and path.exists() and not path.is_dir():
+        return f"{path}: is a file, not a folder"
+    if not folder and path.is_dir():
+        return f"{path}: is a folder, not a file"
+    existing = next((p for p in path.parents if p.exists()), Path("."))
+    if not existing.is_dir():
+        return f"{existing}: is a file, so {path} cannot be made under it"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing}: not writable, so {path} cannot be written"
     return None
 
 
@@ -73,6 +109,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
     os.close(fd)
     tmp = Path(tmp_name)
     try:
+        os.chmod(tmp, _file_mode())
         yield tmp
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
@@ -81,6 +118,47 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
+
+
+def _file_mode() -> int:
+    """``0o666`` less the process's umask (read without changing it where ``/proc`` says)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # no /proc: set and restore (not thread-safe, but brief)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def remove_stale_temporaries(folder: Path) -> int:
+    """Remove the temporary files (``.{name}.tmp-{pid}-{random}``, see :func:`atomic_path`)
+    that a killed writer left anywhere under ``folder``, so that a command run again after a
+    kill leaves the folder an uninterrupted one would; a file whose writer process is still
+    alive is kept.  Returns how many were removed."""
+    removed = 0
+    if not folder.is_dir():
+        return 0
+    for path in folder.rglob(".*.tmp-*"):
+        pid = path.name.split(".tmp-", 1)[1].split("-", 1)[0]
+        if pid.isdigit() and _alive(int(pid)):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
@@ -96,7 +174,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 
 def json_line(obj: Any) -> str:
     """One JSON object as a line (UTF-8 characters kept, M3 separators), with newline."""
-    return json.dumps(obj, ensure_ascii=False) + "\n"
+    return json.dumps(strict_json(obj), ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def read_json(path: Path, what: str = "file") -> Any:
@@ -108,11 +186,46 @@ def read_json(path: Path, what: str = "file") -> Any:
         raise DuplexevalError(f"{path}: {what} not found") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DuplexevalError(f"{path}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise DuplexevalError(f"{path}: nested too deeply to read") from None
 
 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as indented JSON atomically."""
-    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+    atomic_write_text(path, json.dumps(strict_json(obj), ensure_ascii=False, indent=2,
+                                       allow_nan=False) + "\n")
+
+
+def strict_json(obj: Any) -> Any:
+    """``obj`` with every float that is not finite replaced by ``None``; in a dict, the key
+    ``{key}_reason`` is added beside it (``"not a number (NaN)"``, ``"infinite (inf)"``), unless
+    the dict has that key already.  Objects without such floats are returned as they are."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        if not any(_has_non_finite(v) for v in obj.values()):
+            return obj
+        out: dict[Any, Any] = {}
+        for key, value in obj.items():
+            out[key] = strict_json(value)
+            if isinstance(value, float) and not math.isfinite(value) \
+                    and f"{key}_reason" not in obj:
+                out[f"{key}_reason"] = ("not a number (NaN)" if math.isnan(value)
+                                        else f"infinite ({value})")
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [strict_json(v) for v in obj] if any(_has_non_finite(v) for v in obj) else obj
+    return obj
+
+
+def _has_non_finite(obj: Any) -> bool:
+    if isinstance(obj, float):
+        return not math.isfinite(obj)
+    if isinstance(obj, dict):
+        return any(_has_non_finite(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return any(_has_non_finite(v) for v in obj)
+    return False
 
 
 def format_seconds(t: float) -> str:

@@ -65,7 +65,7 @@ from duplexeval.analysis.segments import Chunk, SpeechSegment, segments_from_spa
 from duplexeval.audio import AudioReadError, read_audio
 from duplexeval.cache import cache_root
 from duplexeval.errors import DuplexevalError
-from duplexeval.fileio import atomic_write_json
+from duplexeval.fileio import atomic_write_json, remove_stale_temporaries
 from duplexeval.runs.directory import AnalysisInputs, AnalysisRow, MetadataRow, RunDir
 from duplexeval.runs.execution import LocalExecutor, TaskMap
 from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
@@ -73,7 +73,7 @@ from duplexeval.timeline import Span
 from duplexeval.version import __version__
 
 __all__ = ["AnalysisOptions", "BatchTask", "analyze_batch", "analyze_channel", "analyze_run",
-           "ensure_analysis", "stale_reason"]
+           "check_sample_audio", "ensure_analysis", "stale_reason"]
 
 VAD_TASK_SAMPLES = 8
 """Samples per task without ASR (the segments of a sample do not depend on its batch)."""
@@ -339,6 +339,8 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     this process); returns the analysis folder."""
     run = RunDir(run_dir)
     rows = run.read_metadata()
+    check_sample_audio(run, rows)
+    remove_stale_temporaries(run.analysis(truth).root)  # a killed analysis's half-written files
     language, _domain = run.dataset_language()
     if options.asr != "none" and not truth:
         _check_environment(options)
@@ -361,18 +363,31 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
 
         (executor or LocalExecutor()).map(analyze_batch, tasks, done)
     audio_sha: dict[str, str] = {}
-    out_rows = []
+    out_rows, transcripts = [], []
     for task, result in zip(tasks, found, strict=True):
         assert result is not None  # map returns when every task is done
         audio_sha.update(result[1])
         for row, segments in zip(task.rows, result[0], strict=True):
             key = files.transcript_key(row.sample_id, row.event_id)
-            atomic_write_json(files.root / key, transcript_json(segments))
-            out_rows.append(AnalysisRow(**row.model_dump(), output_asr_path=key))
+            out_rows.append(AnalysisRow(**{**row.model_dump(), "output_asr_path": key}))
+            transcripts.append((files.root / key, transcript_json(segments)))
+    for path, transcript in transcripts:  # written only once every sample is analysed
+        atomic_write_json(path, transcript)
     files.start()
     files.finish(out_rows, AnalysisInputs(metadata_sha256=metadata_sha, audio=audio_sha),
                  TRUTH_SETTINGS if truth else _Analyzer(options, language).settings())
     return files.root
+
+
+def check_sample_audio(run: RunDir, rows: Sequence[MetadataRow]) -> None:
+    """Refuse, before any work, a run whose sample wav is not the one its record describes
+    (:meth:`~duplexeval.runs.directory.RunDir.audio_problem`: cut short, overwritten,
+    missing)."""
+    for row in rows:
+        problem = run.audio_problem(row.sample_id, row.event_id)
+        if problem is not None:
+            raise DuplexevalError(f"{problem}; `duplexeval run` with the same options runs "
+                                  "the sample again")
 
 
 def _check_environment(options: AnalysisOptions) -> None:
@@ -472,6 +487,8 @@ def ensure_analysis(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     """The run's analysis for ``options``: reused when current (:func:`stale_reason`),
     otherwise made again (on ``executor``) after logging the one-line reason; returns the
     analysis folder."""
+    run = RunDir(run_dir)
+    check_sample_audio(run, run.read_metadata())  # before saying why it would be redone
     reason = stale_reason(run_dir, options, truth)
     if reason is None:
         return RunDir(run_dir).analysis(truth).root

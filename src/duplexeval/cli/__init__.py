@@ -1,7 +1,8 @@
 """The ``duplexeval`` command: one builder per subcommand, in the order of the data flow.
 
 Errors caused by input (bad files, bad arguments) print one line per problem to stderr and exit
-with code 2, never a traceback.
+with code 2, never a traceback: :mod:`duplexeval.cli.failures` says which exceptions those are and
+how each reads.  A bad argument is one line too (:class:`OneLineParser`).
 """
 
 from __future__ import annotations
@@ -9,21 +10,22 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from duplexeval.cli.accuracy_commands import add_accuracy
 from duplexeval.cli.agreement_commands import add_judge_agreement
 from duplexeval.cli.bc_commands import add_bc_reference
 from duplexeval.cli.data_commands import add_annotate, add_data, add_synth, add_validate
 from duplexeval.cli.eval_commands import add_eval
+from duplexeval.cli.failures import INPUT_ERRORS, failure_lines, print_lines
 from duplexeval.cli.report_commands import add_compare, add_report, add_results
 from duplexeval.cli.run_commands import add_plan, add_run, add_systems
 from duplexeval.cli.score_commands import add_analyze, add_demo, add_score
 from duplexeval.cli.segment_commands import add_segment
 from duplexeval.cli.verify_commands import add_verify
-from duplexeval.errors import DuplexevalError
 from duplexeval.version import describe
 
-__all__ = ["build_parser", "main"]
+__all__ = ["OneLineParser", "build_parser", "main"]
 
 BUILDERS = (add_validate, add_annotate, add_synth, add_data, add_plan, add_systems, add_run,
             add_analyze, add_score, add_judge_agreement, add_segment, add_bc_reference,
@@ -40,9 +42,20 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, ``duplexeval: COMMAND: MESSAGE (see
+    duplexeval COMMAND --help)``, exit 2 (argparse's own prints the usage first).  Its
+    subparsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("duplexeval").strip()
+        print_lines([f"{command + ': ' if command else ''}{message} (see {self.prog} --help)"])
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``duplexeval`` command."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="duplexeval",
         description="Benchmark full-duplex spoken dialogue systems (M3-DuplexBench, "
                     "MTR-DuplexBench, FLEXI).",
@@ -62,16 +75,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code = int(args.func(args))
-    except DuplexevalError as exc:
-        for line in exc.lines():
-            print(f"duplexeval: {line}", file=sys.stderr)
-        return exc.exit_code
     except BrokenPipeError:
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:
-        print("duplexeval: interrupted", file=sys.stderr)
+        print_lines(["interrupted"])
         return 130
+    except INPUT_ERRORS as exc:
+        print_lines(failure_lines(exc))
+        return int(getattr(exc, "exit_code", 2))
     return code
 
 

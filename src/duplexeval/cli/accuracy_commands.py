@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import add_analysis_options, analysis_options
+from duplexeval.cli.options import add_analysis_options, analysis_options, number
 
 __all__ = ["add_accuracy"]
 
@@ -21,7 +21,8 @@ def add_accuracy(sub: Subparsers) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR")
     p.add_argument("--variant", default="m3", help="the timing variant whose per-event values "
                    "are compared (default m3)")
-    p.add_argument("--tolerance", type=float, default=0.05, metavar="SECONDS",
+    p.add_argument("--tolerance", type=number(float, 0, 10, low_open=True), default=0.05,
+                   metavar="SECONDS",
                    help="a boundary matches within this many seconds (inclusive; default 0.05)")
     add_analysis_options(p)
     p.set_defaults(func=_accuracy)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import add_judge_endpoint_options
+from duplexeval.cli.options import add_judge_endpoint_options, out_file, split_name
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_bc_reference"]
@@ -19,10 +19,10 @@ def add_bc_reference(sub: Any) -> None:
                        "model-backchannel JSD")
     p.add_argument("source", metavar="FLEXI_ROOT|DATASET_DIR",
                    help="folders with input.json (+ input.wav), or a dataset in the M3 layout")
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
+    p.add_argument("-o", "--output", type=out_file, required=True, metavar="FILE",
                    help="{item: distribution} JSON (FDB's icc_gt_distribution.json shape); "
                         "FILE.provenance.jsonl beside it records every answer")
-    p.add_argument("--split", default="test")
+    p.add_argument("--split", type=split_name, default="test")
     p.add_argument("--channel", type=int, choices=[0, 1], default=0,
                    help="with a dataset: the narrator's channel (default 0)")
     p.add_argument("--language", default="en")

@@ -11,8 +11,19 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from duplexeval.cli.failures import print_lines
 from duplexeval.cli.import_commands import add_import, add_segment, add_split, add_stats
-from duplexeval.cli.options import non_negative, positive, positive_int, warn
+from duplexeval.cli.options import (
+    any_int,
+    non_negative,
+    out_file,
+    out_folder,
+    positive,
+    positive_int,
+    sample_rate,
+    split_name,
+    warn,
+)
 from duplexeval.cli.quality_commands import add_quality
 from duplexeval.cli.rewrite_commands import add_rewrite, add_voices
 from duplexeval.errors import DuplexevalError
@@ -26,7 +37,7 @@ def add_validate(sub: Subparsers) -> None:
     """``validate DATASET_DIR``."""
     p = sub.add_parser("validate", help="check a dataset folder in the M3 layout")
     p.add_argument("dataset", metavar="DATASET_DIR")
-    p.add_argument("--split", default="test")
+    p.add_argument("--split", type=split_name, default="test")
     p.add_argument("--annotations-only", action="store_true",
                    help="audio and alignment files may be absent (present ones are checked)")
     p.set_defaults(func=_validate)
@@ -37,11 +48,11 @@ def _validate(args: argparse.Namespace) -> int:
 
     need = Need.OPTIONAL if args.annotations_only else Need.REQUIRE
     report = check_dataset(Path(args.dataset), args.split, audio=need, alignment=need)
-    for problem in report.problems:
-        print(problem, file=sys.stderr)
+    print_lines([str(problem) for problem in report.problems])
     warn(report.warnings)
     if report.problems or report.dataset is None:
-        print(f"{args.dataset}: {len(report.problems)} problem(s)", file=sys.stderr)
+        if len(report.problems) > 1:  # one problem is its own line: no count under it
+            print_lines([f"{args.dataset}: {len(report.problems)} problem(s)"])
         return 2
     dataset = report.dataset
     kinds = Counter(e.kind.value for d in dataset.dialogues for e in d.events)
@@ -58,7 +69,7 @@ def add_annotate(sub: Subparsers) -> None:
     p = sub.add_parser("annotate", help="derive M3 events from word alignments or stereo audio")
     p.add_argument("source", metavar="SOURCE",
                    help="a dataset folder, a folder of txt_align/*.txt or *.wav files, or a file")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl")
+    p.add_argument("-o", "--output", type=out_file, required=True, metavar="OUT.jsonl")
     p.add_argument("--from", dest="source_kind", choices=["auto", "words", "audio"],
                    default="auto", help="read word alignments or audio (default: whichever "
                    "is found, alignments first)")
@@ -98,10 +109,10 @@ def add_synth(sub: Subparsers) -> None:
     """``synth SPEC -o DATASET_DIR``."""
     p = sub.add_parser("synth", help="synthesize a dataset (M3 layout) from dialogue specs")
     p.add_argument("spec", metavar="SPEC", help="a spec file (JSON/YAML) or a folder of them")
-    p.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
-    p.add_argument("--split", default="test")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sample-rate", type=int, default=16000)
+    p.add_argument("-o", "--output", type=out_folder, required=True, metavar="DATASET_DIR")
+    p.add_argument("--split", type=split_name, default="test")
+    p.add_argument("--seed", type=any_int, default=0)
+    p.add_argument("--sample-rate", type=sample_rate, default=16000)
     p.add_argument("--timing-reference", choices=["chat", "task"], default="chat",
                    help="packaged turn-shift gap reference (M3 toy chat or QA set)")
     p.add_argument("--timing-from", metavar="DATASET", default=None,
@@ -129,6 +140,11 @@ def _synth(args: argparse.Namespace) -> int:
         reference_gaps(args.timing_reference)
     settings = dataclasses.replace(SynthSettings(), seed=args.seed, gaps=gaps,
                                    sample_rate=args.sample_rate)
+    for spec in specs:  # before any voicing: an unknown language names its spec
+        if spec.language not in settings.engines:
+            raise DuplexevalError(f"{args.spec}: spec {spec.id!r}: no TTS engine for language "
+                                  f"{spec.language!r}; configured: "
+                                  f"{', '.join(sorted(settings.engines))}")
     synth = synthesizer_for(specs, settings)
     built = [synth.build(s) for s in tqdm(specs, desc="synth", unit="dialogue",
                                            file=sys.stderr)]
@@ -175,9 +191,9 @@ def add_data(sub: Subparsers) -> None:
     q = data_sub.add_parser("voice-bursts", help="stereo audio for an annotated dataset: "
                             "every word span filled with speech from the clip bank")
     q.add_argument("dataset", metavar="ANNOTATED_DIR")
-    q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
-    q.add_argument("--split", default="test")
-    q.add_argument("--sample-rate", type=int, default=16000)
+    q.add_argument("-o", "--output", type=out_folder, required=True, metavar="DATASET_DIR")
+    q.add_argument("--split", type=split_name, default="test")
+    q.add_argument("--sample-rate", type=sample_rate, default=16000)
     q.set_defaults(func=_voice_bursts)
     q = data_sub.add_parser("build", help="build a bundled suite (cached): "
                             "m3-qa-en, m3-qa-ja, m3-chat-en, m3-chat-ja, m3-toy-ja-voiced, all")

@@ -42,7 +42,8 @@ def add_eval(sub: Subparsers) -> None:
                    choices=["single", "multi-gen", "multi-ref"],
                    help="only the cells of this protocol (repeatable; default all): "
                    "M3's Table 5 is Multi (gen)")
-    p.add_argument("-o", "--out", required=True, metavar="OUT", help="the bundle folder")
+    p.add_argument("-o", "--out", required=True, metavar="OUT",  # checked by evaluate
+                   help="the bundle folder")
     p.add_argument("--html", action="store_true", help="also the HTML report of every cell "
                    "(OUT/report/index.html: figures, every event with its audio)")
     g = p.add_argument_group("content judge (offline content metrics always)")

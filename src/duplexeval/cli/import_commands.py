@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from duplexeval.cli.options import out_folder, split_name
 from duplexeval.cli.quality_commands import add_dnsmos_options, dnsmos_for_split
-from duplexeval.errors import DuplexevalError
+from duplexeval.errors import DuplexevalError, number_type
 
 __all__ = ["add_import", "add_segment", "add_split", "add_stats"]
 
@@ -29,8 +30,9 @@ def add_import(data_sub: Subparsers) -> None:
     for name, item in table.items():
         q = formats.add_parser(name, help=item.help)
         q.add_argument("source", metavar="SOURCE", help=item.source_help)
-        q.add_argument("-o", "--output", required=True, metavar="DATASET_DIR")
-        q.add_argument("--split", default="test", help="the split written (default: test)")
+        q.add_argument("-o", "--output", type=out_folder, required=True, metavar="DATASET_DIR")
+        q.add_argument("--split", type=split_name, default="test",
+                       help="the split written (default: test)")
         q.add_argument("--force", action="store_true", help="replace the split if DATASET_DIR "
                        "already holds it (its other splits stay)")
         item.add_arguments(q)
@@ -71,7 +73,7 @@ def add_stats(data_sub: Subparsers) -> None:
     q = data_sub.add_parser("stats", help="dialogues, hours and events per kind and domain "
                             "(the M3 paper's Table 3)")
     q.add_argument("dataset", metavar="DATASET_DIR")
-    q.add_argument("--split", action="append", default=None,
+    q.add_argument("--split", type=split_name, action="append", default=None,
                    help="a split to count (repeatable; default: every split)")
     q.add_argument("--json", action="store_true", help="print JSON instead of a table")
     q.set_defaults(func=_stats)
@@ -110,7 +112,8 @@ def add_split(data_sub: Subparsers) -> None:
     q.add_argument("dataset", metavar="DATASET_DIR")
     q.add_argument("--from", dest="source_split", default="all",
                    help="the split to divide (default: all)")
-    q.add_argument("--hours", type=float, default=1.0, help="test-set length (h; default 1)")
+    q.add_argument("--hours", type=number_type(float, 0, 10000, low_open=True), default=1.0,
+                   help="test-set length (h; default 1)")
     q.add_argument("--scores", metavar="FILE.json", default=None,
                    help='{"dialogue id": score} (higher is better, e.g. DNSMOS); without it the '
                    "order is sha256 of the ids")
@@ -167,8 +170,8 @@ def add_segment(data_sub: Subparsers) -> None:
     q = data_sub.add_parser("segment", help="cut every dialogue of a dataset into ~120 s "
                             "segments in silences of both speakers (ids ID.START-END)")
     q.add_argument("dataset", metavar="DATASET_DIR")
-    q.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
-    q.add_argument("--split", default="test")
+    q.add_argument("-o", "--output", type=out_folder, required=True, metavar="OUT_DIR")
+    q.add_argument("--split", type=split_name, default="test")
     q.add_argument("--force", action="store_true", help="replace the split if OUT_DIR holds it")
     add_segment_arguments(q)
     q.set_defaults(func=_segment)

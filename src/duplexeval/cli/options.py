@@ -16,20 +16,31 @@ from pathlib import Path
 from typing import Any
 
 from duplexeval.errors import DuplexevalError
+from duplexeval.errors import number_type as number
+from duplexeval.fileio import name_problem, output_problem
 
 __all__ = [
+    "MAX_SECONDS",
     "add_analysis_options",
     "add_executor_options",
     "add_judge_call_options",
     "add_judge_endpoint_options",
     "add_plan_options",
     "analysis_options",
+    "any_int",
     "channels",
     "dataset_folder",
     "executor_from",
+    "fraction",
     "non_negative",
+    "number",
+    "out_file",
+    "out_folder",
     "plan_options",
     "positive",
+    "positive_int",
+    "sample_rate",
+    "split_name",
     "system_args",
     "warn",
 ]
@@ -46,27 +57,55 @@ def channels(text: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(values))
 
 
-def _seconds(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+MAX_SECONDS = 86400.0
+"""The longest duration an option takes (a day): a bigger one is a typo, not a setting."""
+
+positive = number(float, 0, MAX_SECONDS, low_open=True, unit="seconds")
+"""Seconds > 0 (finite)."""
+
+non_negative = number(float, 0, MAX_SECONDS, unit="seconds")
+"""Seconds >= 0 (finite)."""
+
+positive_int = number(int, 1)
+"""An integer of at least 1."""
+
+any_int = number(int)
+"""Any integer (seeds)."""
+
+fraction = number(float, 0, 1)
+"""A number in [0, 1] (probabilities, thresholds)."""
+
+sample_rate = number(int, 1000, 384000)
+"""A sample rate in Hz (1 kHz to 384 kHz)."""
 
 
-def positive(text: str) -> float:
-    """Seconds > 0."""
-    value = _seconds(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
+def out_folder(text: str) -> str:
+    """An argparse ``type=`` of an output folder (``-o``/``--out``): refused at once when it
+    cannot be made or written (:func:`~duplexeval.fileio.output_problem`)."""
+    problem = output_problem(Path(text), folder=True)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
-def non_negative(text: str) -> float:
-    """Seconds >= 0."""
-    value = _seconds(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
-    return value
+def out_file(text: str) -> str:
+    """An argparse ``type=`` of an output file (``-o FILE``): refused at once when it cannot
+    be written (:func:`~duplexeval.fileio.output_problem`)."""
+    problem = output_problem(Path(text), folder=False)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def split_name(text: str) -> str:
+    """An argparse ``type=``: a split name, which names a file (``{split}.jsonl``) inside the
+    dataset folder, so it must be a safe file name (:func:`~duplexeval.fileio.name_problem`:
+    no ``/``, no ``..``)."""
+    problem = name_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"split {text!r} cannot be used in a file name: "
+                                         f"{problem}")
+    return text
 
 
 def warn(lines: Sequence[str]) -> None:
@@ -77,7 +116,7 @@ def warn(lines: Sequence[str]) -> None:
 
 def add_plan_options(p: argparse.ArgumentParser) -> None:
     """What to plan: the options of ``plan`` and ``run``."""
-    p.add_argument("--split", default="test")
+    p.add_argument("--split", type=split_name, default="test")
     p.add_argument("--protocol", required=True, choices=["single", "multi-gen", "multi-ref"])
     p.add_argument("--channels", type=channels, default=None,
                    help="user channels to evaluate, e.g. 0,1 (chat) or 1 (QA); default: the "
@@ -114,7 +153,7 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
     """How to analyse a run's audio: the options of ``analyze`` and ``score``."""
     p.add_argument("--vad", choices=["silero", "energy", "webrtc"], default=None,
                    help="voice activity engine (default silero, energy-refined)")
-    p.add_argument("--vad-threshold", type=float, default=None,
+    p.add_argument("--vad-threshold", type=fraction, default=None,
                    help="silero speech probability threshold (default 0.5)")
     p.add_argument("--asr", default=None,
                    help="faster-whisper model name or path; base-packaged (offline default) "
@@ -164,7 +203,7 @@ def add_executor_options(p: argparse.ArgumentParser, units: bool) -> None:
                    help="local: in this process (default); dask: on a Dask cluster")
     g.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="the Dask scheduler to use (default: a local cluster on 127.0.0.1)")
-    g.add_argument("--workers", type=int, metavar="N",
+    g.add_argument("--workers", type=positive_int, metavar="N",
                    help="worker processes of the local Dask cluster (default: one per CPU)")
     if units:
         g.add_argument("--unit-resources", action="append", default=[], metavar="NAME=AMOUNT",
@@ -214,17 +253,6 @@ def dataset_folder(text: str) -> Path:
                           f"({', '.join(SUITES.names())})")
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def add_judge_endpoint_options(g: argparse._ArgumentGroup) -> None:
     """The judge endpoint options shared by ``score`` and ``segment``: ``--judge-url``,
     ``--judge-model``, ``--judge-concurrency``, ``--judge-timeout``, ``--judge-cache``."""
@@ -240,7 +268,7 @@ def add_judge_call_options(g: argparse._ArgumentGroup) -> None:
     ``--judge-timeout``, ``--judge-cache``."""
     g.add_argument("--judge-concurrency", type=positive_int, default=4, metavar="N",
                    help="requests in flight at once (default 4)")
-    g.add_argument("--judge-timeout", type=float, default=60.0, metavar="SECONDS",
+    g.add_argument("--judge-timeout", type=positive, default=60.0, metavar="SECONDS",
                    help="seconds per request (default 60)")
     g.add_argument("--judge-cache", default=None, metavar="FILE",
                    help="the SQLite answer cache (default: the shared one in the cache folder)")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import positive, positive_int
+from duplexeval.cli.options import out_file, positive, positive_int
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["REPORT_FILE", "SCORES_FILE", "add_dnsmos_options", "add_quality", "dnsmos_for_split"]
@@ -42,7 +42,7 @@ def add_quality(data_sub: Subparsers) -> None:
                             "measures not computed")
     q.add_argument("dataset", metavar="DATASET_DIR")
     q.add_argument("--split", default="test")
-    q.add_argument("-o", "--output", default=None, metavar="FILE.json",
+    q.add_argument("-o", "--output", type=out_file, default=None, metavar="FILE.json",
                    help=f"where the report goes (default: DATASET_DIR/{REPORT_FILE}; the "
                         f"scores go to {SCORES_FILE} beside it)")
     q.add_argument("--json", action="store_true", help="print the report as JSON")

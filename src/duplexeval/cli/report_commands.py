@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from duplexeval.cli.options import any_int, out_file, out_folder
 
 __all__ = ["add_compare", "add_report", "add_results"]
 
@@ -19,7 +20,7 @@ def add_results(sub: Subparsers) -> None:
     p = sub.add_parser("results", help="the results file format")
     inner = p.add_subparsers(dest="results_command", required=True, metavar="COMMAND")
     s = inner.add_parser("schema", help="print (or write) the JSON Schema of results files")
-    s.add_argument("-o", "--output", default=None, metavar="FILE",
+    s.add_argument("-o", "--output", type=out_file, default=None, metavar="FILE",
                    help="write it here (atomically) instead of printing it")
     s.set_defaults(func=_results_schema)
 
@@ -61,7 +62,7 @@ def add_report(sub: Subparsers) -> None:
                        "run under several protocols) of scored runs")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR",
                    help="run directories (or their scores folders or results files)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    p.add_argument("-o", "--output", type=out_folder, required=True, metavar="OUT_DIR")
     p.add_argument("--format", default="md,csv,tex", metavar="md,csv,tex",
                    help="comma-separated formats (default all three)")
     p.add_argument("--allow-mixed", action="store_true",
@@ -88,6 +89,7 @@ def _write_variant_tables(runs: list[tuple[str, Any]], out: Path) -> list[Path]:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from duplexeval.fileio import remove_stale_temporaries
     from duplexeval.report.paper_tables import parse_formats, sources_of, table5_lines, write_tables
     from duplexeval.results import load_scored
 
@@ -96,6 +98,7 @@ def _report(args: argparse.Namespace) -> int:
     scored = [load_scored(path, scorer) for path in args.runs]
     runs = [(_run_name(s), s.results) for s in scored]
     sources = sources_of(runs, [str(s.path) for s in scored])
+    remove_stale_temporaries(Path(args.output))  # a killed report's half-written files
     written = write_tables(sources, Path(args.output), formats, args.allow_mixed)
     written += _write_variant_tables(runs, Path(args.output))
     files, comparisons = _write_comparisons(scored, Path(args.output))
@@ -122,7 +125,7 @@ def _write_comparisons(scored: list[Any], out: Path) -> tuple[list[Path], list[A
     """``compare.md`` and ``compare.json``: each system's protocols against its Single run;
     returns the files and the comparisons."""
     from duplexeval.errors import DuplexevalError
-    from duplexeval.fileio import atomic_write_text
+    from duplexeval.fileio import atomic_write_json, atomic_write_text
     from duplexeval.report.compare import compare_runs, comparisons_markdown, protocol_pairs
 
     comparisons = []
@@ -134,8 +137,7 @@ def _write_comparisons(scored: list[Any], out: Path) -> tuple[list[Path], list[A
     if not comparisons:
         return [], []
     atomic_write_text(out / "compare.md", comparisons_markdown(comparisons))
-    atomic_write_text(out / "compare.json", json.dumps(
-        [c.to_json() for c in comparisons], ensure_ascii=False, indent=2) + "\n")
+    atomic_write_json(out / "compare.json", [c.to_json() for c in comparisons])
     return [out / "compare.md", out / "compare.json"], comparisons
 
 
@@ -146,14 +148,14 @@ def add_compare(sub: Subparsers) -> None:
     p.add_argument("run_a", metavar="RUN_A")
     p.add_argument("run_b", metavar="RUN_B")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the comparison")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=any_int, default=0, help="random seed (default 0)")
     p.add_argument("--no-score", action="store_true",
                    help="refuse a run directory without scores instead of scoring it")
     p.set_defaults(func=_compare)
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from duplexeval.fileio import atomic_write_text
+    from duplexeval.fileio import atomic_write_json
     from duplexeval.report.compare import compare_lines, compare_runs
     from duplexeval.results import load_scored
 
@@ -162,7 +164,6 @@ def _compare(args: argparse.Namespace) -> int:
     comparison = compare_runs(a, b, seed=args.seed)
     print("\n".join(compare_lines(comparison)))
     if args.json:
-        atomic_write_text(args.json, json.dumps(comparison.to_json(), ensure_ascii=False,
-                                                indent=2) + "\n")
+        atomic_write_json(args.json, comparison.to_json())
         print(f"\nwritten: {args.json}")
     return 0

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import positive_int
+from duplexeval.cli.options import out_folder, positive, positive_int, split_name
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_rewrite", "add_voices"]
@@ -24,7 +24,7 @@ def add_rewrite(data_sub: Subparsers) -> None:
                             "rewritten into spoken style and optionally translated into "
                             "Japanese by an LLM (M3 sec. 3.2.1); cached and recorded")
     q.add_argument("specs", metavar="SPECS_DIR", help="a folder of dialogue spec files (*.json)")
-    q.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    q.add_argument("-o", "--output", type=out_folder, required=True, metavar="OUT_DIR")
     q.add_argument("--translate", choices=["ja"], default=None,
                    help="also translate the spoken text into this language")
     q.add_argument("--no-spoken", action="store_true",
@@ -36,7 +36,7 @@ def add_rewrite(data_sub: Subparsers) -> None:
                         "OPENAI_API_KEY)")
     g.add_argument("--judge-model", required=True, metavar="MODEL")
     g.add_argument("--judge-concurrency", type=positive_int, default=4, metavar="N")
-    g.add_argument("--judge-timeout", type=float, default=120.0, metavar="SECONDS")
+    g.add_argument("--judge-timeout", type=positive, default=120.0, metavar="SECONDS")
     g.add_argument("--judge-max-tokens", type=positive_int, default=4096, metavar="N",
                    help="answer length limit (a whole dialogue comes back; default 4096)")
     g.add_argument("--judge-cache", default=None, metavar="FILE",
@@ -85,17 +85,17 @@ def add_voices(data_sub: Subparsers) -> None:
     q.add_argument("specs", metavar="SPECS_DIR", help="a folder of dialogue spec files (*.json)")
     q.add_argument("--reference", required=True, metavar="DATASET_DIR",
                    help="the reference dialogues (e.g. MagicData for Japanese specs)")
-    q.add_argument("--split", default="test", help="the reference split (default: test)")
-    q.add_argument("-o", "--output", required=True, metavar="OUT_DIR")
+    q.add_argument("--split", type=split_name, default="test",
+                   help="the reference split (default: test)")
+    q.add_argument("-o", "--output", type=out_folder, required=True, metavar="OUT_DIR")
     q.add_argument("--force", action="store_true", help="overwrite specs already in OUT_DIR")
     q.set_defaults(func=_voices)
 
 
 def _voices(args: argparse.Namespace) -> int:
-    import json
 
     from duplexeval.data.validate import Need, load_dataset
-    from duplexeval.fileio import atomic_write_json, atomic_write_text
+    from duplexeval.fileio import atomic_write_json
     from duplexeval.speech.tts import load_engine
     from duplexeval.synth.build import DEFAULT_ENGINES
     from duplexeval.synth.rewrite import read_specs
@@ -120,7 +120,7 @@ def _voices(args: argparse.Namespace) -> int:
     voices = voice_profiles(load_engine(engine_name))
     specs, records = assign_voices([s for _, s in read], speakers, voices)
     for (path, _), spec in zip(read, specs, strict=True):
-        atomic_write_text(out / path.name, json.dumps(spec, ensure_ascii=False, indent=2) + "\n")
+        atomic_write_json(out / path.name, spec)
     atomic_write_json(out / "voices.json", {
         "engine": engine_name, "voices": [v.to_json() for v in voices],
         "reference": str(args.reference), "speakers": [s.to_json() for s in speakers],

@@ -10,8 +10,10 @@ from typing import Any
 from duplexeval.cli.options import (
     add_executor_options,
     add_plan_options,
+    any_int,
     dataset_folder,
     executor_from,
+    out_folder,
     plan_options,
     positive_int,
     system_args,
@@ -93,8 +95,9 @@ def add_run(sub: Subparsers) -> None:
     p.add_argument("--dataset", required=True, metavar="DATASET_DIR|SUITE",
                    help="a dataset folder or a bundled suite name (built if needed)")
     add_plan_options(p)
-    p.add_argument("--out", default=None, help="run directory (default runs/SYSTEM-PROTOCOL)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=out_folder, default=None,
+                   help="run directory (default runs/SYSTEM-PROTOCOL)")
+    p.add_argument("--seed", type=any_int, default=0)
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed sample")
     p.add_argument("--batch-size", type=positive_int, default=None, metavar="N",
                    help="continuations of a shared prefix stepped together as batch rows by "

@@ -12,6 +12,8 @@ from duplexeval.cli.options import (
     add_judge_endpoint_options,
     analysis_options,
     executor_from,
+    out_folder,
+    positive,
 )
 from duplexeval.errors import DuplexevalError
 
@@ -47,7 +49,7 @@ def add_score(sub: Subparsers) -> None:
                        "official M3-DuplexBench output folder)")
     p.add_argument("path", metavar="RUN_DIR|DIR")
     p.add_argument("--m3", action="store_true", help="PATH is an official M3 output folder")
-    p.add_argument("-o", "--output", default=None, metavar="OUT_DIR",
+    p.add_argument("-o", "--output", type=out_folder, default=None, metavar="OUT_DIR",
                    help="where to write (default RUN_DIR/scores; required with --m3)")
     p.add_argument("--variant", default="m3", help="timing metric variant: m3 (default), "
                    "fdb-v1, mtr, flexi")
@@ -70,7 +72,7 @@ def _add_content_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--judge-batch-api", action="store_true",
                    help="send the uncached requests as one OpenAI Batch API job and wait for it "
                         "(a killed wait resumes the same job)")
-    g.add_argument("--judge-batch-poll", type=float, default=30.0, metavar="SECONDS",
+    g.add_argument("--judge-batch-poll", type=positive, default=30.0, metavar="SECONDS",
                    help="with --judge-batch-api: seconds between status checks (default 30)")
     g.add_argument("--content-mode", choices=["default", "official"], default="default",
                    help="whose content inputs: ours (whole QA reference turn, response inside "
@@ -130,7 +132,7 @@ def _add_peer_options(p: argparse.ArgumentParser) -> None:
                    help="with --peer, or --variant fdb-v1 or m3: the paper's definitions "
                         "instead of the released code's (m3: stop latency only when speaking "
                         "at the onset; with --peer each difference is reported)")
-    g.add_argument("--latency", type=float, default=None, metavar="SECONDS",
+    g.add_argument("--latency", type=positive, default=None, metavar="SECONDS",
                    help="with --peer flexi or --variant flexi: the pause-handling latency "
                         "allowance")
     g.add_argument("--reference-distribution", default=None, metavar="FILE",

@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli.options import add_judge_endpoint_options, positive_int
+from duplexeval.cli.options import (
+    add_judge_endpoint_options,
+    number,
+    out_file,
+    positive_int,
+    split_name,
+)
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_segment"]
@@ -14,14 +20,8 @@ __all__ = ["add_segment"]
 Subparsers = Any  # argparse's private _SubParsersAction
 
 
-def _temperature(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= value <= 2:
-        raise argparse.ArgumentTypeError(f"expected a temperature in [0, 2], got {text!r}")
-    return value
+_temperature = number(float, 0, 2)
+"""A judge temperature in [0, 2]."""
 
 
 def add_segment(sub: Subparsers) -> None:
@@ -34,9 +34,10 @@ def add_segment(sub: Subparsers) -> None:
     p.add_argument("input", metavar="DATASET_DIR|TRANSCRIPT",
                    help="a dataset folder (M3 layout) or one alignment file "
                         "(channel<TAB>start<TAB>end<TAB>word)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl",
+    p.add_argument("-o", "--output", type=out_file, required=True, metavar="OUT.jsonl",
                    help="one JSON line per dialogue (written atomically)")
-    p.add_argument("--split", default="test", help="the dataset split (default test)")
+    p.add_argument("--split", type=split_name, default="test",
+                   help="the dataset split (default test)")
     p.add_argument("--user-channel", type=int, choices=[0, 1], default=0,
                    help="the user's channel, whose rounds are segmented (default 0 = left, "
                         "as in the MTR README; the other channel is the assistant)")

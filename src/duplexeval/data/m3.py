@@ -35,6 +35,7 @@ from duplexeval.errors import Problem
 from duplexeval.events import Event, EventKind
 from duplexeval.fileio import (
     atomic_path,
+    atomic_write_json,
     atomic_write_text,
     format_seconds,
     json_line,
@@ -176,6 +177,9 @@ def read_events_jsonl(path: Path) -> tuple[list[RawRecord], list[Problem]]:
             message = f"malformed JSON: {exc.msg} (column {exc.colno})"
             problems.append(Problem(path, number, message))
             continue
+        except RecursionError:
+            problems.append(Problem(path, number, "nested too deeply to read"))
+            continue
         record = _parse_record(obj, path, number, problems)
         if record is None:
             continue
@@ -282,8 +286,16 @@ def read_dataset_metadata(root: Path) -> tuple[dict[str, Any], list[Problem]]:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return meta, [Problem(path, None, f"malformed JSON: {exc}")]
+    except RecursionError:
+        return meta, [Problem(path, None, "nested too deeply to read")]
+    except OSError as exc:  # a folder, unreadable
+        return meta, [Problem(path, None, f"cannot read: {exc.strerror or exc}")]
     if not isinstance(obj, dict):
         return meta, [Problem(path, None, "expected a JSON object")]
+    names = [k for k in ("name", "language", "domain")
+             if obj.get(k) is not None and not isinstance(obj[k], str)]
+    if names:
+        return meta, [Problem(path, None, f"{', '.join(names)} must be text")]
     meta.update({k: v for k, v in obj.items() if v is not None})
     return meta, []
 
@@ -325,6 +337,7 @@ def write_dataset(
     """Write dialogues in the M3 layout: ``{split}.jsonl``, alignments, and a copy of each audio
     file that lives elsewhere.  Every file is written atomically; existing other splits stay.
     Every id is checked (:func:`~duplexeval.fileio.safe_name`) before anything is written."""
+    safe_name(split, "split")
     for dialogue in dialogues:
         safe_name(dialogue.id, "dialogue id")
     root.mkdir(parents=True, exist_ok=True)
@@ -337,7 +350,6 @@ def write_dataset(
                 with atomic_path(target, suffix=".wav") as tmp:
                     shutil.copyfile(dialogue.audio.path, tmp)
     if metadata:
-        atomic_write_text(root / METADATA_FILE, json.dumps(metadata, ensure_ascii=False,
-                                                           indent=2) + "\n")
+        atomic_write_json(root / METADATA_FILE, metadata)
     atomic_write_text(root / f"{split}.jsonl",
                       "".join(json_line(record_json(d)) for d in dialogues))

@@ -31,6 +31,7 @@ from duplexeval.data.dialogue import AudioInfo, Dataset, Dialogue, Word
 from duplexeval.data.flexi_record import flexi_problems
 from duplexeval.data.m3 import (
     METADATA_FILE,
+    RawRecord,
     alignment_path,
     audio_path,
     available_splits,
@@ -108,6 +109,16 @@ def _record_files(root: Path, dialogue_id: str, audio: Need, alignment: Need,
     return info, words
 
 
+def _named_fields(extra: dict[str, Any], record: RawRecord, jsonl: Path,
+                  problems: list[Problem]) -> dict[str, Any]:
+    """``extra`` without a ``language`` or ``domain`` that is not a string (a problem each)."""
+    for key in ("language", "domain"):
+        if extra.get(key) is not None and not isinstance(extra[key], str):
+            problems.append(Problem(jsonl, record.line, f"dialogue {record.id}: {key!r} must "
+                                    f"be a string, got {extra.pop(key)!r}"))
+    return extra
+
+
 def check_dataset(
     root: Path,
     split: str = "test",
@@ -134,7 +145,7 @@ def check_dataset(
         info, words = _record_files(root, record.id, audio, alignment, problems)
         missing_audio += info is None and not audio_path(root, record.id).exists()
         missing_alignment += words is None
-        extra = dict(record.extra)
+        extra = _named_fields(dict(record.extra), record, jsonl, problems)
         dialogue = Dialogue(
             id=record.id,
             events=record.events,

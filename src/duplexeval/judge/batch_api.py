@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from duplexeval.fileio import atomic_write_json
+from duplexeval.fileio import atomic_write_json, json_line
 from duplexeval.judge.client import JudgeClient
 from duplexeval.judge.records import JudgeItem
 from duplexeval.judge.store import AnswerCache, CachedAnswer, cache_key
@@ -73,7 +73,7 @@ def _start(client: JudgeClient, lines: list[dict[str, Any]], state: Path,
         batch_id = str(json.loads(state.read_text(encoding="utf-8"))["batch_id"])
         log(f"judge batch: resuming {batch_id}")
         return batch_id
-    data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
+    data = "".join(json_line(line) for line in lines).encode()
     upload = client.openai.files.create(file=("requests.jsonl", io.BytesIO(data)),
                                         purpose="batch")
     batch = client.openai.batches.create(input_file_id=upload.id, endpoint=ENDPOINT,

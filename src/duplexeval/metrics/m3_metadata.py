@@ -13,6 +13,7 @@ or to the metadata file's folder.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,13 @@ __all__ = ["METADATA_NAMES", "find_metadata", "read_m3_outputs"]
 
 METADATA_NAMES = ("metadata_mfa.jsonl", "metadata.jsonl")
 _REQUIRED = ("event_type", "input_start", "input_end", "event_start", "event_end")
+_TIMES = ("input_start", "input_end", "event_start", "event_end")
+"""Required fields that are times (s): finite numbers (NaN or inf is refused, with the line)."""
+
+
+def _finite(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
 
 
 def find_metadata(path: Path) -> Path:
@@ -71,12 +79,20 @@ def read_m3_outputs(path: Path, transcript_key: str = "output_asr_path", languag
         except json.JSONDecodeError as exc:
             problems.append(Problem(meta, no, f"not valid JSON ({exc.msg})"))
             continue
+        except RecursionError:
+            problems.append(Problem(meta, no, "nested too deeply to read"))
+            continue
         if not isinstance(record, dict):
             problems.append(Problem(meta, no, "expected a JSON object"))
             continue
         missing = [k for k in (*_REQUIRED, transcript_key) if k not in record]
         if missing:
             problems.append(Problem(meta, no, f"missing field(s) {', '.join(missing)}"))
+            continue
+        bad = [k for k in _TIMES if not _finite(record[k])]
+        if bad:
+            problems.append(Problem(meta, no, f"{', '.join(bad)}: not a finite number of "
+                                              "seconds"))
             continue
         transcript = _resolve(str(record[transcript_key]), roots)
         if not transcript.is_file():

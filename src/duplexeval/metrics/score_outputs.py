@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from duplexeval.environment import numeric_stack
-from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line
+from duplexeval.fileio import (
+    atomic_write_json,
+    atomic_write_text,
+    json_line,
+    remove_stale_temporaries,
+)
 from duplexeval.metrics.base import EventScore, TimingVariant
 from duplexeval.metrics.content.score import ContentOutcome
 from duplexeval.metrics.scoring import (
@@ -98,6 +103,7 @@ def write_score_outputs(out: Path, scores: list[EventScore], variant: TimingVari
     A judged file from an earlier scoring is removed when this one judged nothing."""
     files = ScoreFiles(out)
     out.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(out)  # a killed scoring's half-written files
     results = build_results(scores, variant, source, analysis,
                             content.results if content is not None else None)
     if content is not None:

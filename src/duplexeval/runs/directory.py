@@ -44,8 +44,8 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from duplexeval.audio import stereo, write_audio
-from duplexeval.errors import DuplexevalError
+from duplexeval.audio import audio_info, stereo, write_audio
+from duplexeval.errors import DuplexevalError, located
 from duplexeval.fileio import (
     atomic_write_json,
     atomic_write_text,
@@ -189,6 +189,9 @@ class SampleRecord(BaseModel):
     context_audio_path: str = ""
     trace_path: str = ""
     """The real-time trace file, relative to the run directory ('' for other systems)."""
+    audio_frames: int | None = None
+    """Frames of the output wav as written (``None`` in records of older versions): a wav of
+    another length is not this sample's (:meth:`RunDir.audio_problem`)."""
     error: str = ""
 
     def typed_trace(self) -> Trace:
@@ -198,9 +201,9 @@ class SampleRecord(BaseModel):
 
 class MetadataRow(BaseModel):
     """One line of ``metadata.jsonl``: the official M3 metadata fields of a finished sample
-    (paths relative to the run directory)."""
+    (paths relative to the run directory); times are finite (NaN or inf is refused)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
     sample_id: str
     event_id: str
     user_channel: int
@@ -307,7 +310,7 @@ class AnalysisFiles:
         """The settings, or ``None`` when absent or unreadable."""
         try:
             data = json.loads(self.settings.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError, RecursionError):  # ValueError: not JSON, not UTF-8
             return None
         return data if isinstance(data, dict) else None
 
@@ -452,7 +455,11 @@ class RunDir:
 
     def read_metadata(self) -> list[MetadataRow]:
         """``metadata.jsonl``, in plan order; errors name the file and line."""
-        return [MetadataRow.model_validate(row) for row in _jsonl(self.metadata_path)]
+        rows = []
+        for no, row in _jsonl(self.metadata_path):
+            with located(self.metadata_path, no):
+                rows.append(MetadataRow.model_validate(row))
+        return rows
 
     def read_record(self, sample_id: str, event_id: str) -> SampleRecord | None:
         """A sample's record, or ``None`` when it has none (not run yet)."""
@@ -460,12 +467,30 @@ class RunDir:
         return _model(path, SampleRecord) if path.exists() else None
 
     def finished(self, sample_id: str, event_id: str) -> bool:
-        """True when the sample's record says ``ok`` (an unreadable record is not finished)."""
+        """True when the sample's record says ``ok`` and its wav is the one the record
+        describes (an unreadable record or wav is not finished: the sample runs again)."""
         try:
             record = self.read_record(sample_id, event_id)
-        except DuplexevalError:
+            return (record is not None and record.status == "ok"
+                    and self.audio_problem(sample_id, event_id, record) is None)
+        except DuplexevalError:  # an unreadable record or wav
             return False
-        return record is not None and record.status == "ok"
+
+    def audio_problem(self, sample_id: str, event_id: str,
+                      record: SampleRecord | None = None) -> str | None:
+        """Why the output wav of a finished sample is not the one its record describes (absent,
+        unreadable, or of another length: cut short, or overwritten), or ``None`` when it is
+        (or the record, of an older version, does not say its length)."""
+        record = record if record is not None else self.read_record(sample_id, event_id)
+        if record is None or record.audio_frames is None:
+            return None
+        wav = self.sample_files(sample_id, event_id).wav
+        if not wav.is_file():
+            return f"{wav}: missing, but its record says the sample finished"
+        if (frames := audio_info(wav).frames) != record.audio_frames:
+            return (f"{wav}: {frames} frames, but its record says {record.audio_frames} "
+                    "(cut short or overwritten)")
+        return None
 
     def output_audio(self, row: MetadataRow) -> Path:
         """The stereo output wav of a metadata row."""
@@ -512,7 +537,7 @@ class RunDir:
         path = self.sample_files(sample_id, event_id).trace
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError, RecursionError):  # ValueError: not JSON, not UTF-8
             return None
         return data if isinstance(data, dict) else None
 
@@ -568,14 +593,19 @@ def _model(path: Path, model: type[M]) -> M:
         raise DuplexevalError(f"{path}: {where}: {first['msg']}") from None
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
+def _jsonl(path: Path) -> list[tuple[int, Any]]:
+    """The (1-based line number, object) of each non-blank line of ``path``; an error names
+    the file (and line)."""
     if not path.is_file():
         raise DuplexevalError(f"{path}: not found; is this a run directory (duplexeval run)?")
+    with located(path):
+        text = path.read_text(encoding="utf-8")
     out = []
-    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for no, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                out.append(json.loads(line))
+                with located(path, no):
+                    out.append((no, json.loads(line)))
             except json.JSONDecodeError as exc:
                 raise DuplexevalError(f"{path}:{no}: not valid JSON ({exc.msg})") from None
     return out

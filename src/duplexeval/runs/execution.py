@@ -8,6 +8,7 @@ half-written file; re-running the same command continues.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import platform
@@ -210,10 +211,48 @@ def execute_run(
                              "ignored_events": sorted(plan.options.ignored_events)},
                        seed=seed)
     run = RunDir(out)
+    before = _Before.of(run)
     with run.locked():
-        return _execute_locked(system, dataset, plan, run, config,
-                               _Settings(executor or LocalExecutor(), fail_fast, use_snapshot,
-                                         progress, batch_size, on_samples), started)
+        try:
+            return _execute_locked(system, dataset, plan, run, config,
+                                   _Settings(executor or LocalExecutor(), fail_fast,
+                                             use_snapshot, progress, batch_size, on_samples),
+                                   started)
+        except BaseException:
+            before.undo(run)  # still holding the lock: no other run is writing here
+            raise
+
+
+@dataclass(frozen=True)
+class _Before:
+    """What of a run directory existed before this invocation, so that a run refused or
+    failed before any sample was written leaves nothing behind (no ``config.json`` that
+    would make the corrected command "a different configuration", no ``.lock``, no empty
+    folders): :meth:`undo` removes what this invocation created, and only while no sample
+    file exists (a sample is work to keep, and its config is needed to resume it)."""
+
+    created: tuple[Path, ...]
+    """Files and folders absent before, deepest first: the config, the lock, the folder
+    and any parents ``--out`` needed."""
+
+    @staticmethod
+    def of(run: RunDir) -> _Before:
+        absent = [p for p in (run.config_path, run.lock_path) if not p.exists()]
+        folder = run.root
+        while not folder.exists() and folder != folder.parent:
+            absent.append(folder)
+            folder = folder.parent
+        return _Before(tuple(absent))
+
+    def undo(self, run: RunDir) -> None:
+        if run.samples_dir.exists():
+            return
+        for path in self.created:
+            with contextlib.suppress(OSError):  # a folder another process wrote into stays
+                if path.is_dir() and not path.is_symlink():
+                    path.rmdir()
+                else:
+                    path.unlink()
 
 
 @dataclass(frozen=True)
@@ -290,6 +329,9 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
             bar.update(report.ran)
             if settings.on_samples is not None and report.ran:
                 settings.on_samples(report.ran)
+            for error in report.errors:  # "EVENT_ID: reason", on its own line above the bar
+                bar.write(f"duplexeval: failed sample {' '.join(error.split())}",
+                          file=sys.stderr)
 
         settings.executor.run(tasks, system, unit_done)
     for stale in list(run.temporary_files()):  # left by a worker killed mid-write

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from duplexeval.audio import read_audio
 from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.errors import DuplexevalError
@@ -29,8 +31,8 @@ from duplexeval.runs.driver import DEFAULT_BATCH_SIZE, DialogueAudio, SampleOutp
 from duplexeval.systems.base import System
 from duplexeval.systems.registry import load_system, resolve_system_class
 
-__all__ = ["SystemRef", "UnitReport", "UnitTask", "WorkUnit", "plan_units", "record_lost",
-           "run_unit", "run_unit_on_worker"]
+__all__ = ["SystemRef", "UnitReport", "UnitTask", "WorkUnit", "output_problem", "plan_units",
+           "record_lost", "run_unit", "run_unit_on_worker"]
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,10 @@ def _load_audio(d: Dialogue) -> DialogueAudio:
     key = (str(d.audio.path), stat.st_mtime_ns, stat.st_size)
     if key not in _AUDIO:
         x, rate = read_audio(d.audio.path)
+        bad = int(np.count_nonzero(~np.isfinite(x)))
+        if bad:  # a float wav of NaN/inf: no system can be fed it
+            raise DuplexevalError(f"{d.audio.path}: {bad} non-finite sample(s) (NaN or inf); "
+                                  "a dataset's audio must be finite")
         _AUDIO.clear()
         _AUDIO[key] = DialogueAudio(x, rate)
     return _AUDIO[key]
@@ -155,7 +161,7 @@ def _save(run: RunDir, result: SampleOutput, rate: int, system: System, protocol
     run.write_record(s.sample_id, s.event_id, SampleRecord(
         status="ok", sample=s.to_json(), protocol=protocol, seed=result.seed,
         frames=result.frames, trace=kept, system=system.name,
-        output_audio_path=run.relative(files.wav),
+        output_audio_path=run.relative(files.wav), audio_frames=len(result.user),
         context_audio_path=run.relative(files.context_wav) if s.has_context else "",
         **extra))
 
@@ -190,9 +196,32 @@ def run_unit(task: UnitTask, system: System) -> UnitReport:
                                        use_snapshot=task.use_snapshot, on_error=on_error,
                                        batch_size=task.batch_size)
     for result in outputs:
+        problem = output_problem(result, audio.sample_rate)
+        if problem is not None:  # not written as good: a failed record saying why
+            _save_failure(run, result.sample, problem, protocol)
+            report.failed += 1
+            report.errors.append(f"{result.sample.event_id}: {problem}")
+            if task.fail_fast:
+                raise DuplexevalError(f"sample {result.sample.event_id} failed: {problem}")
+            continue
         _save(run, result, audio.sample_rate, system, protocol)
-    report.ok = len(outputs)
+        report.ok += 1
     return report
+
+
+def output_problem(result: SampleOutput, rate: int) -> str | None:
+    """Why the system's audio of a sample cannot be recorded, or ``None``: NaN or infinite
+    samples (a model's failed decoding; written as PCM they would become full-scale DC)."""
+    for what, x in (("system audio", result.system), ("context system audio",
+                                                      result.context_system)):
+        if x is None:
+            continue
+        bad = ~np.isfinite(np.asarray(x, dtype=np.float64))
+        if bad.any():
+            first = int(np.argmax(bad))
+            return (f"the {what} has {int(bad.sum())} non-finite sample(s) (NaN or inf), "
+                    f"the first at {first / rate:.3f} s of {len(x) / rate:.3f} s")
+    return None
 
 
 def run_unit_on_worker(task: UnitTask, system: SystemRef) -> UnitReport:

@@ -2,12 +2,16 @@
 packaged clip bank.  The lowest stage above the core: it knows audio and text, not dialogues.
 
 Importing it pins the CPU kernels of CTranslate2 (:mod:`duplexeval.speech.kernels`) before
-anything here imports faster-whisper, so that transcripts do not depend on the machine."""
+anything here imports faster-whisper, so that transcripts do not depend on the machine, and
+turns onnxruntime's telemetry off (:mod:`duplexeval.speech.onnx`) before anything imports it."""
 
 from contextlib import suppress
 
 from duplexeval.errors import DuplexevalError
 from duplexeval.speech.kernels import pin_kernels
+from duplexeval.speech.onnx import telemetry_off
+
+telemetry_off()
 
 with suppress(DuplexevalError):  # a bad DUPLEXEVAL_CPU_KERNELS is reported where ASR is used
     pin_kernels()

@@ -140,6 +140,9 @@ def _silero_probs(x16: np.ndarray) -> np.ndarray:
     except ImportError as exc:
         raise DuplexevalError(
             "the silero VAD needs faster-whisper: pip install 'duplexeval[asr]'") from exc
+    from duplexeval.speech.onnx import onnxruntime
+
+    onnxruntime()  # telemetry off before its session is made
     model = get_vad_model()
     n = -(-len(x16) // _SILERO_WINDOW)
     padded = np.zeros(n * _SILERO_WINDOW, dtype=np.float32)

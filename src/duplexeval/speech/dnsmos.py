@@ -162,8 +162,9 @@ class Dnsmos:
     ``threads`` intra-op threads per session)."""
 
     def __init__(self, threads: int = 1) -> None:
-        import onnxruntime as ort
+        from duplexeval.speech.onnx import onnxruntime
 
+        ort = onnxruntime()
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.fileio import atomic_write_text, json_line
+from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line
 from duplexeval.judge import (
     AnswerCache,
     JudgeClient,
@@ -218,6 +218,6 @@ def rewrite_specs(specs: Sequence[dict[str, Any]], steps: Sequence[str], client:
 def write_rewritten(out_dir: Path, names: Sequence[str], outcome: RewriteOutcome) -> None:
     """``out_dir/{name}`` for each spec (the input file names) and ``out_dir/rewrite.jsonl``."""
     for name, spec in zip(names, outcome.specs, strict=True):
-        atomic_write_text(out_dir / name, json.dumps(spec, ensure_ascii=False, indent=2) + "\n")
+        atomic_write_json(out_dir / name, spec)
     atomic_write_text(out_dir / RECORDS_FILE,
                       "".join(json_line(asdict(r)) for r in outcome.records))

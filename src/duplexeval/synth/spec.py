@@ -324,6 +324,8 @@ def load_spec(path: Path) -> DialogueSpec:
             line = mark.line + 1
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DatasetInvalid([Problem(path, line, f"cannot parse: {first}")]) from None
+    except RecursionError:
+        raise DatasetInvalid([Problem(path, None, "nested too deeply to read")]) from None
     except ValidationError as exc:
         problems = []
         for err in exc.errors():

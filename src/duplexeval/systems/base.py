@@ -57,6 +57,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from duplexeval.errors import number_problem
+
 __all__ = [
     "BatchRowFailure",
     "BatchSession",
@@ -286,13 +288,28 @@ class System(abc.ABC):
         """Names accepted by ``--system-arg``."""
         return ()
 
-    def int_arg(self, name: str, default: int) -> int:
-        """A ``--system-arg`` as an integer (``default`` when absent)."""
+    def int_arg(self, name: str, default: int, low: int | None = None,
+                high: int | None = None) -> int:
+        """A ``--system-arg`` as an integer within [``low``, ``high``] (``default`` when
+        absent); a bad one is a ``ValueError`` naming it (one line, exit 2, from
+        :func:`~duplexeval.systems.registry.load_system`)."""
         try:
-            return int(self.args.get(name, default))
+            value = int(self.args.get(name, default))
         except ValueError:
             raise ValueError(f"system argument {name} must be an integer, "
                              f"got {self.args[name]!r}") from None
+        return int(self._checked(name, value, low, high, False))
+
+    def rate_arg(self, name: str, default: int) -> int:
+        """A ``--system-arg`` that is a sample rate (Hz, 1 kHz to 384 kHz)."""
+        return self.int_arg(name, default, 1000, 384000)
+
+    def _checked(self, name: str, value: float, low: float | None, high: float | None,
+                 low_open: bool) -> float:
+        problem = number_problem(value, low, high, low_open)
+        if problem is not None and name in self.args:
+            raise ValueError(f"system argument {name} {problem}, got {self.args[name]!r}")
+        return value
 
     def bool_arg(self, name: str, default: bool) -> bool:
         """A ``--system-arg`` as a yes/no (``1``/``true``/``yes`` or ``0``/``false``/``no``, any
@@ -304,13 +321,21 @@ class System(abc.ABC):
             raise ValueError(f"{name} must be true or false (1 or 0), got {value!r}")
         return _BOOL_WORDS[value.lower()]
 
-    def float_arg(self, name: str, default: float) -> float:
-        """A ``--system-arg`` as a number (``default`` when absent)."""
+    def float_arg(self, name: str, default: float, low: float | None = None,
+                  high: float | None = None, low_open: bool = False) -> float:
+        """A ``--system-arg`` as a finite number, at least ``low`` (above it with
+        ``low_open``) and at most ``high`` (``default`` when absent): NaN and infinities are
+        refused like words (:func:`~duplexeval.errors.number_problem`)."""
         try:
-            return float(self.args.get(name, default))
+            value = float(self.args.get(name, default))
         except ValueError:
             raise ValueError(f"system argument {name} must be a number, "
                              f"got {self.args[name]!r}") from None
+        return self._checked(name, value, low, high, low_open)
+
+    def seconds_arg(self, name: str, default: float) -> float:
+        """A ``--system-arg`` that is a timeout or interval: seconds > 0."""
+        return self.float_arg(name, default, 0.0, low_open=True)
 
     @abc.abstractmethod
     def open(self, spec: SessionSpec) -> Session:

@@ -51,6 +51,7 @@ from duplexeval.data.recipes.common import (
     stereo,
 )
 from duplexeval.data.recipes.registry import Recipe
+from duplexeval.errors import number_type
 
 __all__ = ["RECIPE", "Turn", "import_candor", "read_candor", "read_turns"]
 
@@ -296,7 +297,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--transcript", choices=["audiophile", "backbiter", "cliffhanger"],
                    default="audiophile", help="the transcript variant whose turns give each "
                    "word's speaker when AWS did not label channels")
-    p.add_argument("--sample-rate", type=int, default=16000, help="output rate (Hz)")
+    p.add_argument("--sample-rate", type=number_type(int, 1000, 384000), default=16000,
+                   help="output rate (Hz)")
     add_segment_arguments(p)
 
 

@@ -28,7 +28,7 @@ from duplexeval.audio import read_audio as read_file
 from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
 from duplexeval.data.m3 import audio_path
 from duplexeval.data.segmentation import cut_words, plan_segments, segment_id
-from duplexeval.errors import DuplexevalError, Problem
+from duplexeval.errors import DuplexevalError, Problem, number_type
 from duplexeval.events import AnnotationRules, annotate_spans, ipus_from_spans
 from duplexeval.timeline import Span
 
@@ -141,10 +141,12 @@ DEFAULT_SEGMENTS = SegmentOptions()
 
 def add_segment_arguments(p: argparse.ArgumentParser) -> None:
     """``--segment SECONDS`` (default 120, 0: whole conversations) and ``--min-last``."""
-    p.add_argument("--segment", type=float, default=120.0, metavar="SECONDS",
+    p.add_argument("--segment", type=number_type(float, 0, unit="seconds"),
+                   default=120.0, metavar="SECONDS",
                    help="cut each conversation into segments of about this length, in silences "
                    "between IPUs (default 120, as M3; 0 keeps conversations whole)")
-    p.add_argument("--min-last", type=float, default=0.0, metavar="SECONDS",
+    p.add_argument("--min-last", type=number_type(float, 0, unit="seconds"), default=0.0,
+                   metavar="SECONDS",
                    help="a last segment shorter than this joins the one before it")
 
 

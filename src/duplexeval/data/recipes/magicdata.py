@@ -53,6 +53,7 @@ from duplexeval.data.recipes.common import (
     stereo,
 )
 from duplexeval.data.recipes.registry import Recipe
+from duplexeval.errors import number_type
 from duplexeval.speech.japanese import word_spans
 
 __all__ = ["RECIPE", "Utterance", "import_magicdata", "read_transcript"]
@@ -200,7 +201,8 @@ def import_magicdata(source: Path, root: Path, split: str = "test", rate: int = 
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sample-rate", type=int, default=16000, help="output rate (Hz)")
+    p.add_argument("--sample-rate", type=number_type(int, 1000, 384000), default=16000,
+                   help="output rate (Hz)")
     add_segment_arguments(p)
 
 

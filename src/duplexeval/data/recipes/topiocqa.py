@@ -37,6 +37,7 @@ from typing import Any
 
 from duplexeval.data.recipes.common import source_error
 from duplexeval.data.recipes.registry import Recipe
+from duplexeval.errors import number_type
 from duplexeval.fileio import atomic_write_text, json_line
 
 __all__ = ["RECIPE", "QaTurn", "conversation_specs", "read_topiocqa", "write_specs"]
@@ -188,11 +189,12 @@ def default_split(path: Path) -> str:
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source-split", default=None, help="the TopiOCQA split named in the ids "
                    "(default: train for *train* files, else dev)")
-    p.add_argument("--answer-gap", type=float, default=0.2,
+    p.add_argument("--answer-gap", type=number_type(float, 0, unit="seconds"), default=0.2,
                    help="silence from a question's end to its answer (s; M3: 0.2)")
     p.add_argument("--unanswerable-text", default="Sorry, I don't know.",
                    help="what the system says for an UNANSWERABLE answer")
-    p.add_argument("--limit", type=int, default=None, help="only the first N conversations")
+    p.add_argument("--limit", type=number_type(int, 1), default=None,
+                   help="only the first N conversations")
     p.add_argument("--synth", action="store_true", help="also synthesize the specs into the "
                    "dataset (duplexeval synth with its defaults)")
 

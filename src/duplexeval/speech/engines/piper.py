@@ -195,7 +195,6 @@ def _joe_model_path() -> Path:
 @functools.lru_cache(maxsize=8)
 def _load_voice(model_path: Path) -> _Voice:
     """Load and patch a voice; cached, so engines with other seeds share the session."""
-    import onnxruntime
     from piper import PiperVoice
     from piper.config import PiperConfig
 
@@ -204,6 +203,9 @@ def _load_voice(model_path: Path) -> _Voice:
         raise TtsError(f"piper voice {model_path} (or its config {config_path.name}) not found")
     config = PiperConfig.from_dict(json.loads(config_path.read_text(encoding="utf-8")))
     patched = patch_vits_model(model_path.read_bytes())
+    from duplexeval.speech.onnx import onnxruntime as load_onnxruntime
+
+    onnxruntime = load_onnxruntime()
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 4  # a too-short noise input is retried, not logged
     session = onnxruntime.InferenceSession(patched.model, sess_options=options,

@@ -92,7 +92,7 @@ class CommandSystem(System):
 
     def __init__(self, **args: str) -> None:
         super().__init__(**args)
-        rate = self.int_arg("sample_rate", 16000)
+        rate = self.rate_arg("sample_rate", 16000)
         layout = self.args.get("channels", "user")
         if layout not in LAYOUTS:
             raise ValueError(f"channels must be one of {', '.join(LAYOUTS)}, got {layout!r}")
@@ -102,10 +102,10 @@ class CommandSystem(System):
         out_channel = self.args.get("out_channel")
         self.settings = CommandSettings(
             argv=argv, sample_rate=rate, layout=layout,
-            out_rate=self.int_arg("out_rate", rate),
+            out_rate=self.rate_arg("out_rate", rate),
             out_channel=None if out_channel is None else self.int_arg("out_channel", 0),
-            timeout=self.float_arg("timeout", 3600.0),
-            frame_size=self.int_arg("frame_size", rate // 50))
+            timeout=self.seconds_arg("timeout", 3600.0),
+            frame_size=self.int_arg("frame_size", rate // 50, 1))
         self.capabilities = Capabilities(
             sample_rate=rate, frame_size=self.settings.frame_size, clock=ClockKind.FILE,
             teacher_forcing_audio=layout == "user+system")

@@ -46,8 +46,8 @@ class _ReplaySystem(System):
 
     def __init__(self, **args: str) -> None:
         super().__init__(**args)
-        rate = self.int_arg("sample_rate", 24000)
-        frame = self.int_arg("frame_size", rate // 50)
+        rate = self.rate_arg("sample_rate", 24000)
+        frame = self.int_arg("frame_size", rate // 50, 1)
         self.capabilities = Capabilities(sample_rate=rate, frame_size=frame,
                                          teacher_forcing_audio=True, teacher_forcing_text=True,
                                          snapshot=True)

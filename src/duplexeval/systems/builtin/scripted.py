@@ -58,6 +58,9 @@ __all__ = ["ScriptedSystem"]
 _FLOAT_ARGS = {"delay": 0.3, "duration": 2.0, "stop_delay": 0.2, "ignore_shorter": 0.0,
                "jitter": 0.0, "threshold_db": -45.0, "min_user": 0.1, "drift": 0.0,
                "continue_forced": 0.0}
+_NON_NEGATIVE = frozenset({"delay", "duration", "stop_delay", "ignore_shorter", "jitter",
+                           "min_user"})
+"""Arguments that are durations (s >= 0); the others need only be finite."""
 
 
 class _ScriptedSession(PlainStateSession):
@@ -204,9 +207,10 @@ class ScriptedSystem(System):
 
     def __init__(self, **args: str) -> None:
         super().__init__(**args)
-        self.params = {key: self.float_arg(key, default) for key, default in _FLOAT_ARGS.items()}
-        rate = self.int_arg("sample_rate", 24000)
-        frame = self.int_arg("frame_size", rate // 50)
+        self.params = {key: self.float_arg(key, default, 0.0 if key in _NON_NEGATIVE else None)
+                       for key, default in _FLOAT_ARGS.items()}
+        rate = self.rate_arg("sample_rate", 24000)
+        frame = self.int_arg("frame_size", rate // 50, 1)
         self.language = self.args.get("language", "")
         self.capabilities = Capabilities(sample_rate=rate, frame_size=frame,
                                          teacher_forcing_audio=True, snapshot=True,

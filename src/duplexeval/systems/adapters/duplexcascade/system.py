@@ -47,9 +47,9 @@ class DuplexCascadeSystem(System):
             credentials.check_url(url)
         self.settings = DuplexCascadeSettings(
             url=url, verify=self.bool_arg("verify", True),
-            startup_delay=self.float_arg("startup_delay", 1.0),
-            stall_timeout=self.float_arg("stall_timeout", 30.0),
-            connect_timeout=self.float_arg("connect_timeout", 10.0))
+            startup_delay=self.float_arg("startup_delay", 1.0, 0.0),
+            stall_timeout=self.seconds_arg("stall_timeout", 30.0),
+            connect_timeout=self.seconds_arg("connect_timeout", 10.0))
         if self.settings.stall_timeout <= 0 or self.settings.startup_delay < 0:
             raise ValueError("stall_timeout must be > 0 and startup_delay >= 0")
         self.capabilities = Capabilities(sample_rate=SAMPLE_RATE, frame_size=FRAME,

@@ -55,6 +55,7 @@ class SocketIOLink:
             http.verify, http.trust_env = False, False
         self._sio = socketio.Client(reconnection=False, ssl_verify=verify, handle_sigint=False,
                                     http_session=http)
+        _in_wire_order(self._sio)
         for name in (*SERVER_EVENTS, "disconnect"):
             self._sio.on(name, self._recorder(name))
         self._sio.on("*", self._other)
@@ -112,6 +113,24 @@ class SocketIOLink:
         """Disconnect (idempotent, never raises)."""
         with contextlib.suppress(Exception):  # already gone
             self._sio.disconnect()
+
+
+def _in_wire_order(client: Any) -> None:
+    """Handle the connection's messages in the order they arrive, in its reading thread.
+
+    Engine.IO's threaded client starts a new thread for every incoming message, so under load
+    two events (or an event and an acknowledgement) can be handled in either order: a reply's
+    audio chunks swapped, or the reset's ``stop_tts`` counted after the acknowledgement of
+    ``recording-started`` that follows it on the wire.  The handlers here only queue or stamp
+    what arrived, so they run inline."""
+    eio = client.eio
+    trigger = eio._trigger_event
+
+    def in_order(event: str, *args: Any, **kwargs: Any) -> Any:
+        kwargs["run_async"] = False
+        return trigger(event, *args, **kwargs)
+
+    eio._trigger_event = in_order
 
 
 def _diagnose(http: Any, url: str, timeout: float) -> str | None:

@@ -59,8 +59,8 @@ class FreezeOmniSystem(System):
         self.settings = FreezeOmniSettings(
             url=url, verify=self.bool_arg("verify", True), prompt=self.args.get("prompt"),
             on_stop=on_stop,
-            stall_timeout=self.float_arg("stall_timeout", 30.0),
-            connect_timeout=self.float_arg("connect_timeout", 10.0))
+            stall_timeout=self.seconds_arg("stall_timeout", 30.0),
+            connect_timeout=self.seconds_arg("connect_timeout", 10.0))
         if self.settings.stall_timeout <= 0:
             raise ValueError("stall_timeout must be > 0")
         self.capabilities = Capabilities(sample_rate=IN_RATE, frame_size=CHUNK,

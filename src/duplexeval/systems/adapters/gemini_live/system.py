@@ -130,8 +130,8 @@ class GeminiLiveSystem(System):
         settings = GeminiLiveSettings(
             url=self.args["url"], setup=self.setup(),
             headers=(("x-goog-api-key", self._key()),),
-            stall_timeout=self.float_arg("stall_timeout", 10),
-            connect_timeout=self.float_arg("connect_timeout", 10),
-            setup_timeout=self.float_arg("setup_timeout", 30),
+            stall_timeout=self.seconds_arg("stall_timeout", 10),
+            connect_timeout=self.seconds_arg("connect_timeout", 10),
+            setup_timeout=self.seconds_arg("setup_timeout", 30),
             resume_attempts=self.int_arg("resume_attempts", 2))
         return GeminiLiveSession(settings)

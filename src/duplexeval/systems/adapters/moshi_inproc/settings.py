@@ -33,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from duplexeval.errors import number_problem
+
 __all__ = ["ARG_NAMES", "DEFAULT_REPO", "MoshiSettings", "parse_settings"]
 
 DEFAULT_REPO = "kyutai/moshiko-pytorch-bf16"
@@ -92,6 +94,9 @@ def _number(args: Mapping[str, str], name: str, default: float, kind: type) -> f
         number = kind(value)
     except ValueError:
         raise ValueError(f"system argument {name} must be a number, got {value!r}") from None
+    problem = number_problem(number)  # NaN passes a plain "< 0"
+    if problem is not None:
+        raise ValueError(f"system argument {name} {problem}, got {value!r}")
     if number < 0:
         raise ValueError(f"system argument {name} must be >= 0, got {value!r}")
     return number

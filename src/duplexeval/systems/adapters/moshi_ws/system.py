@@ -58,9 +58,9 @@ class MoshiWsSystem(System):
             raise ValueError("init_frames must be >= 0")
         self.settings = MoshiWsSettings(
             url=url, init_frames=init,
-            stall_timeout=self.float_arg("stall_timeout", 30.0),
-            handshake_timeout=self.float_arg("handshake_timeout", 120.0),
-            connect_timeout=self.float_arg("connect_timeout", 10.0))
+            stall_timeout=self.seconds_arg("stall_timeout", 30.0),
+            handshake_timeout=self.seconds_arg("handshake_timeout", 120.0),
+            connect_timeout=self.seconds_arg("connect_timeout", 10.0))
         clock = ClockKind.INPUT if mode == "lockstep" else ClockKind.WALL
         self.capabilities = Capabilities(sample_rate=SAMPLE_RATE, frame_size=FRAME, clock=clock)
 

@@ -95,6 +95,6 @@ class OpenAIRealtimeSystem(System):
         settings = RealtimeSettings(
             url=url, headers=(("Authorization", f"Bearer {key}"),),
             session=self.session_config(), truncate=self.bool_arg("truncate", True),
-            stall_timeout=self.float_arg("stall_timeout", 30.0),
-            connect_timeout=self.float_arg("connect_timeout", 10.0))
+            stall_timeout=self.seconds_arg("stall_timeout", 30.0),
+            connect_timeout=self.seconds_arg("connect_timeout", 10.0))
         return RealtimeApiSession(settings)

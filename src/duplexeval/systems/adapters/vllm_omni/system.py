@@ -129,9 +129,9 @@ class VllmOmniDuplexSystem(System):
             input_format=PRESETS[self.args["preset"]]["input"][0],
             input_rate=PRESETS[self.args["preset"]]["input"][1],
             ack_interval=self.float_arg("ack_interval_ms", 100) / 1000,
-            heartbeat=self.float_arg("heartbeat_s", 30),
-            stall_timeout=self.float_arg("stall_timeout", 10),
-            connect_timeout=self.float_arg("connect_timeout", 10),
-            handshake_timeout=self.float_arg("handshake_timeout", 60),
+            heartbeat=self.seconds_arg("heartbeat_s", 30),
+            stall_timeout=self.seconds_arg("stall_timeout", 10),
+            connect_timeout=self.seconds_arg("connect_timeout", 10),
+            handshake_timeout=self.seconds_arg("handshake_timeout", 60),
             resume_attempts=self.int_arg("resume_attempts", 2))
         return VllmDuplexSession(settings)

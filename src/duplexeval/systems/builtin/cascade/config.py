@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from duplexeval.errors import number_problem
+
 __all__ = ["ASR_LATENCY", "LLM_LATENCY", "RESPONDERS", "TTS_LATENCY", "CascadeConfig"]
 
 RESPONDERS = ("reference", "ack")
@@ -186,7 +188,12 @@ def _parse(name: str, raw: str, kind: str) -> Any:
         if kind == "int":
             return int(raw)
         if kind == "float":
-            return float(raw)
+            value = float(raw)
+        else:
+            return raw
     except ValueError:
         raise ValueError(f"system argument {name} must be a {kind}, got {raw!r}") from None
-    return raw
+    problem = number_problem(value)  # latencies, thresholds: never NaN or inf
+    if problem is not None:
+        raise ValueError(f"system argument {name} {problem}, got {raw!r}")
+    return value

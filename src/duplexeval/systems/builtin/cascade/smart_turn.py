@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from duplexeval.speech.kernels import pin_kernels
+from duplexeval.speech.onnx import onnxruntime
 
 __all__ = ["MODEL_IN_WHEEL", "SmartTurn", "find_model"]
 
@@ -46,8 +47,7 @@ class SmartTurn:
     """P(turn complete) of 16 kHz user audio (see the module docstring)."""
 
     def __init__(self, path: Path, threads: int = 1) -> None:
-        import onnxruntime as ort
-
+        ort = onnxruntime()
         pin_kernels()  # before faster-whisper imports ctranslate2
         from faster_whisper.feature_extractor import FeatureExtractor
 
