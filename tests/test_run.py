@@ -339,3 +339,75 @@ def test_multi_ref_without_teacher_forcing_is_refused_before_anything_is_written
     assert not out.exists()
     assert main(["run", "--system", "test_run:UnforcedSilence", "--dataset", str(sample_voiced),
                  "--protocol", "multi-gen", "--out", str(out)]) == 0
+
+
+class _Killed(BaseException):
+    """Stands for a SIGKILL: nothing catches it, so the pass stops where it is."""
+
+
+class DiesAtFork(System):
+    """``scripted`` (snapshots, no batching) that dies when it restores its ``die_at``-th fork:
+    a kill late in one long pass."""
+
+    name = "scripted"
+    version = "1"
+
+    def __init__(self, die_at: int) -> None:
+        super().__init__()
+        self.inner = load_system("scripted", {"jitter": "0.1"})
+        self.capabilities = Capabilities(**{**self.inner.capabilities.__dict__, "batch": False})
+        self.restores = 0
+        self.die_at = die_at
+
+    def open(self, spec: SessionSpec) -> Session:
+        inner, owner = self.inner.open(spec), self
+
+        class Counting(Session):
+            def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
+                return inner.step(user, force)
+
+            def snapshot(self) -> Any:
+                return inner.snapshot()
+
+            def restore(self, state: Any) -> None:
+                owner.restores += 1
+                if owner.restores == owner.die_at:
+                    raise _Killed
+                inner.restore(state)
+
+            def reseed(self, seed: int) -> None:
+                inner.reseed(seed)
+
+            def trace(self) -> dict[str, Any]:
+                return inner.trace()
+
+        return Counting()
+
+
+def test_a_kill_late_in_a_pass_keeps_every_fork_finished_before_it(chat_voiced: Dataset,
+                                                                   tmp_path: Path) -> None:
+    """Each fork's files are written when that fork finishes, not when its pass returns: a
+    kill at the last fork of the first pass leaves every earlier fork of it saved, and the
+    rerun gives the files of an uninterrupted run::
+
+        pass    ====prefix====|f1|f2|f3| ... |fn X killed
+        saved                  s1 s2 s3  ...  (n - 1 samples; before: none, the pass had
+                                               not returned)
+    """
+    from duplexeval.runs import execute_run
+    from duplexeval.runs.units import plan_units
+
+    plan = build_plan(chat_voiced, PlanOptions(protocol=EvalProtocol.MULTI_GEN))
+    first = plan_units(plan, chat_voiced)[0]
+    n = len(first.samples)
+    assert n >= 3
+    clean, killed = tmp_path / "clean", tmp_path / "killed"
+    execute_run(DiesAtFork(die_at=10 ** 9), chat_voiced, plan, clean, seed=5, progress=False)
+    with pytest.raises(_Killed):
+        execute_run(DiesAtFork(die_at=n), chat_voiced, plan, killed, seed=5, progress=False)
+    saved = sorted(killed.glob("samples/*/*.json"))
+    assert {p.stem for p in saved} == {s.event_id for s in first.samples[:n - 1]}
+    execute_run(DiesAtFork(die_at=10 ** 9), chat_voiced, plan, killed, seed=5, progress=False)
+    ours = sorted(p.relative_to(killed) for p in killed.glob("samples/*/*.wav"))
+    assert ours == sorted(p.relative_to(clean) for p in clean.glob("samples/*/*.wav"))
+    assert all((killed / rel).read_bytes() == (clean / rel).read_bytes() for rel in ours)

@@ -221,11 +221,15 @@ def run_group(
     use_snapshot: bool | None = None,
     on_error: Callable[[Sample, BaseException], None] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    on_output: Callable[[SampleOutput], None] | None = None,
 ) -> tuple[list[SampleOutput], int]:
     """Run the samples of one (dialogue, user channel); returns their outputs (in the order of
     ``samples``) and the total number of frames stepped; samples with different context starts
     run in separate passes.  ``use_snapshot=None`` uses snapshots when the system has them;
-    ``batch_size`` rows at most step together when the system has ``batch``."""
+    ``batch_size`` rows at most step together when the system has ``batch``.  ``on_output``
+    is handed each output as soon as its fork (or batch) finishes, before the pass goes on, so
+    that a caller can save it at once: a kill late in a long pass then loses only the forks in
+    flight."""
     caps = system.capabilities
     if use_snapshot is None:
         use_snapshot = caps.snapshot
@@ -244,9 +248,12 @@ def run_group(
             frames += n
             if out is not None:
                 outputs.append(out)
+                if on_output is not None:
+                    on_output(out)
         return outputs, frames
     for members in split_passes(samples):
         run = _Pass(system, dialogue, audio, members, protocol, run_seed)
+        run.on_output = on_output
         batch = batch_size if use_snapshot and caps.batch else 1
         outs, n = _run_shared(run, members, use_snapshot, on_error, batch)
         outputs += outs
@@ -317,6 +324,15 @@ class _Pass:
             f"@{self.t0:.6f}" if self.t0 > 0 else "")
         self.seed = derive_seed(run_seed, key)
         self.forks = {s.event_id: self.grid.floor_frame(s.fork_time) for s in samples}
+        self.on_output: Callable[[SampleOutput], None] | None = None
+        """Handed each finished output at once (:func:`run_group`)."""
+
+    def emit(self, outputs: list[SampleOutput]) -> list[SampleOutput]:
+        """``outputs``, each first handed to :attr:`on_output`."""
+        if self.on_output is not None:
+            for out in outputs:
+                self.on_output(out)
+        return outputs
 
     def sample_seed(self, s: Sample) -> int:
         """The seed sample ``s`` reseeds with at its fork."""
@@ -419,7 +435,7 @@ def _run_shared(run: _Pass, samples: list[Sample], use_snapshot: bool, on_error:
         try:
             if shared is not None:
                 shared.restore(snapshots[fork])
-                replayed.append(run.continuation(s, shared, pass_out[:fork], own))
+                replayed += run.emit([run.continuation(s, shared, pass_out[:fork], own)])
             else:
                 session = run.open()
                 run.load_whole(session, s)
@@ -427,7 +443,7 @@ def _run_shared(run: _Pass, samples: list[Sample], use_snapshot: bool, on_error:
                 for k in range(fork):
                     prefix.append(run.prefix_step(session, k))
                     own[0] += 1
-                replayed.append(run.continuation(s, session, prefix, own))
+                replayed += run.emit([run.continuation(s, session, prefix, own)])
                 session.close()
         except Exception as exc:
             if on_error is None:
@@ -456,7 +472,7 @@ def _run_batched(run: _Pass, samples: list[Sample], shared: Session, prefix: lis
             continue
         try:
             rows.step_all(batch)
-            outputs += rows.finish(batch, prefix)
+            outputs += run.emit(rows.finish(batch, prefix))
         finally:
             batch.close()
         frames += rows.frames

@@ -10,7 +10,9 @@ key, :mod:`duplexeval.runs.driver`), so the local executor and the Dask executor
 :func:`run_unit` is the whole of a unit's work: it skips the unit's finished samples (a retried
 unit repeats only what its lost worker had not saved), runs the rest and writes each sample's
 wavs and record atomically through :class:`~duplexeval.runs.directory.RunDir`, where it runs
-(in the client process locally, on a worker under Dask).  The run's metadata and summary are
+(in the client process locally, on a worker under Dask), as soon as that sample's fork (or
+batch of forks) finishes: a kill late in a long pass loses the forks in flight and the prefix
+the rerun steps again, never the forks already done.  The run's metadata and summary are
 written by the client alone, after the last unit (:mod:`duplexeval.runs.execution`).
 """
 
@@ -191,11 +193,8 @@ def run_unit(task: UnitTask, system: System) -> UnitReport:
             raise DuplexevalError(f"sample {s.event_id} failed: {error}")
 
     audio = _load_audio(task.unit.dialogue)
-    outputs, report.frames = run_group(system, task.unit.dialogue, audio, pending,
-                                       task.protocol, task.seed,
-                                       use_snapshot=task.use_snapshot, on_error=on_error,
-                                       batch_size=task.batch_size)
-    for result in outputs:
+
+    def on_output(result: SampleOutput) -> None:  # saved as soon as its fork finishes
         problem = output_problem(result, audio.sample_rate)
         if problem is not None:  # not written as good: a failed record saying why
             _save_failure(run, result.sample, problem, protocol)
@@ -203,9 +202,13 @@ def run_unit(task: UnitTask, system: System) -> UnitReport:
             report.errors.append(f"{result.sample.event_id}: {problem}")
             if task.fail_fast:
                 raise DuplexevalError(f"sample {result.sample.event_id} failed: {problem}")
-            continue
+            return
         _save(run, result, audio.sample_rate, system, protocol)
         report.ok += 1
+
+    _, report.frames = run_group(system, task.unit.dialogue, audio, pending, task.protocol,
+                                 task.seed, use_snapshot=task.use_snapshot, on_error=on_error,
+                                 batch_size=task.batch_size, on_output=on_output)
     return report
 
 
