@@ -171,7 +171,7 @@ def _table(*results: Results) -> list[RowSource]:
 
 def test_cells_from_results_show_ci_n_dagger_unscored_and_oracle() -> None:
     rows = _table(make_results("cascade", 0.8, 1.234, relevance=(70.0, 25, 3)),
-                  make_results("reference", 1.0, 0.3, oracle=("reference_content",)),
+                  make_results("reference", 1.0, 0.3, oracle=("reference_audio",)),
                   make_results("silence", 0.95, 2.0, n=10))
     md = _md_cells(render_markdown(table5(rows)))
     assert md[0] == ["Lang", "Model", "Chat SHIFT TOR↑", "Chat SHIFT Latency↓", "Chat Rel.↑"]
@@ -318,3 +318,24 @@ def test_another_variants_timing_never_fills_an_m3_column() -> None:
     assert [s.label for s in sources] == ["moshi"]
     assert sources_of([("a", mtr)]) == []
     assert write_tables([], Path("/nonexistent"), ["md"]) == []
+
+
+def test_a_row_competes_for_bold_where_its_oracle_data_does_not_reach() -> None:
+    """The cascade reads the reference text (content oracle): it competes on timing, not on
+    content; the reference replays the reference audio (timing oracle): it competes on
+    neither.  With both marked ◆, silence no longer wins SHIFT TOR by default::
+
+        row          oracle                  SHIFT TOR   Rel.
+        cascade◆     qa_references           90.0 bold   80.0 (not competing)
+        reference◆   reference_audio         100.0       95.0 (not competing)
+        silence      -                       0.0         10.0 bold
+    """
+    rows = _table(make_results("cascade", 0.9, 1.0, oracle=("qa_references",),
+                               relevance=(80.0, 30, 0)),
+                  make_results("reference", 1.0, 0.3, oracle=("reference_audio",),
+                               relevance=(95.0, 30, 0)),
+                  make_results("silence", 0.0, 2.0, relevance=(10.0, 30, 0)))
+    md = {r[1]: r for r in _md_cells(render_markdown(table5(rows)))}
+    assert md["cascade◆"][2].startswith("**90.0")
+    assert not md["reference◆"][2].startswith("**") and not md["silence"][2].startswith("**")
+    assert md["silence"][4].startswith("**10.0") and not md["cascade◆"][4].startswith("**")

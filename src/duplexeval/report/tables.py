@@ -11,9 +11,11 @@ the metric columns of each domain (:mod:`.columns`) that some row has a value fo
 unscored count.  **Best**, as the paper's caption defines it: the best value within each
 language, excluding estimates marked ``†``; the better direction is the column's; values are
 compared as displayed (rounded to the column's digits), so equal displayed values are all
-best.  A system that read oracle data is marked (``◆``) and kept out of the best marking (its
-content is not its own).  When the runs span several protocols a row's label names its
-protocol.
+best.  A system that read oracle data is marked (``◆``) and kept out of the best marking in the
+columns that data feeds (:func:`oracle_touches`: content columns for any oracle, timing columns
+for the reference audio only), so the cascade, which answers from the reference text but
+takes turns by itself, competes on timing.  When the runs span several protocols a row's
+label names its protocol.
 
 Table 6 (:func:`table6`): one system's runs under several protocols side by side (Single,
 Gen., Ref.) for every column; a non-Single cell carries ``+`` (better than Single) or ``-``
@@ -172,7 +174,8 @@ def _notes(sources: Sequence[RowSource], kind: str) -> tuple[str, ...]:
              "judged without a score; – no value."]
     if kind == "table5":
         notes.append("Bold: best value within each language, excluding estimates marked † "
-                     f"and rows marked {ORACLE_MARK}.")
+                     f"and, in the columns their oracle data feeds, rows marked {ORACLE_MARK} "
+                     "(a row reading reference content competes on timing).")
     else:
         notes.append("Gen.: Multi (gen); Ref.: Multi (ref); +/- improvement/degradation "
                      "relative to Single (as displayed).")
@@ -190,6 +193,20 @@ def _notes(sources: Sequence[RowSource], kind: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(notes))
 
 
+TIMING_ORACLES = frozenset({"reference_audio"})
+"""Oracle data that makes a row's timing not its own (the ``reference`` system replays the
+reference channel); the others (``reference_transcript``, ``qa_references``) feed content only
+(the cascade answers from them: its timing is its own)."""
+
+
+def oracle_touches(oracle: Sequence[str], column: MetricColumn) -> bool:
+    """Whether a row's oracle data makes its value in ``column`` not its own: any oracle for a
+    content column, a timing oracle (:data:`TIMING_ORACLES`) for a timing column."""
+    if column.content:
+        return bool(oracle)
+    return any(o in TIMING_ORACLES for o in oracle)
+
+
 def table5(sources: Sequence[RowSource], show_ci: bool = True, show_n: bool = True) -> Table:
     """The M3 Table 5 layout of ``sources`` (see the module docstring)."""
     rows = _sorted(sources)
@@ -197,8 +214,9 @@ def table5(sources: Sequence[RowSource], show_ci: bool = True, show_n: bool = Tr
     protocols = len({s.protocol for s in rows}) > 1
     best: dict[tuple[int, int], bool] = {}
     for language in dict.fromkeys(s.language for s in rows):
-        mine = [i for i, s in enumerate(rows) if s.language == language and not s.oracle]
         for j, (domain, column) in enumerate(columns):
+            mine = [i for i, s in enumerate(rows)
+                    if s.language == language and not oracle_touches(s.oracle, column)]
             values = [rows[i].values.get((domain, column.key)) for i in mine]
             for k in _best(values, column):
                 best[(mine[k], j)] = True

@@ -279,7 +279,11 @@ def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None],
     words = (f"{asr_report.get('metric')} {asr_report.get('value', float('nan')):.3f} over "
              f"{asr_report.get('ipus')} IPUs" if asr_report else
              "ASR round trip skipped (subset)")
-    log(f"{suite.name}: {words}; turn-shift gap KS {report['timing']['ks']}")
+    ks = report["timing"]["ks"]
+    gaps = ("turn-shift gaps: none to compare" if ks is None else
+            f"turn-shift gaps vs the {suite.gaps} timing reference's: KS distance {ks:.3f} "
+            "(0 = the same distribution, 1 = disjoint)")
+    log(f"{suite.name}: {words}; {gaps}")
 
 
 def suite_rows() -> list[list[object]]:
