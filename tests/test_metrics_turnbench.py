@@ -119,7 +119,10 @@ def test_a_false_stop_costs_the_rest_of_the_reference_turn() -> None:
     assert late[0]["false_stop ↓"] == 0 and late[1]["penalty_s ↓"] == 0.0
     # without the dialogue, the turn is charged to the window end W = 12
     assert _dim(_event("BC", [_seg(1.0, 4.6)]))[1]["penalty_s ↓"] == pytest.approx(7.4)
-    silent = _dim(_event("BC", [_seg(5.0, 6.0)], reference_turn_end=9.0))
+    # the sample starts at the onset: a turn whose speech resumes 10 ms later is the turn
+    lead_in = _dim(_event("BC", [_seg(4.01, 4.6)], reference_turn_end=9.0))
+    assert lead_in[0]["false_stop ↓"] == 1 and lead_in[1]["penalty_s ↓"] == pytest.approx(4.4)
+    silent = _dim(_event("BC", [_seg(4.5, 6.0)], reference_turn_end=9.0))
     assert silent[0]["false_stop ↓"] is None and silent[1]["penalty_s ↓"] is None
 
 

@@ -5,9 +5,13 @@ SID-Bench's APT (average penalty time) charges it.  Pure rules over the system's
 Conventions: times are seconds of the output wav (``input_start`` is 0); the system is channel 1
 and only its segments are read (segments split at silences of 0.5 s or more, so "the system
 stopped" means its first silence of 0.5 s or more).  ``a`` is the onset of the user's act, ``b``
-its end, ``W`` the sample's end (``input_end``).  The *interrupted turn* is the system segment
-speaking at the onset (``start <= a < end``, within the 1e-6 s tolerance); where it ends is
-``stop``.  A system not speaking at the onset has nothing to yield: every value is ``None``.
+its end, ``W`` the sample's end (``input_end``).  The *interrupted turn* is the earliest
+system segment with ``start < a + grace`` and ``end > a`` (within the 1e-6 s tolerance); where it
+ends is ``stop``.  A BC or BARGE_IN sample starts at the onset (``input_start = event_start``),
+so what the system said before it is in the context wav and its turn shows in the sample as a
+segment starting at, or a frame or a clip's lead-in after, the onset: ``grace`` (0.5 s, M3's
+stop grace) takes it as the turn continuing.  A system with no such segment was not speaking
+at the onset and has nothing to yield: every value is ``None``.
 
 False stop (a backchannel, BC, or background speech: the system should keep talking)::
 
@@ -44,13 +48,15 @@ from dataclasses import dataclass
 from duplexeval.analysis.segments import SpeechSegment
 from duplexeval.timeline import TOL
 
-__all__ = ["STOP_ALLOWANCE", "YIELD_WINDOW", "StopCost", "false_stop", "missed_stop",
+__all__ = ["GRACE", "STOP_ALLOWANCE", "YIELD_WINDOW", "StopCost", "false_stop", "missed_stop",
            "speaking_at"]
 
 YIELD_WINDOW = 1.0
 """Seconds after the act's end within which a stop counts as a reaction to it."""
 STOP_ALLOWANCE = 0.5
 """Seconds after a barge-in's onset within which a stop is timely (no penalty)."""
+GRACE = 0.5
+"""Seconds after the onset within which a segment's start is the system's turn continuing."""
 
 
 @dataclass(frozen=True)
@@ -67,10 +73,11 @@ class StopCost:
     censored: bool
 
 
-def speaking_at(model: Iterable[SpeechSegment], onset: float) -> SpeechSegment | None:
-    """The system segment speaking at ``onset`` (``start <= onset < end``), the earliest-starting
-    one if several; ``None`` when the system is silent then."""
-    found = [s for s in model if s.start <= onset + TOL and s.end > onset + TOL]
+def speaking_at(model: Iterable[SpeechSegment], onset: float,
+                grace: float = GRACE) -> SpeechSegment | None:
+    """The system's turn at ``onset``: the earliest-starting segment with ``start < onset +
+    grace`` and ``end > onset``; ``None`` when the system is silent then."""
+    found = [s for s in model if s.start < onset + grace - TOL and s.end > onset + TOL]
     return min(found, key=lambda s: s.start) if found else None
 
 
