@@ -16,6 +16,11 @@ from duplexeval.metrics.base import EventView
 from duplexeval.metrics.scoring import aggregate_rows, official_aggregate, score_events
 from duplexeval.metrics.stats import quantiles
 from duplexeval.metrics.timing.bargein_cost import false_stop, missed_stop
+from duplexeval.metrics.timing.operating_point import (
+    TurnTakingPoint,
+    operating_point,
+    turn_taking_point,
+)
 from duplexeval.metrics.timing.turn_context import turn_context
 
 T = 4.0
@@ -217,3 +222,34 @@ def test_the_dialogue_says_where_the_user_speaks_next_and_the_reference_turn_end
     assert turn_context(dialogue, 0, 2.0) == {"next_user_onset": 4.0}
     assert turn_context(dialogue, 0, 4.0) == {"next_user_onset": 6.0, "reference_turn_end": 7.0}
     assert turn_context(dialogue, 0, 9.0) == {}
+
+
+def _point(threshold: float, fp: float, match: float, p50: float) -> TurnTakingPoint:
+    return TurnTakingPoint(threshold, match, fp, {"p10": p50, "p50": p50, "p90": p50}, 10, 10)
+
+
+def test_the_operating_point_under_a_false_positive_ceiling() -> None:
+    """The module docstring's table::
+
+        threshold   0.2   0.4   0.6   0.9
+        FP rate     0.50  0.30  0.20  0.10
+        match       1.00  1.00  0.90  0.90
+        p50 (s)     0.5   0.7   0.9   1.2
+    """
+    points = [_point(0.2, 0.5, 1.0, 0.5), _point(0.4, 0.3, 1.0, 0.7),
+              _point(0.6, 0.2, 0.9, 0.9), _point(0.9, 0.1, 0.9, 1.2)]
+    assert operating_point(points, 0.25) == points[2]
+    assert operating_point(points, 0.3) == points[1]
+    assert operating_point(points, 1.0) == points[0]
+    assert operating_point(points, 0.05) is None
+
+
+def test_a_point_from_turnbench_scores() -> None:
+    """Two turn ends (one matched at 0.4 s, one missed) and two pauses (one with an onset)."""
+    events = [_event("TURN_SHIFT", [_seg(T + 0.4, T + 2.0)]), _event("TURN_SHIFT", []),
+              _event("TURN_HOLD", [_seg(4.2, 4.4)], end=6.0), _event("TURN_HOLD", [], end=6.0)]
+    scores = score_events(events, get_variant("turnbench"))
+    point = turn_taking_point(0.6, [d for s in scores for d in s.dimensions])
+    assert (point.match_rate, point.false_positive_rate) == (0.5, 0.5)
+    assert point.latency == pytest.approx({"p10": 0.4, "p50": 0.4, "p90": 0.4})
+    assert (point.turn_ends, point.pauses) == (2, 2)
