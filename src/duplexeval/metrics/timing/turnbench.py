@@ -11,20 +11,21 @@ or more, so an onset follows at least 0.5 s of system silence).  ``t`` is ``even
 
 Turn end (TURN_SHIFT -> ``turn_end``; ``match ↑``, ``latency ↓``)::
 
-    user    uuuuuuuuuuuu|                       |uuu    t: the user's turn end
-    system        x  |  |  MMMMMM         x             the first onset in [t - early, hi]
-                  t-early  |<>| latency             matches (both ends inclusive, within
-                        t              hi               1e-6 s); latency = onset - t (negative
-                                                        down to -early)
+    user    uuuuuuuuuuuu|
+    window          [...|...........]        [t - early, hi], both ends inclusive (1e-6 s)
+    system      x           MMMMMM      x    x: onsets outside it (too early, too late)
+                        |<->|                latency = the first onset inside - t
+                        t                    (negative down to -early)
 
   ``hi = min(t + max_delay, next user onset, W)``: the next event is where the user next speaks
   in the reference dialogue (``next_user_onset`` of the event metadata, added from the run's
   dataset by :mod:`duplexeval.metrics.timing.turn_context`; once the user speaks again an onset
   no longer answers ``t``), and the sample's end ``W`` (``input_end``) when the dialogue is not
-  available or the user does not speak again.  Samples are muted from ``t``, so the system never
-  hears that next speech; it bounds the window as it would in the conversation.  No match:
-  ``match`` 0 and latency ``None`` (an onset before ``t - early`` is a system that talked over
-  the user's end, one after ``hi`` a miss).  Defaults: ``early = 0.25``, ``max_delay = 3.0``.
+  available or the user does not speak again.  In a muted sample (the default: the input is
+  zeroed from ``t``) the system never hears that next speech; it bounds the window as it would
+  in the conversation.  No match: ``match`` 0 and latency ``None`` (an onset before
+  ``t - early`` is a system that talked over the user's end, one after ``hi`` a miss).
+  Defaults: ``early = 0.25``, ``max_delay = 3.0``.
 
 Pause (TURN_HOLD, SHORTPAUSE -> ``pause``; ``false_positive ↓``)::
 
