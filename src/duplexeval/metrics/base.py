@@ -136,6 +136,10 @@ class TimingVariant(ABC):
     measurement_origins: ClassVar[Mapping[str, MeasurementOrigin]] = {}
     """``"dimension/metric"`` -> where that latency metric's interval starts and ends (every
     metric that measures an interval has one, extras included)."""
+    quantile_metrics: ClassVar[tuple[str, ...]] = ()
+    """``"dimension/metric"`` keys whose results aggregate rows also carry the p10, p50 and p90
+    of their values (:func:`duplexeval.metrics.scoring.aggregate_rows`; the official
+    ``aggregate.json`` never does)."""
     full_transcript_events: ClassVar[tuple[str, ...]] = ()
     """Event types whose samples need every word of both channels (not only the short system
     segments the M3 rules read); scoring asks the analysis for them."""
@@ -174,6 +178,7 @@ VARIANTS: Registry[type[TimingVariant]] = Registry("metric variant", "variants",
     "flexi": "duplexeval.metrics.timing.flexi:FlexiTiming",
     "mtr": "duplexeval.metrics.timing.mtr:MtrTiming",
     "fdb-v1": "duplexeval.metrics.timing.fdb_v1:FdbV1Timing",
+    "turnbench": "duplexeval.metrics.timing.turnbench:TurnBenchTiming",
 }, subclass_of(TimingVariant))
 """The timing variants (:class:`~duplexeval.registry.Registry`, entry-point group
 ``duplexeval.variants``: ``name = "package.module:VariantClass"``)."""

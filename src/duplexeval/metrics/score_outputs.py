@@ -76,8 +76,10 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
                                        source=variant.source, settings=variant.settings(),
                                        definition=variant.definition(),
                                        measurement_origin=origins),
-                   analysis=analysis, events=events, aggregates=typed(aggregate_rows(scores)),
-                   label_aggregates=typed(label_rows(scores)), content=content,
+                   analysis=analysis, events=events,
+                   aggregates=typed(aggregate_rows(scores, variant.quantile_metrics)),
+                   label_aggregates=typed(label_rows(scores, variant.quantile_metrics)),
+                   content=content,
                    environment=numeric_stack())
 
 

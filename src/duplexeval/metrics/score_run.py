@@ -20,6 +20,7 @@ from duplexeval.metrics.content.score import JudgeSettings, content_not_computed
 from duplexeval.metrics.m3_metadata import read_m3_outputs
 from duplexeval.metrics.score_outputs import write_score_outputs
 from duplexeval.metrics.scoring import score_events
+from duplexeval.metrics.timing.turn_context import turn_context
 from duplexeval.results.model import DatasetRef, Results, SourceInfo
 from duplexeval.rounds.pipeline import read_rounds
 from duplexeval.runs.directory import AnalysisFiles, RunDir
@@ -138,7 +139,10 @@ def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,
     * ``dialogue_label``: what the dialogue exercises when its suite says so
       (:func:`~duplexeval.metrics.content.rounds.dialogue_label`: MTR's feature or combination);
     * ``flexi``: the FLEXI item annotation when the event is the item's anchor event (same
-      kind, same start within 1e-6 s; :mod:`duplexeval.data.flexi_record`)."""
+      kind, same start within 1e-6 s; :mod:`duplexeval.data.flexi_record`);
+    * ``next_user_onset`` and ``reference_turn_end``: where the user next speaks and where the
+      reference system's turn around the event start ends (dialogue seconds;
+      :func:`~duplexeval.metrics.timing.turn_context.turn_context`)."""
     if dialogues is None:
         return events
     out = []
@@ -146,6 +150,8 @@ def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,
         dialogue = dialogues.get(e.sample_id)
         user = int(e.metadata.get("user_channel", 0))
         extra: dict[str, Any] = {}
+        if dialogue is not None:
+            extra.update(turn_context(dialogue, user, e.event_start))
         k = finder.round_of(dialogue, user, e.event_start)
         if k is not None:
             extra["round"] = k

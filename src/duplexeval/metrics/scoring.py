@@ -6,16 +6,20 @@ float as float) joins the group ``(event_type, dimension, metric)``; a group rep
 ``mean = sum(values) / n``; rows sorted by that key.  :func:`official_aggregate` reproduces it and
 adds the Student-t interval fields of :mod:`duplexeval.metrics.stats` (``std``, ``ci95_low``,
 ``ci95_high``, ``ci95_half_width``, ``few_events`` = the † marker).
+
+The results rows (:func:`aggregate_rows`, :func:`label_rows`) of the metrics a variant names in
+``quantile_metrics`` (``"dimension/metric"``) also carry ``quantiles``: p10, p50 and p90 of the
+same values (:func:`duplexeval.metrics.stats.quantiles`); the official rows never do.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from duplexeval.metrics.base import EventScore, EventView, TimingVariant
-from duplexeval.metrics.stats import summarize
+from duplexeval.metrics.stats import quantiles, summarize
 
 __all__ = [
     "AggregateKey",
@@ -73,15 +77,26 @@ def _row(key: AggregateKey, values: Sequence[float]) -> dict[str, Any]:
             "ci95_half_width": s.half_width, "ci_method": s.method, "few_events": s.few}
 
 
+def _results_row(key: AggregateKey, values: Sequence[float],
+                 quantile_metrics: Collection[str]) -> dict[str, Any]:
+    """:func:`_row` with the quantiles of the metrics in ``quantile_metrics``."""
+    row = _row(key, values)
+    if f"{key[1]}/{key[2]}" in quantile_metrics:
+        row["quantiles"] = quantiles(values)
+    return row
+
+
 def official_aggregate(scores: Iterable[EventScore]) -> list[dict[str, Any]]:
     """The official summary rows (plus interval fields), sorted by (event_type, dimension,
     metric)."""
     return [_row(k, v) for k, v in sorted(_groups(scores, extras=False).items())]
 
 
-def aggregate_rows(scores: Sequence[EventScore]) -> list[dict[str, Any]]:
+def aggregate_rows(scores: Sequence[EventScore],
+                   quantile_metrics: Collection[str] = ()) -> list[dict[str, Any]]:
     """Every aggregate for results.json: official metrics and the variant's extra metrics, over
-    all events and broken down by language, by domain and by both."""
+    all events and broken down by language, by domain and by both; the rows of
+    ``quantile_metrics`` (``"dimension/metric"``) with their p10/p50/p90."""
     rows: list[dict[str, Any]] = []
     languages = sorted({s.event.language for s in scores})
     domains = sorted({s.event.domain for s in scores})
@@ -97,8 +112,8 @@ def aggregate_rows(scores: Sequence[EventScore]) -> list[dict[str, Any]]:
         for extras in (False, True):
             for key, values in sorted(_groups(scores, extras, keep).items()):
                 rows.append({"language": language, "domain": domain, "official": not extras,
-                             **_row(key, values)})
-    return rows + _round_rows(scores)
+                             **_results_row(key, values, quantile_metrics)})
+    return rows + _round_rows(scores, quantile_metrics=quantile_metrics)
 
 
 def _of(language: str | None, domain: str | None) -> Callable[[EventScore], bool]:
@@ -114,7 +129,7 @@ def _in_round(k: int) -> Callable[[EventScore], bool]:
 
 def _round_rows(scores: Sequence[EventScore],
                 keep: Callable[[EventScore], bool] = lambda s: True,
-                **fields: Any) -> list[dict[str, Any]]:
+                quantile_metrics: Collection[str] = (), **fields: Any) -> list[dict[str, Any]]:
     """Per-round rows (rounds 1 to :data:`CURVE_ROUNDS`, over all languages and domains) for
     events whose metadata carries their ``round`` in the dialogue (the MTR-style curves), of
     the events ``keep`` selects; ``fields`` join every row."""
@@ -125,7 +140,8 @@ def _round_rows(scores: Sequence[EventScore],
             groups = _groups(scores, extras, chosen)
             for key, values in sorted(groups.items()):
                 rows.append({"language": "all", "domain": "all", "official": not extras,
-                             **_row(key, values), "round": k, **fields})
+                             **_results_row(key, values, quantile_metrics), "round": k,
+                             **fields})
     return rows
 
 
@@ -139,10 +155,12 @@ def _with_label(label: str) -> Callable[[EventScore], bool]:
     return lambda s: s.event.metadata.get("dialogue_label") == label
 
 
-def label_rows(scores: Sequence[EventScore]) -> list[dict[str, Any]]:
+def label_rows(scores: Sequence[EventScore],
+               quantile_metrics: Collection[str] = ()) -> list[dict[str, Any]]:
     """Rows per dialogue label (MTR's features and combinations: the ``dialogue_label`` of the
     event metadata), over all rounds (``round`` ``None``) and per round, over all languages and
-    domains; none when no event carries a label."""
+    domains (``quantile_metrics`` as in :func:`aggregate_rows`); none when no event carries a
+    label."""
     labels = sorted({str(s.event.metadata["dialogue_label"]) for s in scores
                      if s.event.metadata.get("dialogue_label") is not None})
     rows: list[dict[str, Any]] = []
@@ -151,8 +169,8 @@ def label_rows(scores: Sequence[EventScore]) -> list[dict[str, Any]]:
         for extras in (False, True):
             for key, values in sorted(_groups(scores, extras, keep).items()):
                 rows.append({"language": "all", "domain": "all", "official": not extras,
-                             **_row(key, values), "label": label})
-        rows += _round_rows(scores, keep, label=label)
+                             **_results_row(key, values, quantile_metrics), "label": label})
+        rows += _round_rows(scores, keep, quantile_metrics, label=label)
     return rows
 
 

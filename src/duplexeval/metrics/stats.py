@@ -29,8 +29,8 @@ from typing import Literal
 import numpy as np
 from scipy import stats as _scipy_stats
 
-__all__ = ["FEW_EVENTS", "RESAMPLES", "SEED", "Method", "Summary", "percentile_interval",
-           "resample_indices", "summarize", "wilson_interval"]
+__all__ = ["FEW_EVENTS", "QUANTILES", "RESAMPLES", "SEED", "Method", "Summary",
+           "percentile_interval", "quantiles", "resample_indices", "summarize", "wilson_interval"]
 
 FEW_EVENTS = 20
 """Below this many events an estimate is flagged (†), as in M3-DuplexBench's tables."""
@@ -39,6 +39,8 @@ RESAMPLES = 2000
 SEED = 0
 """The seed of every bootstrap's generator (``numpy.random.default_rng``)."""
 Method = Literal["t", "wilson", "bootstrap"]
+QUANTILES: dict[str, float] = {"p10": 0.10, "p50": 0.50, "p90": 0.90}
+"""The run-level quantiles a variant may ask for (TurnBench's latency figures)."""
 
 
 @dataclass(frozen=True)
@@ -133,3 +135,20 @@ def summarize(values: Iterable[float | int | bool], confidence: float = 0.95,
         low, high = _bootstrap(xs, confidence)
         return Summary(n, mean, std, low, high, confidence, "bootstrap")
     return Summary(n, mean, std, mean - half, mean + half, confidence)
+
+
+def quantiles(values: Iterable[float | int | bool],
+              probabilities: dict[str, float] | None = None) -> dict[str, float] | None:
+    """The quantiles of ``values`` (default :data:`QUANTILES`) by linear interpolation between
+    order statistics (Hyndman and Fan's type 7, numpy's default: position ``(n - 1) p`` of the
+    sorted values); ``None`` without values.  E.g. of 1..10: p10 1.9, p50 5.5, p90 9.1."""
+    xs = sorted(float(v) for v in values)
+    if not xs:
+        return None
+    out = {}
+    for name, p in (probabilities or QUANTILES).items():
+        h = (len(xs) - 1) * p
+        low = math.floor(h)
+        high = min(low + 1, len(xs) - 1)
+        out[name] = xs[low] + (h - low) * (xs[high] - xs[low])
+    return out

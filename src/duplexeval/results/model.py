@@ -133,6 +133,10 @@ class AggregateRow(IntervalFields):
     (MTR's features ``smooth`` ... ``backchannel`` and combinations ``S`` ... ``S+I+P+B``)."""
     measurement_origin: Origin | None = None
     """For a latency metric: where its interval starts and ends (``None`` otherwise)."""
+    quantiles: dict[str, float] | None = None
+    """``p10``, ``p50`` and ``p90`` of the values (linear interpolation, numpy's default) for
+    the metrics the variant names in ``quantile_metrics`` (TurnBench's latency figures);
+    ``None`` for every other row and in files written before it existed."""
 
 
 class Results(BaseModel):
