@@ -40,6 +40,10 @@ def test_the_page_is_self_contained_and_everything_it_links_exists(report: Path)
     text = report.read_text(encoding="utf-8")
     page = Elements(text)
     assert not page.tags("link"), "no external style sheet"
+    # one section per benchmark, with its tables and its figures (M3's Figures 4 and 5)
+    section = text[text.index("<h2>M3-DuplexBench</h2>"):]
+    assert section.index("Table 5 layout") < section.index("M3 Figure 4") \
+        < section.index("<h2>", 1)
     assert all("src" not in s for s in page.tags("script")), "scripts are inline"
     links = [(tag, a.get("src") or a.get("href") or "") for tag, a in page.found
              if tag in ("img", "audio", "a", "source")]

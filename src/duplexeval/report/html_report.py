@@ -64,51 +64,58 @@ MAX_SIDE_BY_SIDE = 30
 """Side-by-side views drawn at most (each is a figure of up to three timelines)."""
 
 
-def _figure_list(pairs: Sequence[tuple[str, Results]]) -> list[tuple[str, Figure, str]]:
-    """The figures that apply to the runs' variants: M3's (the SHIFT latency CDF, SHIFT and
-    PAUSE TOR, and TOR by round where rounds are known) from M3-scored runs, MTR's success by
-    round per feature from ``mtr``-scored runs of labelled dialogues."""
+def _figure_list(pairs: Sequence[tuple[str, Results]]) -> dict[str, list[tuple[str, Figure, str]]]:
+    """The figures that apply to the runs' variants, by benchmark: M3's (the SHIFT latency
+    CDF, SHIFT and PAUSE TOR, and TOR by round where rounds are known) from M3-scored runs,
+    MTR's success by round per feature from ``mtr``-scored runs of labelled dialogues."""
     m3 = [(label, r) for label, r in pairs if m3_timing(r)]
     mtr = [(label, r) for label, r in pairs if r.variant.name == "mtr" and r.label_aggregates]
-    figures: list[tuple[str, Figure, str]] = []
+    figures: dict[str, list[tuple[str, Figure, str]]] = {}
     if m3:
-        figures += [("latency_cdf", latency_cdf(m3), "M3 Figure 4: SHIFT latency CDF"),
-                    ("tor_shift_pause", tor_bars(m3), "M3 Figure 5: SHIFT and PAUSE TOR")]
+        figures["m3"] = [("latency_cdf", latency_cdf(m3), "M3 Figure 4: SHIFT latency CDF"),
+                         ("tor_shift_pause", tor_bars(m3), "M3 Figure 5: SHIFT and PAUSE TOR")]
         if any(row.round is not None for _, r in m3 for row in r.aggregates):
-            figures.append(("round_curves", round_curves(m3), "TOR by round"))
+            figures["m3"].append(("round_curves", round_curves(m3), "TOR by round"))
     if mtr:
-        figures.append(("mtr_feature_rounds", mtr_feature_curves(mtr),
-                        "MTR success by round, per feature"))
+        figures["mtr"] = [("mtr_feature_rounds", mtr_feature_curves(mtr),
+                           "MTR success by round, per feature")]
     return figures
 
 
-def _figures(runs: Sequence[tuple[str, ScoredRun]], out: Path) -> str:
+def _figures_html(figures: Sequence[tuple[str, Figure, str]], out: Path) -> str:
     parts = []
-    for name, fig, alt in _figure_list([(label, s.results) for label, s in runs]):
+    for name, fig, alt in figures:
         png, svg = save_figure(fig, out / "figures" / name)
         parts.append(f'<a href="{url(png, out)}"><img alt="{escape(alt)}" '
                      f'src="{url(svg, out)}"></a>')
-    if not parts:
-        return '<p class="muted">No figure applies to these runs\' variants.</p>'
-    return '<div class="figures">' + "".join(parts) + "</div>"
+    return '<div class="figures">' + "".join(parts) + "</div>" if parts else ""
 
 
-def _variant_tables(runs: Sequence[tuple[str, ScoredRun]]) -> str:
-    """FLEXI's table and MTR's tables, for the runs scored with those variants."""
+def _benchmark_sections(runs: Sequence[tuple[str, ScoredRun]], sources: Sequence[RowSource],
+                        allow_mixed: bool, out: Path) -> str:
+    """One section per benchmark the runs' variants belong to, each with its tables and the
+    figures that apply (M3-DuplexBench, FLEXI, MTR-DuplexBench); rows named by system and
+    protocol."""
     from duplexeval.report import mtr_tables
     from duplexeval.report.text import FLEXI_COLUMNS, markdown_from_lines, timing_table_lines
 
     pairs = [(label, s.results) for label, s in runs]
+    figures = _figure_list(pairs)
     html = ""
+    if sources or "m3" in figures:
+        html += ("<h2>M3-DuplexBench</h2>" + _tables(sources, allow_mixed)
+                 + _figures_html(figures.get("m3", []), out))
     flexi = [(label, r) for label, r in pairs if r.variant.name == "flexi"]
     if flexi:
         lines = markdown_from_lines(timing_table_lines(flexi, columns=FLEXI_COLUMNS))
-        html += "<h3>FLEXI</h3>" + _pipe_table_html(lines)
+        html += "<h2>FLEXI</h2>" + _pipe_table_html(lines)
     mtr = [(f"{label} ({protocol_name(r.source.protocol)})", r) for label, r in pairs
            if r.variant.name == "mtr" and r.label_aggregates]
-    for table in mtr_tables.mtr_tables(mtr) if mtr else []:
-        html += mtr_tables.table_html(table)
-    return html
+    if mtr:
+        html += ("<h2>MTR-DuplexBench</h2>"
+                 + "".join(mtr_tables.table_html(t) for t in mtr_tables.mtr_tables(mtr))
+                 + _figures_html(figures.get("mtr", []), out))
+    return html or '<p class="muted">No runs.</p>'
 
 
 def _pipe_table_html(lines: Sequence[str]) -> str:
@@ -195,9 +202,7 @@ def write_html_report(runs: Sequence[tuple[str, ScoredRun]], out: Path,
         f'<p class="muted">{len(runs)} run(s), {len(cases)} scored events. '
         "Audio is linked from the run directories (keep this folder beside them).</p>",
         '<pre id="page-errors" hidden></pre>',
-        "<h2>Tables</h2>", _tables(sources, allow_mixed) + _variant_tables(runs)
-        or '<p class="muted">No runs.</p>', _comparisons(comparisons),
-        "<h2>Figures</h2>", _figures(runs, out),
+        _benchmark_sections(runs, sources, allow_mixed, out), _comparisons(comparisons),
         "<h2>The same event under several protocols</h2>", _side_by_side(cases, out),
         "<h2>The same event in English and Japanese</h2>",
         _side_by_side(cases, out, by_language=True),
