@@ -23,8 +23,9 @@ Subparsers = Any  # argparse's private _SubParsersAction
 def add_eval(sub: Subparsers) -> None:
     """``eval BENCH... --system NAME -o OUT``."""
     p = sub.add_parser("eval", help="run, analyse, score and tabulate benchmarks (m3, flexi, "
-                       "mtr) on a system, into one bundle")
-    p.add_argument("benchmarks", nargs="+", metavar="BENCH")
+                       "mtr, fdb-v1) on a system, into one bundle")
+    p.add_argument("benchmarks", nargs="+", metavar="BENCH",
+                   help="m3, flexi, mtr, fdb-v1 (with --data), or one a package registers")
     p.add_argument("--system", required=True, help="a system name or module:Class")
     p.add_argument("--system-arg", action="append", default=[], metavar="KEY=VALUE")
     size = p.add_mutually_exclusive_group()
