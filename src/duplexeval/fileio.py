@@ -30,10 +30,22 @@ from typing import Any
 
 from duplexeval.errors import DuplexevalError
 
-__all__ = ["NAME_MAX", "atomic_path", "atomic_write_bytes", "atomic_write_json",
-           "atomic_write_text", "format_seconds", "json_line", "name_problem",
-           "output_problem", "read_json", "remove_stale_temporaries", "safe_name",
-           "strict_json"]
+__all__ = [
+    "NAME_MAX",
+    "atomic_path",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_text",
+    "exclusive_lock",
+    "format_seconds",
+    "json_line",
+    "name_problem",
+    "output_problem",
+    "read_json",
+    "remove_stale_temporaries",
+    "safe_name",
+    "strict_json",
+]
 
 NAME_MAX = 255
 """The longest file or folder name, in bytes (UTF-8), that common file systems take."""
@@ -239,3 +251,22 @@ def format_seconds(t: float) -> str:
     if text == "-0":
         text = "0"
     return text
+
+
+@contextlib.contextmanager
+def exclusive_lock(lock: Path) -> Iterator[None]:
+    """Hold an advisory lock on the file ``lock`` (created if absent) for the ``with`` block:
+    one holder at a time across processes (POSIX ``flock``, blocking; elsewhere no lock).  The
+    suite builds and the official-data downloads use it so that parallel test workers or two
+    terminals never build or import one thing twice at once."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

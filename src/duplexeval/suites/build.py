@@ -5,7 +5,6 @@ See :mod:`duplexeval.suites` for the cache layout and the quick subset.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -14,7 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,7 @@ from tqdm import tqdm
 from duplexeval.cache import cache_root
 from duplexeval.data.dialogue import Dialogue
 from duplexeval.errors import DuplexevalError
-from duplexeval.fileio import atomic_write_json
+from duplexeval.fileio import atomic_write_json, exclusive_lock
 from duplexeval.suites.registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
 
 if TYPE_CHECKING:
@@ -142,7 +141,7 @@ def build_suite(name: str, force: bool = False, progress: bool = True, quality: 
     if _complete(target) and not force:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive(target.parent / f".{target.name}.lock"):
+    with exclusive_lock(target.parent / f".{target.name}.lock"):
         if _complete(target) and not force:
             return target  # another process built it while this one waited
         _build_into(suite, target, progress, quality, log, limit, force)
@@ -153,22 +152,6 @@ def _complete(target: Path) -> bool:
     return target.is_dir() and (target / "quality.json").is_file()
 
 
-@contextlib.contextmanager
-def _exclusive(lock: Path) -> Iterator[None]:
-    """One builder of a key at a time across processes (parallel test workers, two terminals):
-    an advisory lock on ``lock`` (POSIX ``flock``; elsewhere no lock, and the publish step
-    still keeps the first complete build)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    with lock.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _build_into(suite: Suite, target: Path, progress: bool, quality: bool,

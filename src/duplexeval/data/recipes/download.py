@@ -63,7 +63,7 @@ from typing import Any
 from duplexeval.cache import cache_root as default_cache_root
 from duplexeval.data.recipes.registry import recipe
 from duplexeval.errors import DuplexevalError
-from duplexeval.fileio import atomic_write_json
+from duplexeval.fileio import atomic_write_json, exclusive_lock
 from duplexeval.version import __version__
 
 __all__ = ["RELEASES", "DownloadFailed", "Fetched", "Release", "fetch_official",
@@ -178,7 +178,7 @@ def fetch_official(name: str, *, cache_root: Path | None = None, endpoint: str |
         raise DuplexevalError(f"{release.name}: HF_HUB_OFFLINE is set and {missing}; unset it "
                               "to download")
     root.mkdir(parents=True, exist_ok=True)
-    with _exclusive(root / f".{release.name}.lock"):
+    with exclusive_lock(root / f".{release.name}.lock"):
         done = _complete(target, release, revision)
         if done is not None and not force:
             return Fetched(target, release, revision, done, None)
@@ -215,21 +215,6 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
 
 
-@contextlib.contextmanager
-def _exclusive(lock: Path) -> Iterator[None]:
-    """One download and import of a release at a time across processes (POSIX ``flock``;
-    elsewhere no lock)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    with lock.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _remove_leftovers(root: Path, name: str) -> None:
