@@ -1,7 +1,7 @@
-"""MTR's per-round success on real runs of ``mtr-en`` (its first three dialogues: the S, S+I and
-S+I+P combinations, voiced with piper) with ``scripted`` behaving well and badly per feature, under
-multi-gen (the system's own history, so it is answering when the user barges in), scored with
-the ``mtr`` variant.
+"""MTR's per-round success on real runs of ``mtr-en`` (its ``c03-sip`` dialogue: smooth turn-
+taking, interruption and pause combined over 10 rounds, voiced with piper) with ``scripted``
+behaving well and badly per feature, under multi-gen (the system's own history, so it is
+answering when the user barges in), scored with the ``mtr`` variant.
 
 * smooth turn-taking: ``delay=0.3`` answers; ``delay=12`` never answers inside the 10 s window;
 * interruption: ``stop_delay=0.2`` yields to the barge-in; ``stop_delay=10`` talks through it;
@@ -39,11 +39,27 @@ from duplexeval.metrics.score_run import score_run_dir
 pytestmark = [needs_extra("tts-en", "asr"), pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def mtr_first3() -> Path:
-    from duplexeval.suites import build_suite
+def _built(tmp_path_factory: pytest.TempPathFactory, names: tuple[str, ...], label: str) -> Path:
+    """The ``mtr-en`` dialogues ``names``, built with the suite's gaps into a dataset."""
+    from duplexeval.suites import SUITES
+    from duplexeval.suites.build import suite_gaps
+    from duplexeval.synth.build import SynthSettings
+    from duplexeval.synth.mtr_synthesizer import MtrSynthesizer
+    from duplexeval.synth.spec import load_spec
 
-    return build_suite("mtr-en", limit=3)
+    suite = SUITES["mtr-en"]
+    synth = MtrSynthesizer(SynthSettings(gaps=suite_gaps(suite)))
+    built = [synth.build(load_spec(suite.spec_folder() / f"{name}.json")) for name in names]
+    out = tmp_path_factory.mktemp(label) / "data"
+    synth.write(built, out, metadata={"name": f"mtr-en {' + '.join(names)}"})
+    return out
+
+
+@pytest.fixture(scope="module")
+def mtr_sip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``c03-sip``: one 10-round dialogue combining smooth turn-taking, interruption and
+    pause (the three features these tests separate), so each run is one pass."""
+    return _built(tmp_path_factory, ("c03-sip",), "mtr-sip")
 
 
 def _run(dataset: Path, out: Path, **args: str) -> tuple[dict[tuple[str, str], float],
@@ -65,18 +81,18 @@ def _run(dataset: Path, out: Path, **args: str) -> tuple[dict[tuple[str, str], f
     return overall, curve
 
 
-def test_each_feature_separates_good_from_bad(mtr_first3: Path, tmp_path: Path) -> None:
-    eager, _ = _run(mtr_first3, tmp_path / "eager", delay="0.3", stop_delay="0.2")
-    late, _ = _run(mtr_first3, tmp_path / "late", delay="12")
-    deaf, _ = _run(mtr_first3, tmp_path / "deaf", delay="0.3", stop_delay="10")
+def test_each_feature_separates_good_from_bad(mtr_sip: Path, tmp_path: Path) -> None:
+    eager, _ = _run(mtr_sip, tmp_path / "eager", delay="0.3", stop_delay="0.2")
+    late, _ = _run(mtr_sip, tmp_path / "late", delay="12")
+    deaf, _ = _run(mtr_sip, tmp_path / "deaf", delay="0.3", stop_delay="10")
     smooth = ("TURN_SHIFT", "smooth_turn_taking")
     assert eager[smooth] > late[smooth]
     assert eager["BARGE_IN", "interruption"] > deaf["BARGE_IN", "interruption"]
     assert late["TURN_HOLD", "pause_handling"] > eager["TURN_HOLD", "pause_handling"]
 
 
-def test_a_system_that_slows_down_degrades_over_rounds(mtr_first3: Path, tmp_path: Path) -> None:
-    _, curve = _run(mtr_first3, tmp_path / "drift", delay="0.3", stop_delay="0.2",
+def test_a_system_that_slows_down_degrades_over_rounds(mtr_sip: Path, tmp_path: Path) -> None:
+    _, curve = _run(mtr_sip, tmp_path / "drift", delay="0.3", stop_delay="0.2",
                     drift="0.12")
     rounds = sorted(k for d, k in curve if d == "smooth_turn_taking")
     first, last = curve["smooth_turn_taking", rounds[0]], curve["smooth_turn_taking", rounds[-1]]
@@ -88,19 +104,7 @@ def test_a_system_that_slows_down_degrades_over_rounds(mtr_first3: Path, tmp_pat
 @pytest.fixture(scope="module")
 def mtr_overheard(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``f01-background`` and ``f01-backchannel`` of ``mtr-en``, built with the suite's gaps."""
-    from duplexeval.suites import SUITES
-    from duplexeval.suites.build import suite_gaps
-    from duplexeval.synth.build import SynthSettings
-    from duplexeval.synth.mtr_synthesizer import MtrSynthesizer
-    from duplexeval.synth.spec import load_spec
-
-    suite = SUITES["mtr-en"]
-    synth = MtrSynthesizer(SynthSettings(gaps=suite_gaps(suite)))
-    built = [synth.build(load_spec(suite.spec_folder() / f"f01-{name}.json"))
-             for name in ("background", "backchannel")]
-    out = tmp_path_factory.mktemp("mtr-overheard") / "data"
-    synth.write(built, out, metadata={"name": "mtr-en f01 background + backchannel"})
-    return out
+    return _built(tmp_path_factory, ("f01-background", "f01-backchannel"), "mtr-overheard")
 
 
 def _unmuted(dataset: Path, out: Path, **args: str) -> dict[str, float]:
