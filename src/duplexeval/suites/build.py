@@ -231,13 +231,15 @@ def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) ->
         specs = quick_by_label(specs, per_label)
     synth = synthesizer_for(specs, SynthSettings(gaps=suite_gaps(suite)))
     built = []
-    # a quick subset stops when it has its shifts: the bar counts the dialogues built
+    # a quick subset by shifts stops when it has them: the bar counts the dialogues built (a
+    # quick subset by label knows its dialogues, so its bar has a total)
+    by_shifts = limit == "quick" and per_label is None
     for spec in tqdm(specs, desc=f"synth {subset_label(suite.name, limit)}", unit="dialogue",
-                     total=None if limit == "quick" else len(specs), file=sys.stderr,
+                     total=None if by_shifts else len(specs), file=sys.stderr,
                      disable=not progress):
         built.append(synth.build(spec))
-        if limit == "quick" and per_label is None and shift_samples([b.dialogue() for b in built],
-                                              suite.channels) >= quick_min_shifts(suite):
+        if by_shifts and shift_samples([b.dialogue() for b in built],
+                                       suite.channels) >= quick_min_shifts(suite):
             break
     synth.write(built, out, metadata={"name": suite.name, "description": suite.description,
                                       "user_channels": list(suite.channels)})
