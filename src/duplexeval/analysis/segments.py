@@ -16,6 +16,7 @@ segments wherever the gap between a word's start and the previous word's end is 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +134,8 @@ def _pair(value: Any, where: str) -> tuple[float, float]:
     if (not isinstance(value, (list, tuple)) or len(value) != 2
             or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
         raise ValueError(f"{where}: 'timestamp' must be [start, end] numbers, got {value!r}")
+    if not all(math.isfinite(v) for v in value):
+        raise ValueError(f"{where}: 'timestamp' must be finite, got {value!r}")
     return float(value[0]), float(value[1])
 
 
@@ -156,6 +159,7 @@ def read_transcript(path: Path) -> list[SpeechSegment]:
                            for j, c in enumerate(seg.get("chunks") or []))
             out.append(SpeechSegment.of(int(seg["channel"]), start, end, str(seg.get("text", "")),
                                chunks))
-        except (ValueError, TypeError, AttributeError) as exc:
-            raise DuplexevalError(f"{path}: {exc}") from None
+        except (ValueError, TypeError, AttributeError, OverflowError) as exc:
+            raise DuplexevalError(f"{path}: {where}: {exc}" if isinstance(exc, OverflowError)
+                                  else f"{path}: {exc}") from None
     return out
