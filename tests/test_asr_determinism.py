@@ -165,3 +165,33 @@ def test_a_bad_environment_variable_is_refused_before_any_work(
     assert len(err) == 1 and message in err[0]
     assert sorted(p.relative_to(run) for p in run.rglob("*")) == before
     assert not (tmp_path / "cache").exists()
+
+
+UNGUARDED = """
+import os, sys
+print("top-level", os.getpid(), flush=True)
+import numpy as np
+from duplexeval.speech.asr import Transcriber
+from duplexeval.speech.clipbank import ClipBank
+clips = [c.resampled(16000) for c in ClipBank.load().clips("en")[:8]]
+x = np.concatenate(clips * 4)  # over a minute: several Whisper windows, so the pool runs
+words = Transcriber(processes=2).transcribe_many([(x, 16000, None), (x.copy(), 16000, None)],
+                                                  "en")
+print("words", sum(len(w) for w in words), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_script_without_a_main_guard_is_not_run_again_by_the_asr_workers(
+        model_cache: Path, tmp_path: Path) -> None:
+    """The README's snippet has no ``if __name__ == "__main__"``: the pool's spawned workers
+    must not import that script again (each would run the user's evaluation once more and die
+    bootstrapping, breaking the pool), so its top level runs once and the words come back."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300, env={**os.environ,
+                                                          "DUPLEXEVAL_CACHE": str(model_cache)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("top-level") == 1
+    assert int(done.stdout.split("words")[1]) > 10

@@ -16,10 +16,12 @@ decodes in its own process.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import sys
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Protocol
 
@@ -80,6 +82,28 @@ def _decode(audio: np.ndarray, language: str | None) -> list[Word]:
     return [(w.start, w.end, w.text) for w in _worker.decode_window(audio, language)]
 
 
+@contextlib.contextmanager
+def _main_not_reimported() -> Iterator[None]:
+    """While workers are spawned, the ``__main__`` module shows no file or spec, so that a
+    spawned worker does not run the user's script again: an unguarded script (no ``if
+    __name__ == "__main__"``, as the README's snippet is written) would otherwise start its
+    evaluation again in each worker, which then dies (``RuntimeError`` while bootstrapping) and
+    breaks the pool.  The workers need nothing of ``__main__``: their functions and decoder
+    live in duplexeval."""
+    main = sys.modules.get("__main__")
+    saved = {name: getattr(main, name) for name in ("__file__", "__spec__")
+             if main is not None and hasattr(main, name)}
+    try:
+        if main is not None:
+            main.__spec__ = None
+            if "__file__" in saved:
+                del main.__file__
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(main, name, value)
+
+
 class WindowPool:
     """``processes`` workers, each holding the decoder ``make_decoder()`` builds there (a
     picklable callable: :class:`~duplexeval.speech.asr.Transcriber` with its arguments and
@@ -94,7 +118,8 @@ class WindowPool:
 
     def decode(self, windows: Sequence[np.ndarray], language: str | None) -> list[list[Word]]:
         """The words of each window, in order."""
-        futures = [self._executor.submit(_decode, w, language) for w in windows]
+        with _main_not_reimported():  # the workers start on the first submit
+            futures = [self._executor.submit(_decode, w, language) for w in windows]
         return [f.result() for f in futures]
 
     def close(self) -> None:
