@@ -278,6 +278,22 @@ def test_an_out_that_is_a_file_is_refused_before_any_work(
     assert out.read_text() == "not a folder" and sorted(tmp_path.iterdir()) == [out]
 
 
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_data_that_is_not_a_folder_is_refused_before_any_work(
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+    """``--data`` missing or a file: one line naming it, exit 2, no bundle (it used to skip
+    every cell, exit 0 and write a bundle of nothing)."""
+    data = tmp_path / "mine"
+    if kind == "file":
+        data.write_text("not a folder")
+    out = tmp_path / "bundle"
+    assert main(["eval", "tiny-m3", "--system", "scripted", "--data", str(data),
+                 "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(data) in err and "Traceback" not in err
+    assert not out.exists()
+
+
 def test_eval_data_dir_replaces_the_suites_and_official_skips_a_benchmark_without_release(
         tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``--data DIR`` runs each cell on ``DIR/SUITE`` (here a copy of the suite's first

@@ -306,6 +306,20 @@ def _check_out(out: Path) -> None:
         raise DuplexevalError(f"{existing}: not writable, so the bundle {out} cannot be written")
 
 
+def _check_data(data: str | Path | None) -> None:
+    """Refuse, before any work, a ``--data`` that is neither ``official`` nor a folder (a
+    missing path would otherwise skip every cell and still write a bundle)."""
+    if data is None or str(data) == OFFICIAL:
+        return
+    path = Path(data)
+    if not path.exists():
+        raise DuplexevalError(f"{path}: no such folder (eval --data takes 'official' or a "
+                              "folder of datasets)")
+    if not path.is_dir():
+        raise DuplexevalError(f"{path}: not a folder (eval --data takes 'official' or a "
+                              "folder of datasets)")
+
+
 def _cache_name(judge: JudgeSettings | None, out: Path) -> str | None:
     if judge is None or judge.cache_path is None:
         return None
@@ -384,6 +398,7 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
     chosen = _chosen(benchmarks)
     safe_name(system.name, "system name")
     _check_out(out)
+    _check_data(data)
     keep = select or (lambda bench, cell: True)
     seconds = dict.fromkeys(("synthesis", "runs", "analysis", "tables"), 0.0)
     start = time.perf_counter()
