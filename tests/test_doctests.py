@@ -8,7 +8,7 @@ import importlib
 
 import pytest
 
-MODULES = ["duplexeval.timeline"]
+MODULES = ["duplexeval.timeline", "duplexeval.version"]
 """The modules whose docstrings carry examples (the ``Span`` algebra first, as pyannote.core)."""
 
 

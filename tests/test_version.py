@@ -74,3 +74,53 @@ def test_the_command_prints_it(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert stop.value.code == 0
     assert capsys.readouterr().out == f"duplexeval {describe()}\n"
+
+
+def _hatchling_version(repo: Path) -> str:
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "hatchling", "version"], cwd=repo,
+                          capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@needs_git
+def test_the_version_comes_from_git_tags(tmp_path: Path) -> None:
+    """A project with duplexeval's own ``[tool.hatch.version]`` (read from pyproject.toml):
+    before any tag a dev version after the fallback, at tag ``v2.3.4`` exactly ``2.3.4``, one
+    commit later a dev version of ``2.3.5``; :func:`release_of` keeps the release part, the
+    number results and caches record."""
+    import tomllib
+
+    from duplexeval.version import release_of
+
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    hatch = table["tool"]["hatch"]["version"]
+    assert hatch["source"] == "vcs"
+    repo = tmp_path / "project"
+    repo.mkdir()
+    settings = "\n".join(f'{key} = "{value}"' for key, value in hatch.items())
+    (repo / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend = "hatchling.build"\n'
+        f'[project]\nname = "x"\ndynamic = ["version"]\n[tool.hatch.version]\n{settings}\n',
+        encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "one")
+    untagged = _hatchling_version(repo)
+    assert ".dev1+g" in untagged and release_of(untagged) == "0.1.1"
+    _git(repo, "tag", "v2.3.4")
+    assert _hatchling_version(repo) == "2.3.4"
+    (repo / "README").write_text("two\n", encoding="utf-8")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "two")
+    later = _hatchling_version(repo)
+    assert later.startswith("2.3.5.dev1+g") and release_of(later) == "2.3.5"
+
+
+def test_the_recorded_version_is_the_installed_release() -> None:
+    from importlib.metadata import version
+
+    from duplexeval.version import release_of
+
+    assert __version__ == release_of(version("duplexeval")) != ""

@@ -1,20 +1,47 @@
-"""The version of duplexeval (read by the build backend and recorded in every output).
+"""The version of duplexeval (recorded in every output).
 
-``__version__`` is the release number, the same for every commit until the next release: it is
-part of what run configs, analysis settings and results record, so it must not change with each
-commit (an analysis cached under one commit stays valid under the next).  Which commit a
-``duplexeval`` is, when it is not a release, is what :func:`describe` adds: ``duplexeval
---version`` prints it.
+The version comes from git tags, through the build backend (hatch-vcs, i.e. setuptools-scm):
+a commit tagged ``vX.Y.Z`` installs as ``X.Y.Z``, any other as a dev version after the last
+tag (``0.1.1.dev5+g62de404``; before the first tag, after the fallback version
+``0.1.0``: ``0.1.1.dev<N>+g<rev>``, N counting every commit).
+
+``__version__`` is the release part of it (``0.1.1`` there): the same for every commit until
+the next release, because it is part of what run configs, analysis settings and results record
+and of the keys of their caches, so it must not change with each commit (an analysis cached
+under one commit stays valid under the next).  Which commit a ``duplexeval`` is, when it is not
+a release, is what :func:`describe` adds: ``duplexeval --version`` prints it.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-__all__ = ["__version__", "describe"]
+__all__ = ["__version__", "describe", "release_of"]
 
-__version__ = "0.1.0"
+
+def release_of(installed: str) -> str:
+    """The release part of a PEP 440 version: ``0.1.1.dev5+g62de404`` → ``0.1.1``.
+
+    >>> release_of("0.1.dev12+g62de404.d20261202")
+    '0.1'
+    >>> release_of("1.2.0")
+    '1.2.0'
+    """
+    found = re.match(r"\d+(?:\.\d+)*", installed)
+    return found.group(0) if found else installed
+
+
+def _installed() -> str:
+    try:
+        return version("duplexeval")
+    except PackageNotFoundError:  # run from a source folder that was never installed
+        return "0+unknown"
+
+
+__version__ = release_of(_installed())
 
 _HERE = Path(__file__).resolve()
 
@@ -32,7 +59,7 @@ def _git(*args: str) -> str | None:
 def describe() -> str:
     """``__version__``, with the git revision when this code is a checkout of duplexeval that is
     not its release: ``0.1.0`` for an installed package or a commit tagged ``v0.1.0``, else
-    ``0.1.0 (git 62de404)``, with ``, modified`` when tracked files differ from that commit.
+    ``0.1.1 (git 62de404)``, with ``, modified`` when tracked files differ from that commit.
 
     Only a repository whose work tree holds this very file counts, so a package installed
     inside another project's repository is not described by that project's commits.
