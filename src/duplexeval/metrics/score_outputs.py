@@ -79,7 +79,7 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
                    analysis=analysis, events=events,
                    aggregates=typed(aggregate_rows(scores, variant.quantile_metrics)),
                    label_aggregates=typed(label_rows(scores, variant.quantile_metrics)),
-                   content=content,
+                   content=content, distributions=variant.distributions(scores),
                    environment=numeric_stack())
 
 

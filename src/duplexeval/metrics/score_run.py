@@ -18,6 +18,7 @@ from duplexeval.metrics.content.inputs import CONTENT_EVENT_TYPES, ContentOption
 from duplexeval.metrics.content.rounds import RoundFinder, annotated_rounds, dialogue_label
 from duplexeval.metrics.content.score import JudgeSettings, content_not_computed, score_content
 from duplexeval.metrics.m3_metadata import read_m3_outputs
+from duplexeval.metrics.realism_reference import with_reference_segments
 from duplexeval.metrics.score_outputs import write_score_outputs
 from duplexeval.metrics.scoring import score_events
 from duplexeval.metrics.timing.turn_context import turn_context
@@ -82,6 +83,14 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     options = options or AnalysisOptions()
     timing = get_variant(variant, **(variant_settings or {}))
     dialogues, missing = run_dialogues(run)
+    if timing.reference_channel:
+        if truth:
+            raise DuplexevalError(f"{run_dir}: the {variant} variant compares analysed "
+                                  "channels (the user's and the reference's); score it "
+                                  "without --truth")
+        if dialogues is None:
+            raise DuplexevalError(f"{run_dir}: the {variant} variant needs the reference "
+                                  f"channel: {missing}")
     options = _with_transcripts(options, timing.full_transcript_events, dialogues)
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress,
                              executor=executor)
@@ -89,6 +98,8 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
     finder = RoundFinder(read_rounds(rounds)) if rounds is not None else RoundFinder()
     events = with_rounds(events, dialogues, finder)
+    if timing.reference_channel and dialogues is not None:
+        events = with_reference_segments(events, dialogues, options)
     scores = score_events(events, timing)
     settings = run.analysis(truth).read_settings()
     out = out or run.scores(truth, variant).root
