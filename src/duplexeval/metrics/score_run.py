@@ -17,6 +17,7 @@ from duplexeval.metrics.content.context import generated_histories
 from duplexeval.metrics.content.inputs import CONTENT_EVENT_TYPES, ContentOptions, HistorySource
 from duplexeval.metrics.content.rounds import RoundFinder, annotated_rounds, dialogue_label
 from duplexeval.metrics.content.score import JudgeSettings, content_not_computed, score_content
+from duplexeval.metrics.counterfactual import TWIN_KEY
 from duplexeval.metrics.m3_metadata import read_m3_outputs
 from duplexeval.metrics.realism_reference import with_reference_segments
 from duplexeval.metrics.score_outputs import write_score_outputs
@@ -100,7 +101,10 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     events = with_rounds(events, dialogues, finder)
     if timing.reference_channel and dialogues is not None:
         events = with_reference_segments(events, dialogues, options)
-    scores = score_events(events, timing)
+    twins = [e for e in events if isinstance(e.metadata.get(TWIN_KEY), str)]
+    events = [e for e in events if not isinstance(e.metadata.get(TWIN_KEY), str)]
+    scores = score_events(events, timing)  # the variant prepares on the originals alone
+    scores += [s for s in (timing.score(e) for e in twins) if s.dimensions]
     settings = run.analysis(truth).read_settings()
     out = out or run.scores(truth, variant).root
     source = run_source(run, meta)

@@ -33,6 +33,18 @@ Per dialogue, channel lists in record order, events in file order:
 ``fork_time`` is where a sample's input stops being a continuous pass over the dialogue:
 multi-gen: where the user input is muted (event_start for SHIFT/HOLD/SHORTPAUSE, event_end for
 BC/BARGE_IN); multi-ref: the end of teacher forcing (event_start); single: input_start.
+
+Counterfactual twins (``PlanOptions.counterfactual``): each BC and BARGE_IN sample is followed
+by its twin, the same sample with the user's act removed: the user channel is muted from the
+act's onset (``event_start``) to ``input_end``, and the twin forks there, so it shares the pass
+up to the act and is one more continuation.  Its ``event_id`` is the original's with
+:data:`COUNTERFACTUAL_SUFFIX`; everything else is the original's (the official counters count
+the original only)::
+
+    user      ....uuuuuuu|<-- act -->|             original: muted from event_end (BC, BARGE_IN)
+    twin      ....uuuuuuu|                         muted from event_start (the act removed)
+    system    ....SSSSSSSSSSSS?                    the difference is the effect of the act
+                         ^ event_start: the twin's fork
 """
 
 from __future__ import annotations
@@ -48,6 +60,7 @@ from duplexeval.events import EVENT_TO_TASK, TASKS, EventKind
 from duplexeval.timeline import Span, approx_eq, time_ge, time_le, time_lt
 
 __all__ = [
+    "COUNTERFACTUAL_SUFFIX",
     "SAMPLE_JSON_KEYS",
     "TASKS",
     "EvalProtocol",
@@ -68,6 +81,9 @@ SAMPLE_JSON_KEYS: tuple[str, ...] = (
 )
 
 _MUTE_AT_END = {EventKind.BC, EventKind.BARGE_IN}
+
+COUNTERFACTUAL_SUFFIX = "_cf"
+"""Appended to an event id for its counterfactual twin (the user's act removed)."""
 
 
 class EvalProtocol(StrEnum):
@@ -107,6 +123,9 @@ class PlanOptions:
     does while the system replies (background voices, backchannels, the next turn) is part of
     the test."""
     ignored_events: frozenset[EventKind] = frozenset()
+    counterfactual: bool = False
+    """Add each BC and BARGE_IN sample's counterfactual twin (the user's act removed; see
+    the module docstring)."""
 
     def __post_init__(self) -> None:
         if self.window <= 0:
@@ -138,11 +157,16 @@ class Sample:
     fork_time: float
     muted: bool = True
     """Whether the user input is zeroed from :attr:`mute_start` (:attr:`PlanOptions.mute`)."""
+    counterfactual: bool = False
+    """A counterfactual twin: the user's act removed (muted from ``event_start``)."""
 
     @property
     def mute_start(self) -> float:
         """Where the user input is zeroed in the evaluation window (official muting rule;
-        ``input_end``, i.e. nowhere, for an unmuted sample)."""
+        ``input_end``, i.e. nowhere, for an unmuted sample; ``event_start`` for a
+        counterfactual twin)."""
+        if self.counterfactual:
+            return self.event_start
         if not self.muted:
             return self.input_end
         return self.event_end if self.event_type in _MUTE_AT_END else self.event_start
@@ -156,6 +180,8 @@ class Sample:
         """The sample as ``plan --json`` prints it (keys in :data:`SAMPLE_JSON_KEYS`)."""
         out = {key: getattr(self, key) for key in SAMPLE_JSON_KEYS}
         out["event_type"] = self.event_type.value
+        if self.counterfactual:
+            out["counterfactual_of"] = self.event_id.removesuffix(COUNTERFACTUAL_SUFFIX)
         for key, value in out.items():
             if isinstance(value, float):
                 out[key] = round(value, 9)  # drop float noise such as 18.009999999999998
@@ -275,8 +301,9 @@ def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) ->
             stats.skipped_filtered += 1
             continue
         task = EVENT_TO_TASK[kind]
+        k = sum(1 for kept in samples if not kept.counterfactual)
         samples.append(Sample(
-            sample_id=dialogue.id, event_id=f"{dialogue.id}_ch{user}_{len(samples):04d}_{task}",
+            sample_id=dialogue.id, event_id=f"{dialogue.id}_ch{user}_{k:04d}_{task}",
             user_channel=user, system_channel=system, event_type=kind, task=task,
             event_start=event_start, event_end=event_end, input_start=input_start,
             input_end=input_end, context_start=context_start, context_end=context_end,
@@ -284,7 +311,16 @@ def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) ->
             muted=options.mute,
         ))
         stats.by_task[task] += 1
+        if options.counterfactual and kind in _MUTE_AT_END:
+            samples.append(counterfactual_twin(samples[-1]))
     return samples
+
+
+def counterfactual_twin(sample: Sample) -> Sample:
+    """The counterfactual twin of a BC or BARGE_IN sample of a multi-turn protocol (see the
+    module docstring)."""
+    return replace(sample, event_id=sample.event_id + COUNTERFACTUAL_SUFFIX,
+                   counterfactual=True, fork_time=sample.event_start)
 
 
 def split_passes(samples: Iterable[Sample]) -> list[list[Sample]]:

@@ -13,6 +13,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from duplexeval.results.content import ContentResults
+from duplexeval.results.counterfactual import PairedEffect
 from duplexeval.results.distributions import DistributionResults
 from duplexeval.results.intervals import IntervalFields
 from duplexeval.version import __version__
@@ -24,7 +25,8 @@ Value = float | int | None
 """A metric value: a number, or ``None`` when the event has none (e.g. no latency)."""
 
 SCHEMA_VERSION: Final = 7
-"""7: ``distributions``, the distributional-realism section (``realism`` variant); 6:
+"""7: ``distributions``, the distributional-realism section (``realism`` variant), and
+``counterfactual``, the paired effects of the user's acts; 6:
 ``label_aggregates``, the rows per dialogue label (MTR's features and combinations), and
 ``variant.definition`` (official code, paper or compat); 5: ``ci_method`` of every interval
 (Wilson, bootstrap or Student-t); 4: ``environment``, the numeric stack's versions where the
@@ -167,3 +169,7 @@ class Results(BaseModel):
     """The system's timing distributions against the reference human channel's (the
     ``realism`` variant, :mod:`duplexeval.metrics.distributions`); ``None`` for every other
     variant and in files of schema version 6 or older."""
+    counterfactual: list[PairedEffect] = Field(default_factory=list)
+    """The effect of the user's act per event kind and metric, each event against its
+    counterfactual twin (:mod:`duplexeval.metrics.counterfactual`); empty for a run planned
+    without twins and in files of schema version 6 or older."""
