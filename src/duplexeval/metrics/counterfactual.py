@@ -64,11 +64,11 @@ def paired_effects(originals: Sequence[EventScore],
         original = by_id.get(str(twin.event.metadata.get(TWIN_KEY)))
         if original is None:
             continue
-        with_act, without = _numbers(original), _numbers(twin)
-        for key in sorted(set(with_act) & set(without)):
+        acted, silent = _numbers(original), _numbers(twin)
+        for key in sorted(set(acted) & set(silent)):
             a, b = pairs[(original.event.event_type, *key)]
-            a.append(without[key])
-            b.append(with_act[key])
+            a.append(silent[key])
+            b.append(acted[key])
     out = []
     for (event_type, dimension, metric), (without, with_act) in sorted(pairs.items()):
         d = paired_difference(without, with_act)

@@ -56,7 +56,8 @@ Sides = Mapping[str, Sequence[Mapping[str, Sequence[float]]]]
 """Per dialogue id, that dialogue's timelines, each a feature -> values mapping."""
 
 
-def js_divergence(a: Sequence[float], b: Sequence[float], edges: np.ndarray) -> float:
+def js_divergence(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
+                  edges: np.ndarray) -> float:
     """The Jensen-Shannon divergence (base 2) of the histograms of ``a`` and ``b`` over
     ``edges``, values clipped into the end bins (see the module docstring)."""
     lo, hi = float(edges[0]), float(edges[-1])

@@ -158,7 +158,7 @@ def _proportions(values: Sequence[float], edges: Sequence[float]) -> list[float]
         i = next((k for k in range(len(counts)) if v < edges[k + 1]), len(counts) - 1)
         counts[i] += 1
     total = sum(counts)
-    return [c / total for c in counts] if total else counts
+    return [c / total for c in counts] if total else [0.0] * len(counts)
 
 
 def realism_distributions(runs: Runs) -> Figure:
