@@ -1,8 +1,13 @@
-"""``duplexeval score RUN_DIR --variant realism`` end to end on the first three dialogues of
-the bundled ``m3-qa-en`` suite under Multi (gen): the ``reference`` system (which replays the
-human channel) has every distance near 0 (the human against itself), the ``cascade`` larger,
-with dialogue-bootstrap intervals that do not overlap; the results file carries the section
-(strict JSON, read back), and the HTML report draws the overlay.
+"""Two of issue 31's measures end to end on the first two dialogues of the bundled ``m3-chat-en``
+suite under Multi (gen), user channel 0, planned with counterfactual twins, voice activity only:
+
+* ``--variant realism``: the ``reference`` system (which replays the human channel) has every
+  distance near 0 (the human against itself), the ``cascade`` larger, with dialogue-bootstrap
+  intervals that do not overlap; the results file carries the section (strict JSON, read back),
+  and the HTML report draws the overlay;
+* counterfactual pairs under ``--variant turnbench``: the cascade stops for a barge-in and not
+  without it (a negative effect on ``missed_stop``: the act makes it stop), the reference replay
+  stops where the human does whatever it hears (no effect).
 
     reference  user uuuuu|        system = reference channel:  W(fto) ~ 0
                             rrrrrr
@@ -43,20 +48,22 @@ def qa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dataset]:
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DUPLEXEVAL_CACHE", str(tmp_path_factory.mktemp("realism-cache")))
-        root = build_suite("m3-qa-en", limit=3, progress=False, quality=False)
+        root = build_suite("m3-chat-en", limit=2, progress=False, quality=False)
         dataset, _ = load_dataset(root, audio=Need.REQUIRE)
         yield dataset
 
 
 @pytest.fixture(scope="module")
 def scored(qa: Dataset, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    plan = build_plan(qa, PlanOptions(protocol=EvalProtocol.MULTI_GEN))
+    plan = build_plan(qa, PlanOptions(protocol=EvalProtocol.MULTI_GEN, channels=(0,),
+                                      counterfactual=True))
     out = {}
     for name in ("reference", "cascade"):
         run = tmp_path_factory.mktemp(name) / "run"
         execute_run(load_system(name, {}), qa, plan, run, seed=1, progress=False)
         _results, folder = score_run_dir(run, variant="realism", options=VAD_ONLY,
                                          progress=False)
+        score_run_dir(run, variant="turnbench", options=VAD_ONLY, progress=False)
         out[name] = folder
     return out
 
@@ -70,7 +77,7 @@ def test_the_reference_is_near_zero_and_the_cascade_is_separated(
         scored: dict[str, Path]) -> None:
     reference, cascade = load(scored["reference"]), load(scored["cascade"])
     assert reference.variant.name == "realism" and reference.distributions is not None
-    assert reference.distributions.dialogues == 3
+    assert reference.distributions.dialogues == 2
     ref_fto, cas_fto = _feature(reference, "fto"), _feature(cascade, "fto")
     assert len(ref_fto.system) >= 3 and len(cas_fto.system) >= 3
     for distance in (ref_fto.ks, ref_fto.wasserstein, ref_fto.js):
@@ -94,3 +101,17 @@ def test_the_section_is_strict_json_and_the_report_draws_it(
     html = page.read_text(encoding="utf-8")
     assert "Distributional realism" in html and "realism_distributions.svg" in html
     assert (tmp_path / "report" / "figures" / "realism_distributions.png").is_file()
+
+
+def test_the_cascade_stops_for_the_barge_in_and_the_replay_stops_anyway(
+        scored: dict[str, Path]) -> None:
+    effects = {}
+    for name in ("reference", "cascade"):
+        results = load(scored[name].parent / "turnbench")
+        assert not any(e.event_id.endswith("_cf") for e in results.events)
+        effects[name] = {(e.event_type, e.metric): e for e in results.counterfactual}
+    cascade = effects["cascade"][("BARGE_IN", "missed_stop ↓")]
+    assert cascade.n >= 1 and cascade.effect < 0 and cascade.ci95_high < 0
+    assert cascade.mean_without_act == 1.0  # it talks on when nobody barges in
+    for key, effect in effects["reference"].items():
+        assert effect.effect == 0.0, key
