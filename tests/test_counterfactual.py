@@ -17,6 +17,7 @@ hears, from its analysed audio (voice activity)::
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,11 @@ import pytest
 
 from duplexeval.audio import read_audio
 from duplexeval.cli import main
+from duplexeval.data.dialogue import Dialogue
 from duplexeval.data.locate import bundled_dataset
 from duplexeval.data.validate import Need, load_dataset
 from duplexeval.data.voice_bursts import voice_bursts
-from duplexeval.events import EventKind
+from duplexeval.events import Event, EventKind
 from duplexeval.metrics.base import DimensionScore, EventScore, EventView
 from duplexeval.metrics.counterfactual import paired_effects
 from duplexeval.plan.samples import (
@@ -69,6 +71,37 @@ def test_the_plan_adds_a_twin_after_each_act_and_keeps_the_official_ids() -> Non
     assert all(s.event_type not in (EventKind.BC, EventKind.BARGE_IN)
                for s in paired.samples if s.counterfactual is False
                and s.event_id + COUNTERFACTUAL_SUFFIX not in {t.event_id for t in twins})
+
+
+def test_a_background_twin_mutes_from_the_annotated_onset_and_forks_with_its_original() -> None:
+    """An MTR-style round, unmuted: the user's turn ends at 3 s, the system replies from 3.5 s
+    and a background voice starts at 5 s (the mtr record's ``background_span``)::
+
+        t        0       3  3.5     5      7
+        user     uuuuuuuu|         bbbbbbb|         b: background speech (user channel)
+        system              SSSSSSSSSSSSSSSSS
+        twin               (user muted from 5.0)    fork 3.0 (the original's), same seed
+
+    A muted plan never hears the background (muted from 3 s): no twin.  A background onset
+    before the fork (inside the context) makes no twin either."""
+    events = (Event(EventKind.TURN, 0, 0.0, 3.0), Event(EventKind.TURN_SHIFT, 1, 3.0, 3.5),
+              Event(EventKind.TURN, 1, 3.5, 9.0))
+    mtr = {"version": 1, "user_channel": 0,
+           "rounds": [{"round": 1, "user_span": [0.0, 3.0], "background_span": [5.0, 7.0]}]}
+    d = Dialogue(id="bg", events=events, extra={"mtr": mtr})
+    unmuted = PlanOptions(protocol=EvalProtocol.MULTI_REF, channels=(0,), mute=False,
+                          counterfactual=True)
+    original, twin = build_plan([d], unmuted).samples
+    assert twin.event_id == original.event_id + COUNTERFACTUAL_SUFFIX
+    assert twin.removed_from == twin.mute_start == 5.0
+    assert twin.fork_time == original.fork_time == 3.0  # forcing ends where the original's does
+    assert twin.seed_key == original.seed_key == original.event_id
+    muted = PlanOptions(protocol=EvalProtocol.MULTI_REF, channels=(0,), counterfactual=True)
+    assert len(build_plan([d], muted).samples) == 1
+    early = {**mtr, "rounds": [{"round": 1, "user_span": [0.0, 3.0],
+                                "background_span": [1.0, 2.0]}]}
+    assert len(build_plan([Dialogue(id="e", events=events, extra={"mtr": early})],
+                          unmuted).samples) == 1
 
 
 def _score(event_id: str, kind: str, value: float | None, twin_of: str | None = None,
@@ -158,3 +191,41 @@ def test_twins_stay_out_of_the_events_and_aggregates_and_share_the_prefix(
         assert np.array_equal(a[:onset, 1], b[:onset, 1])  # one prefix, two continuations
         assert not np.any(b[onset:, 0])  # the twin hears no act
         assert np.any(a[onset:, 0])
+
+
+def test_a_background_twin_runs_as_its_original_until_the_onset(tmp_path: Path) -> None:
+    """The first TURN_SHIFT of the voiced bundled dialogue, unmuted under Multi (ref), with a
+    background voice annotated 1 s after the shift: the twin's system output equals the
+    original's up to the onset (one prefix, the same seed), and its user input is silent from
+    there::
+
+        user      uuuuuuu|        bbbbbbb          original: hears the background
+        user      uuuuuuu|        .......          twin: muted from the onset
+        system             SSSS?                   identical until the onset
+                  t = shift   t + 1
+    """
+    source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
+    voice_bursts(source, tmp_path / "data", 16000)
+    dataset, _ = load_dataset(tmp_path / "data", audio=Need.REQUIRE)
+    first = dataset.dialogues[0]
+    plain = build_plan([first], PlanOptions(protocol=EvalProtocol.MULTI_REF, mute=False))
+    shift = next(s for s in plain.samples if s.event_type is EventKind.TURN_SHIFT)
+    onset = shift.event_start + 1.0
+    mtr = {"version": 1, "user_channel": shift.user_channel,
+           "rounds": [{"round": 1, "user_span": [shift.input_start, shift.event_start],
+                       "background_span": [onset, onset + 1.0]}]}
+    annotated = replace(first, extra={**first.extra, "mtr": mtr})
+    dataset = replace(dataset, dialogues=(annotated, *dataset.dialogues[1:]))
+    plan = build_plan([annotated], PlanOptions(protocol=EvalProtocol.MULTI_REF, mute=False,
+                                               counterfactual=True))
+    original = next(s for s in plan.samples if s.event_id == shift.event_id)
+    twin = next(s for s in plan.samples if s.event_id == shift.event_id + COUNTERFACTUAL_SUFFIX)
+    assert twin.removed_from == onset
+    run = tmp_path / "run"
+    execute_run(load_system("scripted", SCRIPTED), dataset, plan, run, seed=1, progress=False)
+    a, rate = read_audio(run / "samples" / first.id / f"{original.event_id}.wav")
+    b, _ = read_audio(run / "samples" / first.id / f"{twin.event_id}.wav")
+    cut = round((onset - original.input_start) * rate)
+    assert np.array_equal(a[:cut], b[:cut])
+    assert not np.any(b[cut:, 0])
+    assert a.shape == b.shape

@@ -132,9 +132,10 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                         "muting it after the event (MTR-style rounds: background voices, "
                         "backchannels and the next turn are heard)")
     p.add_argument("--counterfactual", action="store_true",
-                   help="add each backchannel and barge-in sample's twin with the user's act "
-                        "removed (muted from its onset; one more continuation of the shared "
-                        "prefix); scoring reports the paired effect of the act")
+                   help="add each backchannel, barge-in and annotated background-speech "
+                        "sample's twin with the user's act removed (muted from its onset; one "
+                        "more continuation of the shared prefix); scoring reports the paired "
+                        "effect of the act")
 
 
 def plan_options(args: argparse.Namespace) -> Any:
