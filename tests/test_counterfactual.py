@@ -229,3 +229,16 @@ def test_a_background_twin_runs_as_its_original_until_the_onset(tmp_path: Path) 
     assert np.array_equal(a[:cut], b[:cut])
     assert not np.any(b[cut:, 0])
     assert a.shape == b.shape
+
+
+def test_realism_from_the_truth_analysis_is_one_line_and_writes_nothing(
+        scored: dict[str, tuple[Path, dict[str, Any]]], capsys: pytest.CaptureFixture[str],
+        ) -> None:
+    """The realism variant reads the analysed user and reference channels, which a truth
+    analysis (the system's logged speech) has not."""
+    run, _ = scored["yields"]
+    capsys.readouterr()
+    assert main(["score", str(run), "--variant", "realism", "--truth"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "without --truth" in err[0] and str(run) in err[0]
+    assert not (run / "scores-truth" / "realism").exists()

@@ -68,7 +68,8 @@ def js_divergence(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarr
 
 
 def _distances(a: np.ndarray, b: np.ndarray, edges: np.ndarray) -> tuple[float, float, float]:
-    ks = float(scipy_stats.ks_2samp(a, b, method="asymp").statistic)  # the statistic only
+    with np.errstate(divide="ignore", invalid="ignore"):  # its p-value of one value; unused
+        ks = float(scipy_stats.ks_2samp(a, b, method="asymp").statistic)
     emd = float(scipy_stats.wasserstein_distance(a, b))
     return ks, emd, js_divergence(a, b, edges)
 
