@@ -104,7 +104,7 @@ def test_the_section_is_strict_json_and_the_report_draws_it(
 
 
 def test_the_cascade_stops_for_the_barge_in_and_the_replay_stops_anyway(
-        scored: dict[str, Path]) -> None:
+        scored: dict[str, Path], tmp_path: Path) -> None:
     effects = {}
     for name in ("reference", "cascade"):
         results = load(scored[name].parent / "turnbench")
@@ -115,3 +115,8 @@ def test_the_cascade_stops_for_the_barge_in_and_the_replay_stops_anyway(
     assert cascade.mean_without_act == 1.0  # it talks on when nobody barges in
     for key, effect in effects["reference"].items():
         assert effect.effect == 0.0, key
+    from duplexeval.report.html_report import html_report_of
+
+    page = html_report_of([scored["cascade"].parent / "turnbench"], tmp_path / "report")
+    html = page.read_text(encoding="utf-8")
+    assert "Counterfactual pairs" in html and "missed_stop" in html

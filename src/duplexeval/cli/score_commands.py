@@ -161,6 +161,7 @@ def _score(args: argparse.Namespace) -> int:
     from duplexeval.metrics.score_run import score_run_dir
     from duplexeval.report.text import (
         FLEXI_COLUMNS,
+        counterfactual_table_lines,
         distribution_table_lines,
         timing_table_lines,
         variant_curve_lines,
@@ -199,6 +200,8 @@ def _score(args: argparse.Namespace) -> int:
         print("\n".join(variant_table_lines(results) + variant_curve_lines(results)))
         if results.distributions is not None:
             print("\n" + "\n".join(distribution_table_lines(results.distributions)))
+    if results.counterfactual:
+        print("\n" + "\n".join(counterfactual_table_lines(results.counterfactual)))
     _print_content(label, results)
     files = ScoreFiles(out)
     print(f"\n{len(results.events)} event(s) scored ({results.variant.name} "

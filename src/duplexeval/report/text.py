@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from duplexeval.events import TASK_SHORT, TASKS
 from duplexeval.metrics.stats import Summary, quantiles
 from duplexeval.plan.samples import Plan
+from duplexeval.results.counterfactual import PairedEffect
 from duplexeval.results.distributions import Distance, DistributionResults
 from duplexeval.results.intervals import IntervalFields
 
@@ -196,6 +197,19 @@ def distribution_table_lines(found: DistributionResults) -> list[str]:
     header = ["feature", "unit", "n sys / ref", "median sys / ref", "KS", "Wasserstein", "JS"]
     return [f"distributions: system vs {found.reference} ({found.dialogues} dialogue(s), "
             f"{found.resamples} resamples)", *format_table(header, rows)]
+
+
+def counterfactual_table_lines(effects: Sequence[PairedEffect]) -> list[str]:
+    """The effect of the user's act per event kind and metric (each event against its twin
+    without the act): the pairs, both means, the effect (with minus without) with its 95 %
+    paired-bootstrap interval, and the sign-flip p-value."""
+    rows = [[e.event_type, e.dimension, e.metric, e.n, f"{e.mean_with_act:.2f}",
+             f"{e.mean_without_act:.2f}",
+             f"{e.effect:+.2f} [{e.ci95_low:+.2f}, {e.ci95_high:+.2f}]", f"{e.p_value:.3f}"]
+            for e in effects]
+    header = ["event", "dimension", "metric", "pairs", "with act", "without", "effect", "p"]
+    return ["counterfactual pairs: the effect of the user's act (with minus without)",
+            *format_table(header, rows)]
 
 
 def curve_line(title: str, rows: Sequence[IntervalFields], rounds: Sequence[int],
