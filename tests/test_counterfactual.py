@@ -242,3 +242,17 @@ def test_realism_from_the_truth_analysis_is_one_line_and_writes_nothing(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "without --truth" in err[0] and str(run) in err[0]
     assert not (run / "scores-truth" / "realism").exists()
+
+
+def test_the_run_configuration_names_counterfactual_only_when_set(
+        scored: dict[str, tuple[Path, dict[str, Any]]]) -> None:
+    """A plain plan's configuration is as before the option existed (its hash unchanged, so an
+    older run directory resumes); a run with twins records them."""
+    from duplexeval.runs.execution import _plan_config
+
+    run, _ = scored["yields"]
+    config = json.loads((run / "config.json").read_text(encoding="utf-8"))
+    assert config["config"]["plan"]["counterfactual"] is True
+    source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
+    plain = build_plan(source.dialogues[:1], PlanOptions(protocol=EvalProtocol.MULTI_REF))
+    assert "counterfactual" not in _plan_config(plain)
