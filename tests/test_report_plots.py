@@ -150,3 +150,25 @@ def test_the_same_event_in_english_and_japanese_side_by_side(cases: list[EventCa
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert " · en · " in titles[0] and " · ja · " in titles[1]
     _saved(fig, tmp_path / "languages")
+
+
+def test_realism_distributions_overlay_the_two_sides_per_feature(
+        scored: list[ScoredRun], tmp_path: Path) -> None:
+    """One row per realism-scored run, one panel per feature, the ``reference`` and ``system``
+    stairs each summing to 1 over the bins; runs without the section are left out."""
+    from duplexeval.metrics.distributions import compare_distributions
+
+    timelines = {"d": [{"fto": [0.2, 0.4, 1.0], "pause": [0.6], "turn_length": [2.0]}]}
+    shifted = {"d": [{"fto": [1.2, 1.4, 2.0], "pause": [0.6], "turn_length": [4.0]}]}
+    found = compare_distributions(shifted, timelines, "the reference", resamples=50)
+    base = scored[0].results
+    runs = [("plain", base), ("realism", base.model_copy(update={"distributions": found}))]
+    fig = plots.realism_distributions(runs)
+    assert len(fig.axes) == len(found.features)  # one row: the plain run has no section
+    fto = fig.axes[0]
+    assert [a.get_label() for a in fto.patches] == ["reference", "system"]
+    for stairs in fto.patches:
+        assert sum(stairs.get_data().values) == pytest.approx(1.0)
+    assert "KS 1.00" in fto.get_title() and "W 1.00" in fto.get_title()
+    _saved(fig, tmp_path / "realism")
+    assert len(plots.realism_distributions(runs[:1]).axes) == 1  # "no realism-scored runs"

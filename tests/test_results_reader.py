@@ -40,7 +40,7 @@ def test_load_accepts_a_file_a_scores_folder_and_a_run_directory(tmp_path: Path)
     scores = RunDir(run).scores()
     for path in (run, scores.root, scores.results, str(run)):
         results = reader.load(path)
-        assert results.schema_version == SCHEMA_VERSION == 6
+        assert results.schema_version == SCHEMA_VERSION == 7
         assert results.source.system == "cascade"
 
 

@@ -131,6 +131,11 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="play the user channel as recorded through the window instead of "
                         "muting it after the event (MTR-style rounds: background voices, "
                         "backchannels and the next turn are heard)")
+    p.add_argument("--counterfactual", action="store_true",
+                   help="add each backchannel, barge-in and annotated background-speech "
+                        "sample's twin with the user's act removed (muted from its onset; one "
+                        "more continuation of the shared prefix); scoring reports the paired "
+                        "effect of the act")
 
 
 def plan_options(args: argparse.Namespace) -> Any:
@@ -141,7 +146,8 @@ def plan_options(args: argparse.Namespace) -> Any:
     given: dict[str, Any] = {"protocol": EvalProtocol(args.protocol),
                              "context_max_len": args.context_max_len,
                              "include_short_pause": args.include_short_pause,
-                             "mute": not args.no_mute}
+                             "mute": not args.no_mute,
+                             "counterfactual": args.counterfactual}
     if args.channels is not None:
         given["channels"] = args.channels
     if args.window is not None:

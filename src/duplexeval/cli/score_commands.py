@@ -52,7 +52,8 @@ def add_score(sub: Subparsers) -> None:
     p.add_argument("-o", "--output", type=out_folder, default=None, metavar="OUT_DIR",
                    help="where to write (default RUN_DIR/scores; required with --m3)")
     p.add_argument("--variant", default="m3", help="timing metric variant: m3 (default), "
-                   "fdb-v1, mtr, flexi")
+                   "fdb-v1, mtr, flexi, turnbench, realism (the system's timing distributions "
+                   "against the reference channel's)")
     p.add_argument("--compat", action="store_true", help="with --variant flexi: the released "
                    "code's conventions instead of the paper's")
     p.add_argument("--domain", default=None, help="with --m3: the domain, for breakdowns")
@@ -160,6 +161,8 @@ def _score(args: argparse.Namespace) -> int:
     from duplexeval.metrics.score_run import score_run_dir
     from duplexeval.report.text import (
         FLEXI_COLUMNS,
+        counterfactual_table_lines,
+        distribution_table_lines,
         timing_table_lines,
         variant_curve_lines,
         variant_table_lines,
@@ -195,6 +198,10 @@ def _score(args: argparse.Namespace) -> int:
         print("\n".join(timing_table_lines([(label, results)], columns=FLEXI_COLUMNS)))
     else:
         print("\n".join(variant_table_lines(results) + variant_curve_lines(results)))
+        if results.distributions is not None:
+            print("\n" + "\n".join(distribution_table_lines(results.distributions)))
+    if results.counterfactual:
+        print("\n" + "\n".join(counterfactual_table_lines(results.counterfactual)))
     _print_content(label, results)
     files = ScoreFiles(out)
     print(f"\n{len(results.events)} event(s) scored ({results.variant.name} "

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Literal
 
 from duplexeval.analysis.segments import SpeechSegment
 from duplexeval.registry import Registry, subclass_of
+from duplexeval.results.distributions import DistributionResults
 from duplexeval.results.model import Value
 
 __all__ = [
@@ -144,6 +145,12 @@ class TimingVariant(ABC):
     """Event types whose samples need every word of both channels (not only the short system
     segments the M3 rules read); scoring asks the analysis for them."""
 
+    reference_channel: ClassVar[bool] = False
+    """Whether the variant reads the reference system channel of each sample's window
+    (``reference_segments`` of the event metadata: ``[start, end]`` pairs in wav seconds, the
+    dataset audio's system channel analysed as the sample's; scoring adds them,
+    :mod:`duplexeval.metrics.realism_reference`)."""
+
     @abstractmethod
     def dimensions(self, event_type: str) -> tuple[str, ...]:
         """The dimensions this variant scores for an event type (empty: not scored)."""
@@ -167,6 +174,11 @@ class TimingVariant(ABC):
         """Where ``metric`` of ``dimension`` starts and ends (``None``: not an interval)."""
         return self.measurement_origins.get(f"{dimension}/{metric}")
 
+    def distributions(self, scores: Sequence[EventScore]) -> DistributionResults | None:
+        """A run-level comparison of distributions, written as the results'
+        ``distributions`` (the ``realism`` variant's); default ``None``."""
+        return None
+
     def prepare(self, events: Sequence[EventView]) -> None:  # noqa: B027 (optional hook)
         """Called once with every event before any is scored: a variant whose rule depends on
         the run as a whole (FLEXI's pause allowance is the run's mean latency) measures it
@@ -179,6 +191,7 @@ VARIANTS: Registry[type[TimingVariant]] = Registry("metric variant", "variants",
     "mtr": "duplexeval.metrics.timing.mtr:MtrTiming",
     "fdb-v1": "duplexeval.metrics.timing.fdb_v1:FdbV1Timing",
     "turnbench": "duplexeval.metrics.timing.turnbench:TurnBenchTiming",
+    "realism": "duplexeval.metrics.timing.realism:RealismTiming",
 }, subclass_of(TimingVariant))
 """The timing variants (:class:`~duplexeval.registry.Registry`, entry-point group
 ``duplexeval.variants``: ``name = "package.module:VariantClass"``)."""

@@ -10,6 +10,9 @@
 * ``content_offline.jsonl`` - the offline content values of each TURN_SHIFT event with the
   texts they were computed from, and, with a judge, ``content.jsonl`` - one line per judged
   (event, dimension) (:mod:`duplexeval.metrics.content`);
+* the counterfactual twins' scores (``counterfactual_of`` in their metadata) go into
+  ``results.json``'s ``counterfactual`` paired effects only
+  (:mod:`duplexeval.metrics.counterfactual`), never into the rows above;
 * ``results.json`` - everything, with the variant's name, version and settings, the analysis
   settings, the source and the content aggregates, validated by
   :class:`~duplexeval.results.model.Results`.
@@ -32,6 +35,7 @@ from duplexeval.fileio import (
 )
 from duplexeval.metrics.base import EventScore, TimingVariant
 from duplexeval.metrics.content.score import ContentOutcome
+from duplexeval.metrics.counterfactual import is_twin, paired_effects
 from duplexeval.metrics.scoring import (
     aggregate_rows,
     label_rows,
@@ -79,7 +83,7 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
                    analysis=analysis, events=events,
                    aggregates=typed(aggregate_rows(scores, variant.quantile_metrics)),
                    label_aggregates=typed(label_rows(scores, variant.quantile_metrics)),
-                   content=content,
+                   content=content, distributions=variant.distributions(scores),
                    environment=numeric_stack())
 
 
@@ -106,8 +110,12 @@ def write_score_outputs(out: Path, scores: list[EventScore], variant: TimingVari
     files = ScoreFiles(out)
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(out)  # a killed scoring's half-written files
+    twins = [s for s in scores if is_twin(s)]
+    scores = [s for s in scores if not is_twin(s)]
     results = build_results(scores, variant, source, analysis,
                             content.results if content is not None else None)
+    if twins:
+        results = results.model_copy(update={"counterfactual": paired_effects(scores, twins)})
     if content is not None:
         atomic_write_text(files.content_offline,
                           "".join(json_line(r.model_dump()) for r in content.offline))

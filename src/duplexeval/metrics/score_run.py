@@ -12,12 +12,14 @@ from duplexeval.analysis.pipeline import AnalysisOptions, ensure_analysis
 from duplexeval.data.dialogue import Dialogue
 from duplexeval.data.validate import load_dataset
 from duplexeval.errors import DuplexevalError
-from duplexeval.metrics.base import EventView, get_variant
+from duplexeval.metrics.base import EventScore, EventView, TimingVariant, get_variant
 from duplexeval.metrics.content.context import generated_histories
 from duplexeval.metrics.content.inputs import CONTENT_EVENT_TYPES, ContentOptions, HistorySource
 from duplexeval.metrics.content.rounds import RoundFinder, annotated_rounds, dialogue_label
 from duplexeval.metrics.content.score import JudgeSettings, content_not_computed, score_content
+from duplexeval.metrics.counterfactual import TWIN_KEY
 from duplexeval.metrics.m3_metadata import read_m3_outputs
+from duplexeval.metrics.realism_reference import with_reference_segments
 from duplexeval.metrics.score_outputs import write_score_outputs
 from duplexeval.metrics.scoring import score_events
 from duplexeval.metrics.timing.turn_context import turn_context
@@ -82,6 +84,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     options = options or AnalysisOptions()
     timing = get_variant(variant, **(variant_settings or {}))
     dialogues, missing = run_dialogues(run)
+    _check_reference(run_dir, timing, truth, missing if dialogues is None else None)
     options = _with_transcripts(options, timing.full_transcript_events, dialogues)
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress,
                              executor=executor)
@@ -89,7 +92,9 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
     finder = RoundFinder(read_rounds(rounds)) if rounds is not None else RoundFinder()
     events = with_rounds(events, dialogues, finder)
-    scores = score_events(events, timing)
+    if timing.reference_channel and dialogues is not None:
+        events = with_reference_segments(events, dialogues, options)
+    events, scores = _score_with_twins(events, timing)
     settings = run.analysis(truth).read_settings()
     out = out or run.scores(truth, variant).root
     source = run_source(run, meta)
@@ -108,6 +113,32 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     results = write_score_outputs(out, scores, timing, source, analysis=settings,
                                   content=outcome)
     return results, out
+
+
+def _check_reference(run_dir: Path, timing: TimingVariant, truth: bool,
+                     missing: str | None) -> None:
+    """A variant reading the reference channel needs the analysed channels and the dataset."""
+    if not timing.reference_channel:
+        return
+    if truth:
+        raise DuplexevalError(f"{run_dir}: the {timing.name} variant compares analysed "
+                              "channels (the user's and the reference's); score it without "
+                              "--truth")
+    if missing is not None:
+        raise DuplexevalError(f"{run_dir}: the {timing.name} variant needs the reference "
+                              f"channel: {missing}")
+
+
+def _score_with_twins(events: list[EventView], timing: TimingVariant,
+                      ) -> tuple[list[EventView], list[EventScore]]:
+    """The original events and the scores of every event: the variant prepares on the
+    originals alone, then scores the counterfactual twins too
+    (:mod:`duplexeval.metrics.counterfactual`)."""
+    twins = [e for e in events if isinstance(e.metadata.get(TWIN_KEY), str)]
+    originals = [e for e in events if not isinstance(e.metadata.get(TWIN_KEY), str)]
+    scores = score_events(originals, timing)
+    scores += [s for s in (timing.score(e) for e in twins) if s.dimensions]
+    return originals, scores
 
 
 ANNOTATED_CONTENT_EVENTS = ("BARGE_IN", "BC")

@@ -33,12 +33,31 @@ Per dialogue, channel lists in record order, events in file order:
 ``fork_time`` is where a sample's input stops being a continuous pass over the dialogue:
 multi-gen: where the user input is muted (event_start for SHIFT/HOLD/SHORTPAUSE, event_end for
 BC/BARGE_IN); multi-ref: the end of teacher forcing (event_start); single: input_start.
+
+Counterfactual twins (``PlanOptions.counterfactual``): a sample with a user act is followed by
+its twin, the same sample with the act removed: the user channel is muted from the act's onset
+(:attr:`Sample.removed_from`) to ``input_end``, and the twin forks there, so it shares the pass
+up to the act and is one more continuation (a background twin forks where its original does:
+after the act-free prefix, and, under multi-ref, where teacher forcing ends); it reseeds with
+its original's seed (:attr:`Sample.seed_key`).  Its ``event_id`` is the original's with
+:data:`COUNTERFACTUAL_SUFFIX`; everything else is the original's (the official counters count
+the original only).  The acts: a BC or BARGE_IN sample's own event (onset ``event_start``);
+for any other sample, the first background speech a multi-round suite annotates for its user
+channel (``background_span`` of the dialogue's ``mtr`` rounds, :mod:`duplexeval.data.mtr_record`)
+with its onset inside what the sample hears after its fork, ``[fork_time, mute_start)`` (an
+unmuted plan: MTR's rounds).  Muting runs to the window's end, so a background twin also loses
+the user speech after the background onset::
+
+    user      ....uuuuuuu|<-- act -->|             original: muted from event_end (BC, BARGE_IN)
+    twin      ....uuuuuuu|                         muted from the act's onset
+    system    ....SSSSSSSSSSSS?                    the difference is the effect of the act
+                         ^ removed_from: the twin's fork (BC, BARGE_IN)
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -48,6 +67,7 @@ from duplexeval.events import EVENT_TO_TASK, TASKS, EventKind
 from duplexeval.timeline import Span, approx_eq, time_ge, time_le, time_lt
 
 __all__ = [
+    "COUNTERFACTUAL_SUFFIX",
     "SAMPLE_JSON_KEYS",
     "TASKS",
     "EvalProtocol",
@@ -68,6 +88,9 @@ SAMPLE_JSON_KEYS: tuple[str, ...] = (
 )
 
 _MUTE_AT_END = {EventKind.BC, EventKind.BARGE_IN}
+
+COUNTERFACTUAL_SUFFIX = "_cf"
+"""Appended to an event id for its counterfactual twin (the user's act removed)."""
 
 
 class EvalProtocol(StrEnum):
@@ -107,6 +130,9 @@ class PlanOptions:
     does while the system replies (background voices, backchannels, the next turn) is part of
     the test."""
     ignored_events: frozenset[EventKind] = frozenset()
+    counterfactual: bool = False
+    """Add the counterfactual twin of each sample with a user act (BC, BARGE_IN, annotated
+    background speech), the act removed (see the module docstring)."""
 
     def __post_init__(self) -> None:
         if self.window <= 0:
@@ -138,11 +164,29 @@ class Sample:
     fork_time: float
     muted: bool = True
     """Whether the user input is zeroed from :attr:`mute_start` (:attr:`PlanOptions.mute`)."""
+    removed_from: float | None = None
+    """A counterfactual twin's act onset (dialogue seconds), where its user input is muted
+    from; ``None`` for every other sample."""
+
+    @property
+    def counterfactual(self) -> bool:
+        """Whether this is a counterfactual twin (the user's act removed)."""
+        return self.removed_from is not None
+
+    @property
+    def seed_key(self) -> str:
+        """What the sample's seed is derived from: its event id, its original's for a twin
+        (a stochastic system draws the same continuation seed with and without the act)."""
+        return self.event_id.removesuffix(COUNTERFACTUAL_SUFFIX) if self.counterfactual \
+            else self.event_id
 
     @property
     def mute_start(self) -> float:
         """Where the user input is zeroed in the evaluation window (official muting rule;
-        ``input_end``, i.e. nowhere, for an unmuted sample)."""
+        ``input_end``, i.e. nowhere, for an unmuted sample; :attr:`removed_from` for a
+        counterfactual twin)."""
+        if self.removed_from is not None:
+            return self.removed_from
         if not self.muted:
             return self.input_end
         return self.event_end if self.event_type in _MUTE_AT_END else self.event_start
@@ -156,6 +200,8 @@ class Sample:
         """The sample as ``plan --json`` prints it (keys in :data:`SAMPLE_JSON_KEYS`)."""
         out = {key: getattr(self, key) for key in SAMPLE_JSON_KEYS}
         out["event_type"] = self.event_type.value
+        if self.counterfactual:
+            out["counterfactual_of"] = self.seed_key
         for key, value in out.items():
             if isinstance(value, float):
                 out[key] = round(value, 9)  # drop float noise such as 18.009999999999998
@@ -275,8 +321,9 @@ def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) ->
             stats.skipped_filtered += 1
             continue
         task = EVENT_TO_TASK[kind]
+        k = sum(1 for kept in samples if not kept.counterfactual)
         samples.append(Sample(
-            sample_id=dialogue.id, event_id=f"{dialogue.id}_ch{user}_{len(samples):04d}_{task}",
+            sample_id=dialogue.id, event_id=f"{dialogue.id}_ch{user}_{k:04d}_{task}",
             user_channel=user, system_channel=system, event_type=kind, task=task,
             event_start=event_start, event_end=event_end, input_start=input_start,
             input_end=input_end, context_start=context_start, context_end=context_end,
@@ -284,7 +331,36 @@ def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) ->
             muted=options.mute,
         ))
         stats.by_task[task] += 1
+        twin = counterfactual_twin(samples[-1], dialogue) if options.counterfactual else None
+        if twin is not None:
+            samples.append(twin)
     return samples
+
+
+def _background_onsets(dialogue: Dialogue, user: int) -> list[float]:
+    record = dialogue.extra.get("mtr")
+    if not isinstance(record, Mapping) or record.get("user_channel", 0) != user:
+        return []
+    rounds = record.get("rounds")
+    spans = [r.get("background_span") for r in rounds if isinstance(r, Mapping)] if isinstance(
+        rounds, list) else []
+    return sorted(float(s[0]) for s in spans if isinstance(s, list) and len(s) == 2
+                  and isinstance(s[0], int | float))
+
+
+def counterfactual_twin(sample: Sample, dialogue: Dialogue) -> Sample | None:
+    """The counterfactual twin of a sample of ``dialogue`` (see the module docstring), or
+    ``None`` when it has no act to remove."""
+    if sample.event_type in _MUTE_AT_END:
+        onset, fork = sample.event_start, sample.event_start
+    else:
+        found = next((b for b in _background_onsets(dialogue, sample.user_channel)
+                      if time_ge(b, sample.fork_time) and time_lt(b, sample.mute_start)), None)
+        if found is None:
+            return None
+        onset, fork = found, sample.fork_time
+    return replace(sample, event_id=sample.event_id + COUNTERFACTUAL_SUFFIX,
+                   removed_from=onset, fork_time=fork)
 
 
 def split_passes(samples: Iterable[Sample]) -> list[list[Sample]]:

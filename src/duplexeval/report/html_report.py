@@ -46,6 +46,7 @@ from duplexeval.report.html_parts import case_html, filters_html, table_html, ur
 from duplexeval.report.plots import (
     latency_cdf,
     mtr_feature_curves,
+    realism_distributions,
     round_curves,
     save_figure,
     side_by_side,
@@ -79,6 +80,10 @@ def _figure_list(pairs: Sequence[tuple[str, Results]]) -> dict[str, list[tuple[s
     if mtr:
         figures["mtr"] = [("mtr_feature_rounds", mtr_feature_curves(mtr),
                            "MTR success by round, per feature")]
+    realism = [(label, r) for label, r in pairs if r.distributions is not None]
+    if realism:
+        figures["realism"] = [("realism_distributions", realism_distributions(realism),
+                               "timing distributions: system against the reference")]
     return figures
 
 
@@ -97,7 +102,11 @@ def _benchmark_sections(runs: Sequence[tuple[str, ScoredRun]], sources: Sequence
     figures that apply (M3-DuplexBench, FLEXI, MTR-DuplexBench); rows named by system and
     protocol."""
     from duplexeval.report import mtr_tables
-    from duplexeval.report.text import FLEXI_COLUMNS, markdown_from_lines, timing_table_lines
+    from duplexeval.report.text import (
+        FLEXI_COLUMNS,
+        markdown_from_lines,
+        timing_table_lines,
+    )
 
     pairs = [(label, s.results) for label, s in runs]
     figures = _figure_list(pairs)
@@ -115,7 +124,39 @@ def _benchmark_sections(runs: Sequence[tuple[str, ScoredRun]], sources: Sequence
         html += ("<h2>MTR-DuplexBench</h2>"
                  + "".join(mtr_tables.table_html(t) for t in mtr_tables.mtr_tables(mtr))
                  + _figures_html(figures.get("mtr", []), out))
+    html += _measure_sections(pairs, figures, out)
     return html or '<p class="muted">No runs.</p>'
+
+
+def _measure_sections(pairs: Sequence[tuple[str, Results]],
+                      figures: dict[str, list[tuple[str, Figure, str]]], out: Path) -> str:
+    """The sections of the measures beyond the benchmarks' own: distributional realism (the
+    ``distributions`` of realism-scored runs, with the overlay figure) and counterfactual
+    pairs (the effect of the user's act)."""
+    from duplexeval.report.text import (
+        counterfactual_table_lines,
+        distribution_table_lines,
+        markdown_from_lines,
+    )
+
+    html = ""
+    realism = [(label, r) for label, r in pairs if r.distributions is not None]
+    if realism:
+        html += "<h2>Distributional realism</h2>"
+        for label, r in realism:
+            assert r.distributions is not None
+            title, *table = distribution_table_lines(r.distributions)
+            html += (f"<h3>{escape(label)}</h3><p>{escape(title)}</p>"
+                     + _pipe_table_html(markdown_from_lines(table)))
+        html += _figures_html(figures.get("realism", []), out)
+    paired = [(label, r) for label, r in pairs if r.counterfactual]
+    if paired:
+        html += "<h2>Counterfactual pairs</h2>"
+        for label, r in paired:
+            title, *table = counterfactual_table_lines(r.counterfactual)
+            html += (f"<h3>{escape(label)} ({escape(r.variant.name)})</h3><p>{escape(title)}</p>"
+                     + _pipe_table_html(markdown_from_lines(table)))
+    return html
 
 
 def _pipe_table_html(lines: Sequence[str]) -> str:

@@ -12,6 +12,10 @@ Summary figures, from results files (one ``(label, Results)`` per run):
   round of M3-scored runs, from the results' per-round aggregates.
 * :func:`mtr_feature_curves` - MTR's success by round per feature, from the rows per dialogue
   label of ``mtr``-scored runs.
+* :func:`realism_distributions` - distributional realism: per ``realism``-scored run (a row) and
+  timing feature (a column), the system's and the reference's histograms overlaid over the
+  feature's bins (each normalised to proportions), the KS, Wasserstein and JS distances in the
+  panel title (:mod:`duplexeval.metrics.distributions`).
 
 Runs are named ``system protocol`` (:func:`run_names`), or by their label where that is shared.
 
@@ -51,7 +55,7 @@ from duplexeval.report.event_cases import EventCase
 from duplexeval.results.model import Results
 
 __all__ = ["FORMATS", "TIMELINE_KEYS", "event_timeline", "latency_cdf", "mtr_feature_curves",
-           "round_curves",
+           "realism_distributions", "round_curves",
            "run_names", "save_figure", "side_by_side", "timeline_legend", "tor_bars"]
 
 FORMATS = ("png", "svg")
@@ -141,6 +145,53 @@ def latency_cdf(runs: Runs, max_latency: float = 5.0) -> Figure:
         else:
             _empty(ax, "no SHIFT events")
     axes[0].set_ylabel("cumulative proportion")
+    fig.tight_layout()
+    return fig
+
+
+def _proportions(values: Sequence[float], edges: Sequence[float]) -> list[float]:
+    """The share of ``values`` in each bin of ``edges`` (clipped into the end bins)."""
+    lo, hi = edges[0], edges[-1]
+    counts = [0] * (len(edges) - 1)
+    for v in values:
+        v = min(max(v, lo), hi)
+        i = next((k for k in range(len(counts)) if v < edges[k + 1]), len(counts) - 1)
+        counts[i] += 1
+    total = sum(counts)
+    return [c / total for c in counts] if total else [0.0] * len(counts)
+
+
+def realism_distributions(runs: Runs) -> Figure:
+    """Distributional realism (see the module docstring): lines labelled ``system`` and
+    ``reference``."""
+    rows = [(name, r) for name, (_, r) in zip(run_names(runs), runs, strict=True)
+            if r.distributions is not None]
+    columns = max((len(r.distributions.features) for _, r in rows
+                   if r.distributions is not None), default=1)
+    fig = Figure(figsize=(2.8 * columns, 2.4 * max(len(rows), 1)))
+    axes = fig.subplots(max(len(rows), 1), columns, squeeze=False)
+    if not rows:
+        _empty(axes[0][0], "no realism-scored runs")
+        return fig
+    for line, (name, results) in zip(axes, rows, strict=True):
+        assert results.distributions is not None
+        for ax, f in zip(line, results.distributions.features, strict=False):
+            if not f.bins or not (f.system or f.reference):
+                _empty(ax, f"{f.feature}: no values")
+                continue
+            for values, label, colour in ((f.reference, "reference", USER),
+                                          (f.system, "system", SYSTEM)):
+                shares = _proportions(values, f.bins)
+                ax.stairs(shares, f.bins, label=label, color=colour, linewidth=1.4)
+            ks = "-" if f.ks.value is None else f"{f.ks.value:.2f}"
+            emd = "-" if f.wasserstein.value is None else f"{f.wasserstein.value:.2f}"
+            js = "-" if f.js.value is None else f"{f.js.value:.2f}"
+            ax.set_title(f"{name}: {f.feature}\nKS {ks}  W {emd}  JS {js}", fontsize=8)
+            ax.set_xlabel(f.unit, fontsize=7)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+        line[0].set_ylabel("proportion", fontsize=8)
+        line[0].legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     return fig
 

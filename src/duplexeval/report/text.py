@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from duplexeval.events import TASK_SHORT, TASKS
-from duplexeval.metrics.stats import Summary
+from duplexeval.metrics.stats import Summary, quantiles
 from duplexeval.plan.samples import Plan
+from duplexeval.results.counterfactual import PairedEffect
+from duplexeval.results.distributions import Distance, DistributionResults
 from duplexeval.results.intervals import IntervalFields
 
 if TYPE_CHECKING:
@@ -172,6 +174,42 @@ def variant_table_lines(results: Results, language: str = "all",
             if r.language == language and r.domain == domain and r.round is None]
     header = ["event", "dimension", f"metric ({results.variant.name})", "n", "mean", ""]
     return format_table(header, rows)
+
+
+def _distance_cell(d: Distance) -> str:
+    if d.value is None:
+        return "-"
+    if d.ci95_low is None or d.ci95_high is None:
+        return f"{d.value:.3f}"
+    return f"{d.value:.3f} [{d.ci95_low:.3f}, {d.ci95_high:.3f}]"
+
+
+def distribution_table_lines(found: DistributionResults) -> list[str]:
+    """The ``realism`` comparison: per feature, both sides' counts and medians and the KS,
+    Wasserstein and JS distances with their 95 % dialogue-bootstrap intervals."""
+    def median(xs: Sequence[float]) -> str:
+        q = quantiles(xs)
+        return "-" if q is None else f"{q['p50']:.2f}"
+
+    rows = [[f.feature, f.unit, f"{len(f.system)} / {len(f.reference)}",
+             f"{median(f.system)} / {median(f.reference)}", _distance_cell(f.ks),
+             _distance_cell(f.wasserstein), _distance_cell(f.js)] for f in found.features]
+    header = ["feature", "unit", "n sys / ref", "median sys / ref", "KS", "Wasserstein", "JS"]
+    return [f"distributions: system vs {found.reference} ({found.dialogues} dialogue(s), "
+            f"{found.resamples} resamples)", *format_table(header, rows)]
+
+
+def counterfactual_table_lines(effects: Sequence[PairedEffect]) -> list[str]:
+    """The effect of the user's act per event kind and metric (each event against its twin
+    without the act): the pairs, both means, the effect (with minus without) with its 95 %
+    paired-bootstrap interval, and the sign-flip p-value."""
+    rows = [[e.event_type, e.dimension, e.metric, e.n, f"{e.mean_with_act:.2f}",
+             f"{e.mean_without_act:.2f}",
+             f"{e.effect:+.2f} [{e.ci95_low:+.2f}, {e.ci95_high:+.2f}]", f"{e.p_value:.3f}"]
+            for e in effects]
+    header = ["event", "dimension", "metric", "pairs", "with act", "without", "effect", "p"]
+    return ["counterfactual pairs: the effect of the user's act (with minus without)",
+            *format_table(header, rows)]
 
 
 def curve_line(title: str, rows: Sequence[IntervalFields], rounds: Sequence[int],

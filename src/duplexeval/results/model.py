@@ -13,6 +13,8 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from duplexeval.results.content import ContentResults
+from duplexeval.results.counterfactual import PairedEffect
+from duplexeval.results.distributions import DistributionResults
 from duplexeval.results.intervals import IntervalFields
 from duplexeval.version import __version__
 
@@ -22,8 +24,10 @@ __all__ = ["SCHEMA_VERSION", "AggregateRow", "DatasetRef", "EventResult", "Origi
 Value = float | int | None
 """A metric value: a number, or ``None`` when the event has none (e.g. no latency)."""
 
-SCHEMA_VERSION: Final = 6
-"""6: ``label_aggregates``, the rows per dialogue label (MTR's features and combinations), and
+SCHEMA_VERSION: Final = 7
+"""7: ``distributions``, the distributional-realism section (``realism`` variant), and
+``counterfactual``, the paired effects of the user's acts; 6:
+``label_aggregates``, the rows per dialogue label (MTR's features and combinations), and
 ``variant.definition`` (official code, paper or compat); 5: ``ci_method`` of every interval
 (Wilson, bootstrap or Student-t); 4: ``environment``, the numeric stack's versions where the
 file was scored; 3: ``source.protocol``, ``source.dataset`` and, per event, ``audio``,
@@ -143,7 +147,7 @@ class Results(BaseModel):
     """Schema of ``results.json`` (``schema_version`` changes with any incompatible change)."""
 
     model_config = ConfigDict(extra="forbid")
-    schema_version: Literal[6] = SCHEMA_VERSION
+    schema_version: Literal[7] = SCHEMA_VERSION
     tool: str = Field(default_factory=lambda: f"duplexeval {__version__}")
     environment: dict[str, str | None] = Field(default_factory=dict)
     """The Python version and the resolved versions of the numeric stack (numpy, scipy, soxr,
@@ -161,3 +165,11 @@ class Results(BaseModel):
     per-feature table and ablation.  Empty when no dialogue is labelled."""
     content: ContentResults | None = None
     """Content metrics (``None`` when not computed, e.g. an official output folder)."""
+    distributions: DistributionResults | None = None
+    """The system's timing distributions against the reference human channel's (the
+    ``realism`` variant, :mod:`duplexeval.metrics.distributions`); ``None`` for every other
+    variant and in files of schema version 6 or older."""
+    counterfactual: list[PairedEffect] = Field(default_factory=list)
+    """The effect of the user's act per event kind and metric, each event against its
+    counterfactual twin (:mod:`duplexeval.metrics.counterfactual`); empty for a run planned
+    without twins and in files of schema version 6 or older."""

@@ -42,8 +42,9 @@ the same context start share a pass (:meth:`~duplexeval.plan.samples.Plan.passes
 
 Seeds: the pass uses ``derive_seed(run_seed, "{dialogue}/ch{user}/{protocol}")`` (with
 ``"@{context_start}"`` appended when that start is not 0); each sample
-reseeds at its fork with ``derive_seed(run_seed, event_id + "/" + protocol)``, so a sample's
-output never depends on which other samples ran or in which order.
+reseeds at its fork with ``derive_seed(run_seed, event_id + "/" + protocol)`` (a counterfactual
+twin with its original's event id: :attr:`~duplexeval.plan.samples.Sample.seed_key`), so a
+sample's output never depends on which other samples ran or in which order.
 """
 
 from __future__ import annotations
@@ -280,7 +281,7 @@ def _run_single(system: System, dialogue: Dialogue, audio: DialogueAudio, s: Sam
     caps = system.capabilities
     grid = _Grid(s.input_start, caps.sample_rate, caps.frame_size)
     inputs = _Inputs(audio, dialogue, s.user_channel, grid)
-    seed = derive_seed(run_seed, f"{s.event_id}/{EvalProtocol.SINGLE.value}")
+    seed = derive_seed(run_seed, f"{s.seed_key}/{EvalProtocol.SINGLE.value}")
     end = grid.ceil_frame(s.input_end)
     mute = grid.sample(s.mute_start)
     frames: list[np.ndarray] = []
@@ -336,7 +337,7 @@ class _Pass:
 
     def sample_seed(self, s: Sample) -> int:
         """The seed sample ``s`` reseeds with at its fork."""
-        return derive_seed(self.run_seed, f"{s.event_id}/{self.protocol.value}")
+        return derive_seed(self.run_seed, f"{s.seed_key}/{self.protocol.value}")
 
     def open(self) -> Session:
         return _open(self.system, self.dialogue, self.audio, self.system_channel, self.t0,

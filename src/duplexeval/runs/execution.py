@@ -147,6 +147,16 @@ def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Datas
         packages=_package_versions()))
 
 
+def _plan_config(plan: Plan) -> dict[str, Any]:
+    """The plan options as the configuration records them; ``counterfactual`` only when set,
+    so a run made before the option existed keeps its configuration hash (and resumes)."""
+    out = {**asdict(plan.options), "protocol": plan.options.protocol.value,
+           "ignored_events": sorted(plan.options.ignored_events)}
+    if not out["counterfactual"]:
+        del out["counterfactual"]
+    return out
+
+
 def _metadata(run: RunDir, plan: Plan, system: System) -> tuple[int, int]:
     """Rewrite the metadata from the finished samples (plan order); returns (ok, failed)."""
     rows, failed = [], 0
@@ -207,9 +217,7 @@ def execute_run(
     config = RunConfig(system=system.name, system_args=dict(system.args),
                        system_version=system.version, dataset=str(dataset.root.resolve()),
                        dataset_hash=dataset_hash(dataset), split=dataset.split,
-                       plan={**asdict(plan.options), "protocol": plan.options.protocol.value,
-                             "ignored_events": sorted(plan.options.ignored_events)},
-                       seed=seed)
+                       plan=_plan_config(plan), seed=seed)
     run = RunDir(out)
     before = _Before.of(run)
     with run.locked():

