@@ -69,6 +69,9 @@ non_negative = number(float, 0, MAX_SECONDS, unit="seconds")
 positive_int = number(int, 1)
 """An integer of at least 1."""
 
+repeat_count = number(int, 1, 100)
+"""Tries per sample (``--repeats``): 1 to 100 (:data:`~duplexeval.plan.samples.MAX_REPEATS`)."""
+
 any_int = number(int)
 """Any integer (seeds)."""
 
@@ -131,6 +134,10 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="play the user channel as recorded through the window instead of "
                         "muting it after the event (MTR-style rounds: background voices, "
                         "backchannels and the next turn are heard)")
+    p.add_argument("--repeats", type=repeat_count, default=1, metavar="K",
+                   help="tries per sample: K forks of the same snapshot with K seeds (sample "
+                        "ids gain _r0 .. _r{K-1}); scoring then reports pass@k, pass^k and "
+                        "stability (default 1: one try, ids unchanged)")
 
 
 def plan_options(args: argparse.Namespace) -> Any:
@@ -141,7 +148,8 @@ def plan_options(args: argparse.Namespace) -> Any:
     given: dict[str, Any] = {"protocol": EvalProtocol(args.protocol),
                              "context_max_len": args.context_max_len,
                              "include_short_pause": args.include_short_pause,
-                             "mute": not args.no_mute}
+                             "mute": not args.no_mute,
+                             "repeats": getattr(args, "repeats", 1)}
     if args.channels is not None:
         given["channels"] = args.channels
     if args.window is not None:

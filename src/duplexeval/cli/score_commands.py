@@ -160,6 +160,7 @@ def _score(args: argparse.Namespace) -> int:
     from duplexeval.metrics.score_run import score_run_dir
     from duplexeval.report.text import (
         FLEXI_COLUMNS,
+        stability_lines,
         timing_table_lines,
         variant_curve_lines,
         variant_table_lines,
@@ -195,6 +196,8 @@ def _score(args: argparse.Namespace) -> int:
         print("\n".join(timing_table_lines([(label, results)], columns=FLEXI_COLUMNS)))
     else:
         print("\n".join(variant_table_lines(results) + variant_curve_lines(results)))
+    if results.stability is not None:
+        print("\n" + "\n".join(stability_lines(results)))
     _print_content(label, results)
     files = ScoreFiles(out)
     print(f"\n{len(results.events)} event(s) scored ({results.variant.name} "

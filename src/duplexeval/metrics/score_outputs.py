@@ -45,6 +45,7 @@ from duplexeval.results.model import (
     Origin,
     Results,
     SourceInfo,
+    Stability,
     VariantInfo,
 )
 from duplexeval.runs.directory import ScoreFiles
@@ -53,7 +54,8 @@ __all__ = ["build_results", "write_score_outputs"]
 
 def build_results(scores: list[EventScore], variant: TimingVariant, source: SourceInfo,
                   analysis: dict[str, Any] | None,
-                  content: ContentResults | None = None) -> Results:
+                  content: ContentResults | None = None,
+                  stability: Stability | None = None) -> Results:
     events = [EventResult(event_id=s.event.event_id, sample_id=s.event.sample_id,
                           event_type=s.event.event_type, language=s.event.language,
                           domain=s.event.domain, dimension=d.dimension, values=d.values,
@@ -79,7 +81,7 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
                    analysis=analysis, events=events,
                    aggregates=typed(aggregate_rows(scores, variant.quantile_metrics)),
                    label_aggregates=typed(label_rows(scores, variant.quantile_metrics)),
-                   content=content,
+                   content=content, stability=stability,
                    environment=numeric_stack())
 
 
@@ -99,7 +101,8 @@ def _channel(metadata: Mapping[str, Any]) -> int | None:
 
 def write_score_outputs(out: Path, scores: list[EventScore], variant: TimingVariant,
                         source: SourceInfo, analysis: dict[str, Any] | None,
-                        content: ContentOutcome | None = None) -> Results:
+                        content: ContentOutcome | None = None,
+                        stability: Stability | None = None) -> Results:
     """Write the per-event rows, the official aggregate, the content records and the results
     file (last) into the scores folder ``out`` (:class:`~duplexeval.runs.directory.ScoreFiles`).
     A judged file from an earlier scoring is removed when this one judged nothing."""
@@ -107,7 +110,7 @@ def write_score_outputs(out: Path, scores: list[EventScore], variant: TimingVari
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(out)  # a killed scoring's half-written files
     results = build_results(scores, variant, source, analysis,
-                            content.results if content is not None else None)
+                            content.results if content is not None else None, stability)
     if content is not None:
         atomic_write_text(files.content_offline,
                           "".join(json_line(r.model_dump()) for r in content.offline))

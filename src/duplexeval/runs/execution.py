@@ -120,6 +120,17 @@ class RunResult:
     skipped: int
 
 
+def _plan_config(plan: Plan) -> dict[str, Any]:
+    """The plan options as ``config.json`` records them; ``repeats`` only when above 1, so a
+    run of one try has the configuration (and hash) it had before repeats existed and resumes
+    as it did."""
+    options = {**asdict(plan.options), "protocol": plan.options.protocol.value,
+               "ignored_events": sorted(plan.options.ignored_events)}
+    if options["repeats"] == 1:
+        del options["repeats"]
+    return options
+
+
 def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Dataset,
                   batch_size: int) -> None:
     new_hash = config.config_hash()
@@ -207,8 +218,7 @@ def execute_run(
     config = RunConfig(system=system.name, system_args=dict(system.args),
                        system_version=system.version, dataset=str(dataset.root.resolve()),
                        dataset_hash=dataset_hash(dataset), split=dataset.split,
-                       plan={**asdict(plan.options), "protocol": plan.options.protocol.value,
-                             "ignored_events": sorted(plan.options.ignored_events)},
+                       plan=_plan_config(plan),
                        seed=seed)
     run = RunDir(out)
     before = _Before.of(run)
