@@ -31,7 +31,9 @@ Gates (vLLM-Omni #6101's real-service regression gates, on the played-out channe
   and the barge-in;
 * ``realtime``: no stall in any reply and no failure (a server slower than real time stalls).
 
-A level passes when every session passes every gate.
+A level passes when every session passes every gate.  The played-out channel cannot tell a
+reply that ended from one that was cancelled, so the gates need a reply longer than
+``BARGE_AFTER + SILENT_SPAN`` (1.1 s): a shorter one fails both, with the problem named.
 """
 
 from __future__ import annotations
