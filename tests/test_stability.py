@@ -149,6 +149,11 @@ def test_jitter_makes_pass_hat_fall_and_a_seedless_system_is_flat(
     assert hats[-1] < hats[0] and all(a >= b for a, b in zip(hats, hats[1:], strict=False))
     assert hold.flip_share is not None and (hold.flip_share.mean or 0) > 0
     assert "stability over 4 tries" in printed and "pass^k" in printed
+    report = tmp_path / "report"
+    assert main(["report", str(jitter / "scores-truth" / "m3"), "-o", str(report),
+                 "--format", "md"]) == 0
+    page = (report / "stability.md").read_text()
+    assert "| TURN_HOLD |" in page and "pass^k" in page and "- pass (TURN_HOLD, m3)" in page
 
     fixed = tmp_path / "fixed"
     _run_and_score(chat_voiced, fixed, "delay=0.6", "ignore_seed=1")

@@ -221,7 +221,8 @@ def variant_report_lines(runs: Sequence[tuple[str, Results]]) -> dict[str, list[
     """The tables of runs scored with a variant other than ``m3``, by file stem: ``flexi``
     (the FLEXI table, per-scenario columns), ``mtr`` (MTR's per-feature table, ablation and
     round curves where the dialogues are labelled, :mod:`.mtr_tables`) and one per other
-    variant; after them every aggregate and the round curves of each run, as Markdown."""
+    variant; after them every aggregate and the round curves of each run, as Markdown; and
+    ``stability`` for the runs with repeated tries (:func:`stability_lines`, any variant)."""
     from duplexeval.report.columns import protocol_name
     from duplexeval.report.mtr_tables import mtr_markdown
 
@@ -241,6 +242,15 @@ def variant_report_lines(runs: Sequence[tuple[str, Results]]) -> dict[str, list[
         lines += [f"### {label}", "", *markdown_from_lines(variant_table_lines(results)), ""]
         lines += [f"- {line}" for line in variant_curve_lines(results)]
         lines.append("")
+    for label, results in runs:  # runs with repeated tries: pass@k, pass^k, stability
+        found = stability_lines(results)
+        if found and results.stability is not None:
+            table_end = 3 + len(results.stability.rows)  # title, header, rule, rows
+            lines = out.setdefault("stability", ["# Repeated tries: pass@k and pass^k", ""])
+            lines += [f"### {label}", "", found[0], "",
+                      *markdown_from_lines([*found[1:table_end],
+                                            *[f"- {n.strip()}" for n in found[table_end:]]]),
+                      ""]
     return out
 
 
