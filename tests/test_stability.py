@@ -5,6 +5,7 @@ is reported deterministic."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -19,7 +20,7 @@ from duplexeval.data.validate import Need, load_dataset
 from duplexeval.metrics.base import DimensionScore, EventScore, EventView
 from duplexeval.metrics.stability import pass_at, pass_hat, stability
 from duplexeval.metrics.timing.m3 import M3Timing
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan, split_repeat
+from duplexeval.plan.samples import PlanOptions, build_plan, split_repeat
 from duplexeval.report.text import stability_lines
 from duplexeval.results import load
 from duplexeval.runs.execution import _plan_config
@@ -52,8 +53,8 @@ def test_pass_hat_falls_and_pass_at_rises_with_k(nc: tuple[int, int]) -> None:
     n, c = nc
     hats = [pass_hat(n, c, k) for k in range(1, n + 1)]
     ats = [pass_at(n, c, k) for k in range(1, n + 1)]
-    assert all(a >= b for a, b in zip(hats, hats[1:], strict=False))
-    assert all(a <= b for a, b in zip(ats, ats[1:], strict=False))
+    assert all(a >= b for a, b in itertools.pairwise(hats))
+    assert all(a <= b for a, b in itertools.pairwise(ats))
     assert hats[0] == pytest.approx(c / n) == pytest.approx(ats[0])
     assert all(h <= a + 1e-12 for h, a in zip(hats, ats, strict=True))
 
@@ -146,7 +147,7 @@ def test_jitter_makes_pass_hat_fall_and_a_seedless_system_is_flat(
     assert results.stability is not None and not results.stability.deterministic
     hats = [p.mean for p in hold.pass_hat_k]
     assert len(hats) == 4 and hats[0] is not None and hats[-1] is not None
-    assert hats[-1] < hats[0] and all(a >= b for a, b in zip(hats, hats[1:], strict=False))
+    assert hats[-1] < hats[0] and all(a >= b for a, b in itertools.pairwise(hats))
     assert hold.flip_share is not None and (hold.flip_share.mean or 0) > 0
     assert "stability over 4 tries" in printed and "pass^k" in printed
     report = tmp_path / "report"
