@@ -15,6 +15,11 @@ is generated cancels it when ``interrupt_response`` is on (``response.done`` wit
 ``cancelled``).  ``response.cancel`` without an active response is an error
 ``response_cancel_not_active``; ``conversation.item.truncate`` is logged and answered with
 ``conversation.item.truncated``.
+
+Options for ``duplexeval rtcheck``: ``min_speech_ms`` debounces the VAD (``speech_started``
+only after that much continuous voiced audio; 0: at the first voiced chunk, so a 60 ms
+transient interrupts), ``audio_ms`` is the reply audio sent per appended 20 ms (40: twice
+real time; below 20 the server is slower than real time and its replies stall).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ class _Conversation:
         self.silent_ms = 0
         self.items = 0
         self.response: dict[str, Any] | None = None
+        self.voiced_ms = 0
 
     def send(self, event: dict[str, Any]) -> None:
         self.conn.send(json.dumps(event))
@@ -65,6 +71,9 @@ class _Conversation:
         self.generate()
 
     def detect(self, voiced: bool) -> None:
+        self.voiced_ms = self.voiced_ms + 20 if voiced else 0
+        if voiced and not self.speaking and self.voiced_ms < self.server.min_speech_ms:
+            return
         if voiced and not self.speaking:
             self.speaking, self.silent_ms = True, 0
             self.items += 1
@@ -95,7 +104,7 @@ class _Conversation:
         r = self.response
         if r is None:
             return
-        n = RATE * 40 // 1000
+        n = RATE * self.server.audio_ms // 1000
         t = np.arange(r["sent"], r["sent"] + n) / RATE
         self.send({"type": "response.output_audio.delta", "response_id": r["id"],
                    "item_id": r["item"], "output_index": 0, "content_index": 0,
@@ -141,9 +150,11 @@ class FakeRealtimeServer(LoopbackWsServer):
 
     path = "/v1/realtime"
 
-    def __init__(self, key: str, reply_ms: int = 3000, fault: str | None = None) -> None:
+    def __init__(self, key: str, reply_ms: int = 3000, fault: str | None = None,
+                 min_speech_ms: int = 0, audio_ms: int = 40) -> None:
         super().__init__()
         self.key, self.reply_ms, self.fault = key, reply_ms, fault
+        self.min_speech_ms, self.audio_ms = min_speech_ms, audio_ms
         self.received: list[dict[str, Any]] = []
         self.truncates: list[dict[str, Any]] = []
 

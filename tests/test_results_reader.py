@@ -165,3 +165,14 @@ def test_scores_are_kept_per_variant_and_a_run_names_its_own(tmp_path: Path) -> 
         reader.load(run)
     truth = reader.load_scored(add("m3", truth=True).parent.parent)  # scores-truth/
     assert truth.truth and truth.run_dir == run and truth.files.root.name == "m3"
+
+
+def test_a_version_6_file_reads_without_stability(tmp_path: Path) -> None:
+    """Schema 7 added ``stability``: a version-6 file (no such key) reads with ``None``."""
+    run = make_run(tmp_path / "run")
+    file = RunDir(run).scores().results
+    data = json.loads(file.read_text())
+    data.pop("stability", None)
+    file.write_text(json.dumps({**data, "schema_version": 6}))
+    results = reader.load(file)
+    assert results.schema_version == SCHEMA_VERSION and results.stability is None

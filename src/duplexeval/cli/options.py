@@ -69,6 +69,9 @@ non_negative = number(float, 0, MAX_SECONDS, unit="seconds")
 positive_int = number(int, 1)
 """An integer of at least 1."""
 
+repeat_count = number(int, 1, 100)
+"""Tries per sample (``--repeats``): 1 to 100 (:data:`~duplexeval.plan.samples.MAX_REPEATS`)."""
+
 any_int = number(int)
 """Any integer (seeds)."""
 
@@ -136,6 +139,10 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                         "sample's twin with the user's act removed (muted from its onset; one "
                         "more continuation of the shared prefix); scoring reports the paired "
                         "effect of the act")
+    p.add_argument("--repeats", type=repeat_count, default=1, metavar="K",
+                   help="tries per sample: K forks of the same snapshot with K seeds (sample "
+                        "ids gain _r0 .. _r{K-1}); scoring then reports pass@k, pass^k and "
+                        "stability (default 1: one try, ids unchanged)")
 
 
 def plan_options(args: argparse.Namespace) -> Any:
@@ -147,7 +154,8 @@ def plan_options(args: argparse.Namespace) -> Any:
                              "context_max_len": args.context_max_len,
                              "include_short_pause": args.include_short_pause,
                              "mute": not args.no_mute,
-                             "counterfactual": args.counterfactual}
+                             "counterfactual": args.counterfactual,
+                             "repeats": getattr(args, "repeats", 1)}
     if args.channels is not None:
         given["channels"] = args.channels
     if args.window is not None:

@@ -163,6 +163,7 @@ def _score(args: argparse.Namespace) -> int:
         FLEXI_COLUMNS,
         counterfactual_table_lines,
         distribution_table_lines,
+        stability_lines,
         timing_table_lines,
         variant_curve_lines,
         variant_table_lines,
@@ -202,6 +203,8 @@ def _score(args: argparse.Namespace) -> int:
             print("\n" + "\n".join(distribution_table_lines(results.distributions)))
     if results.counterfactual:
         print("\n" + "\n".join(counterfactual_table_lines(results.counterfactual)))
+    if results.stability is not None:
+        print("\n" + "\n".join(stability_lines(results)))
     _print_content(label, results)
     files = ScoreFiles(out)
     print(f"\n{len(results.events)} event(s) scored ({results.variant.name} "

@@ -45,6 +45,7 @@ __all__ = [
     "EventScore",
     "EventView",
     "MeasurementOrigin",
+    "PassRule",
     "TimingVariant",
     "get_variant",
     "register_variant",
@@ -67,6 +68,26 @@ class MeasurementOrigin:
     def to_json(self) -> dict[str, str]:
         """Plain-data form, as results record it."""
         return {"start": self.start, "end": self.end}
+
+
+@dataclass(frozen=True)
+class PassRule:
+    """What a *pass* is for one event kind under a variant: the event's ``metric`` of
+    ``dimension`` equals ``value`` (a verdict the variant already gives, e.g. M3's TOR).
+    pass@k and pass^k (:mod:`duplexeval.metrics.stability`) count these."""
+
+    dimension: str
+    metric: str
+    value: int
+    meaning: str
+    """The rule in words, as results print it (e.g. ``took the turn (tor ↑ = 1)``)."""
+
+    def passed(self, values: Mapping[str, Any]) -> bool | None:
+        """Whether ``values`` pass (``None``: the metric is missing or not a number)."""
+        found = values.get(self.metric)
+        if isinstance(found, bool) or not isinstance(found, int | float):
+            return None
+        return bool(found == self.value)
 
 
 @dataclass(frozen=True)
@@ -141,6 +162,10 @@ class TimingVariant(ABC):
     """``"dimension/metric"`` keys whose results aggregate rows also carry the p10, p50 and p90
     of their values (:func:`duplexeval.metrics.scoring.aggregate_rows`; the official
     ``aggregate.json`` never does)."""
+    pass_rules: ClassVar[Mapping[str, PassRule]] = {}
+    """Event type -> what counts as a pass (:class:`PassRule`) for pass@k and pass^k; an event
+    type without one gets the latency spread and the identity of its tries, but no pass
+    rates."""
     full_transcript_events: ClassVar[tuple[str, ...]] = ()
     """Event types whose samples need every word of both channels (not only the short system
     segments the M3 rules read); scoring asks the analysis for them."""

@@ -49,6 +49,7 @@ from duplexeval.results.model import (
     Origin,
     Results,
     SourceInfo,
+    Stability,
     VariantInfo,
 )
 from duplexeval.runs.directory import ScoreFiles
@@ -57,7 +58,8 @@ __all__ = ["build_results", "write_score_outputs"]
 
 def build_results(scores: list[EventScore], variant: TimingVariant, source: SourceInfo,
                   analysis: dict[str, Any] | None,
-                  content: ContentResults | None = None) -> Results:
+                  content: ContentResults | None = None,
+                  stability: Stability | None = None) -> Results:
     events = [EventResult(event_id=s.event.event_id, sample_id=s.event.sample_id,
                           event_type=s.event.event_type, language=s.event.language,
                           domain=s.event.domain, dimension=d.dimension, values=d.values,
@@ -84,6 +86,7 @@ def build_results(scores: list[EventScore], variant: TimingVariant, source: Sour
                    aggregates=typed(aggregate_rows(scores, variant.quantile_metrics)),
                    label_aggregates=typed(label_rows(scores, variant.quantile_metrics)),
                    content=content, distributions=variant.distributions(scores),
+                   stability=stability,
                    environment=numeric_stack())
 
 
@@ -103,7 +106,8 @@ def _channel(metadata: Mapping[str, Any]) -> int | None:
 
 def write_score_outputs(out: Path, scores: list[EventScore], variant: TimingVariant,
                         source: SourceInfo, analysis: dict[str, Any] | None,
-                        content: ContentOutcome | None = None) -> Results:
+                        content: ContentOutcome | None = None,
+                        stability: Stability | None = None) -> Results:
     """Write the per-event rows, the official aggregate, the content records and the results
     file (last) into the scores folder ``out`` (:class:`~duplexeval.runs.directory.ScoreFiles`).
     A judged file from an earlier scoring is removed when this one judged nothing."""
@@ -113,7 +117,7 @@ def write_score_outputs(out: Path, scores: list[EventScore], variant: TimingVari
     twins = [s for s in scores if is_twin(s)]
     scores = [s for s in scores if not is_twin(s)]
     results = build_results(scores, variant, source, analysis,
-                            content.results if content is not None else None)
+                            content.results if content is not None else None, stability)
     if twins:
         results = results.model_copy(update={"counterfactual": paired_effects(scores, twins)})
     if content is not None:

@@ -22,6 +22,7 @@ from duplexeval.metrics.m3_metadata import read_m3_outputs
 from duplexeval.metrics.realism_reference import with_reference_segments
 from duplexeval.metrics.score_outputs import write_score_outputs
 from duplexeval.metrics.scoring import score_events
+from duplexeval.metrics.stability import stability, system_channel_hashes
 from duplexeval.metrics.timing.turn_context import turn_context
 from duplexeval.results.model import DatasetRef, Results, SourceInfo
 from duplexeval.rounds.pipeline import read_rounds
@@ -110,8 +111,9 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
             generated = generated_histories(run, run.read_metadata(), options, language)
         outcome = score_content(events, dialogues, content, judge, generated=generated,
                                 dialogues_missing=missing, rounds=finder)
+    tries = stability(scores, timing, system_channel_hashes(scores, run.root))
     results = write_score_outputs(out, scores, timing, source, analysis=settings,
-                                  content=outcome)
+                                  content=outcome, stability=tries)
     return results, out
 
 

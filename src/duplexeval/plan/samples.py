@@ -28,7 +28,12 @@ Per dialogue, channel lists in record order, events in file order:
 5. filter at event_start against the **reference** system channel (inclusive): BC and BARGE_IN
    need the system inside a TURN; SHIFT, HOLD and SHORTPAUSE need it inside neither a TURN nor
    a TURN_HOLD (so overlapping shifts are always filtered);
-6. ``event_id = f"{id}_ch{user}_{k:04d}_{task}"``, k = samples kept so far in the dialogue.
+6. ``event_id = f"{id}_ch{user}_{k:04d}_{task}"``, k = samples kept so far in the dialogue;
+7. repeats (``repeats = n > 1``, ``run --repeats``): each sample becomes ``n`` tries of the same
+   event, ``event_id + f"_r{j}"`` for ``j = 0 .. n-1`` (:func:`split_repeat` undoes it), in
+   plan order one after the other; they share the pass, the fork and the snapshot, and differ
+   only in the seed the driver derives from the event id.  ``repeats = 1`` (the default) plans
+   exactly the samples above, ids unchanged.
 
 ``fork_time`` is where a sample's input stops being a continuous pass over the dialogue:
 multi-gen: where the user input is muted (event_start for SHIFT/HOLD/SHORTPAUSE, event_end for
@@ -56,6 +61,7 @@ the user speech after the background onset::
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -78,6 +84,7 @@ __all__ = [
     "build_plan",
     "plan_dialogue",
     "split_passes",
+    "split_repeat",
 ]
 
 
@@ -91,6 +98,20 @@ _MUTE_AT_END = {EventKind.BC, EventKind.BARGE_IN}
 
 COUNTERFACTUAL_SUFFIX = "_cf"
 """Appended to an event id for its counterfactual twin (the user's act removed)."""
+MAX_REPEATS = 100
+"""The most tries per sample a plan accepts."""
+
+_REPEAT = re.compile(r"^(?P<base>.+)_r(?P<j>0|[1-9][0-9]*)$")
+
+
+def split_repeat(event_id: str) -> tuple[str, int | None]:
+    """``(base event id, try j)`` of a repeated sample's id ``{base}_r{j}`` (rule 7); ``(event_id,
+    None)`` for an id without the suffix (a plan of one try).  An event id of rule 6 ends in its
+    task name, never in ``_r`` and digits, so the split is unambiguous."""
+    found = _REPEAT.match(event_id)
+    if found is None:
+        return event_id, None
+    return found["base"], int(found["j"])
 
 
 class EvalProtocol(StrEnum):
@@ -133,8 +154,13 @@ class PlanOptions:
     counterfactual: bool = False
     """Add the counterfactual twin of each sample with a user act (BC, BARGE_IN, annotated
     background speech), the act removed (see the module docstring)."""
+    repeats: int = 1
+    """Tries per sample (rule 7): ``n`` forks of the same snapshot with ``n`` seeds, for
+    pass@k, pass^k and stability (:mod:`duplexeval.metrics.stability`)."""
 
     def __post_init__(self) -> None:
+        if not 1 <= self.repeats <= MAX_REPEATS:
+            raise ValueError(f"repeats must be an integer in [1, {MAX_REPEATS}]")
         if self.window <= 0:
             raise ValueError("window must be > 0 seconds")
         if self.context_max_len is not None and self.context_max_len <= 0:
@@ -425,7 +451,7 @@ class Plan:
             "skipped_filtered": self.stats.skipped_filtered,
             "model_seconds_per_event": round(self.model_seconds_per_event(), 6),
             "model_seconds_shared_prefix": round(self.model_seconds_shared_prefix(), 6),
-        }
+        } | ({"repeats": self.options.repeats} if self.options.repeats > 1 else {})
 
 
 def build_plan(dialogues: Dataset | Iterable[Dialogue], options: PlanOptions) -> Plan:
@@ -438,4 +464,7 @@ def build_plan(dialogues: Dataset | Iterable[Dialogue], options: PlanOptions) ->
     samples: list[Sample] = []
     for dialogue in dialogues:
         samples.extend(plan_dialogue(dialogue, options, stats))
+    if options.repeats > 1:
+        samples = [replace(s, event_id=f"{s.event_id}_r{j}") for s in samples
+                   for j in range(options.repeats)]
     return Plan(options, tuple(samples), stats)

@@ -23,6 +23,7 @@ __all__ = [
     "curve_line",
     "format_table",
     "plan_summary_lines",
+    "stability_lines",
     "timing_table_lines",
     "variant_curve_lines",
     "variant_table_lines",
@@ -258,7 +259,8 @@ def variant_report_lines(runs: Sequence[tuple[str, Results]]) -> dict[str, list[
     """The tables of runs scored with a variant other than ``m3``, by file stem: ``flexi``
     (the FLEXI table, per-scenario columns), ``mtr`` (MTR's per-feature table, ablation and
     round curves where the dialogues are labelled, :mod:`.mtr_tables`) and one per other
-    variant; after them every aggregate and the round curves of each run, as Markdown."""
+    variant; after them every aggregate and the round curves of each run, as Markdown; and
+    ``stability`` for the runs with repeated tries (:func:`stability_lines`, any variant)."""
     from duplexeval.report.columns import protocol_name
     from duplexeval.report.mtr_tables import mtr_markdown
 
@@ -278,4 +280,46 @@ def variant_report_lines(runs: Sequence[tuple[str, Results]]) -> dict[str, list[
         lines += [f"### {label}", "", *markdown_from_lines(variant_table_lines(results)), ""]
         lines += [f"- {line}" for line in variant_curve_lines(results)]
         lines.append("")
+    for label, results in runs:  # runs with repeated tries: pass@k, pass^k, stability
+        found = stability_lines(results)
+        if found and results.stability is not None:
+            table_end = 3 + len(results.stability.rows)  # title, header, rule, rows
+            lines = out.setdefault("stability", ["# Repeated tries: pass@k and pass^k", ""])
+            lines += [f"### {label}", "", found[0], "",
+                      *markdown_from_lines([*found[1:table_end],
+                                            *[f"- {n.strip()}" for n in found[table_end:]]]),
+                      ""]
     return out
+
+
+def stability_lines(results: Results) -> list[str]:
+    """The repeated tries of a scoring (``run --repeats``): per event kind and dimension the
+    pass rule, pass@1, pass@k and pass^j for every j (interval as stored), the flip share and
+    the within-event latency spread with where each latency starts; empty without repeats."""
+    st = results.stability
+    if st is None:
+        return []
+    verdict = ("deterministic: every event's tries are identical (k identical tries)"
+               if st.deterministic else
+               f"{st.identical_events} of {st.events} event(s) with identical tries")
+    lines = [f"stability over {st.tries} tries per event ({verdict}; {st.identity})"]
+    rows = []
+    for r in st.rows:
+        hat = " ".join(f"{p.mean:.2f}" for p in r.pass_hat_k if p.mean is not None)
+        at_k = r.pass_at_k[-1] if r.pass_at_k else None
+        rows.append([r.event_type, r.dimension, r.events,
+                     _cell(r.pass_hat_k[0], 1.0) if r.pass_hat_k else "-",
+                     _cell(at_k, 1.0) if at_k is not None else "-",
+                     _cell(r.pass_hat_k[-1], 1.0) if r.pass_hat_k else "-", hat or "-",
+                     _cell(r.flip_share, 1.0) if r.flip_share is not None else "-",
+                     "; ".join(f"{s.metric} {_cell(s, 1.0)} s" for s in r.latency_std) or "-"])
+    lines += format_table(["event", "dimension", "events", "pass@1", "pass@k", "pass^k",
+                           "pass^j j=1..k", "flips", "latency sd within event"], rows)
+    for r in st.rows:
+        if r.pass_rule is not None:
+            lines.append(f"  pass ({r.event_type}, {results.variant.name}): {r.pass_rule}")
+    origins = {s.metric: s.measurement_origin for r in st.rows for s in r.latency_std
+               if s.measurement_origin is not None}
+    for metric, origin in origins.items():
+        lines.append(f"  {metric}: from {origin.start} to {origin.end}")
+    return lines

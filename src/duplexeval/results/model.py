@@ -18,15 +18,17 @@ from duplexeval.results.distributions import DistributionResults
 from duplexeval.results.intervals import IntervalFields
 from duplexeval.version import __version__
 
-__all__ = ["SCHEMA_VERSION", "AggregateRow", "DatasetRef", "EventResult", "Origin", "Results",
-           "SourceInfo", "Value", "VariantInfo"]
+__all__ = ["SCHEMA_VERSION", "AggregateRow", "DatasetRef", "EventResult", "Origin", "PassPoint",
+           "Results", "SourceInfo", "Stability", "StabilityRow", "TriesSpread", "Value",
+           "VariantInfo"]
 
 Value = float | int | None
 """A metric value: a number, or ``None`` when the event has none (e.g. no latency)."""
 
 SCHEMA_VERSION: Final = 7
-"""7: ``distributions``, the distributional-realism section (``realism`` variant), and
-``counterfactual``, the paired effects of the user's acts; 6:
+"""7: ``distributions``, the distributional-realism section (``realism`` variant),
+``counterfactual``, the paired effects of the user's acts, and ``stability``, pass@k, pass^k
+and the spread of repeated tries (``run --repeats``); 6:
 ``label_aggregates``, the rows per dialogue label (MTR's features and combinations), and
 ``variant.definition`` (official code, paper or compat); 5: ``ci_method`` of every interval
 (Wilson, bootstrap or Student-t); 4: ``environment``, the numeric stack's versions where the
@@ -143,6 +145,69 @@ class AggregateRow(IntervalFields):
     ``None`` for every other row and in files written before it existed."""
 
 
+class PassPoint(IntervalFields):
+    """pass@k or pass^k at one ``k``: the mean over events of the per-event unbiased estimate
+    (``n`` = events with at least ``k`` tries), with its interval (bootstrap, or Wilson when
+    every estimate is 0 or 1)."""
+
+    model_config = ConfigDict(extra="forbid")
+    k: int
+
+
+class TriesSpread(IntervalFields):
+    """The within-event standard deviation (``ddof=1``) of one latency over an event's tries,
+    averaged over the events with at least two tries that have a value (``n``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    metric: str
+    measurement_origin: Origin | None = None
+
+
+class StabilityRow(BaseModel):
+    """The tries of the events of one kind and dimension
+    (:mod:`duplexeval.metrics.stability`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    event_type: str
+    dimension: str
+    events: int
+    """Events with at least one scored try."""
+    tries: int
+    """The most tries an event has (the run's ``--repeats``)."""
+    pass_rule: str | None
+    """What a pass is for this kind (the variant's :class:`~duplexeval.metrics.base.PassRule`
+    in words); ``None``: the variant gives no binary verdict, so no pass rates."""
+    pass_at_k: list[PassPoint] = Field(default_factory=list)
+    """pass@k for k = 1 .. tries: at least one of k tries passes."""
+    pass_hat_k: list[PassPoint] = Field(default_factory=list)
+    """pass^k for k = 1 .. tries: all k tries pass."""
+    flip_share: IntervalFields | None = None
+    """Share of events (with two or more judged tries) whose verdict differs between tries
+    (Wilson interval)."""
+    latency_std: list[TriesSpread] = Field(default_factory=list)
+    identical_share: IntervalFields | None = None
+    """Share of events whose tries produced the identical system channel (Wilson)."""
+
+
+class Stability(BaseModel):
+    """The repeated tries of a run (``run --repeats k``): per event kind pass@k, pass^k, the
+    latency spread within an event and the share of flipping verdicts; and whether the system
+    gave identical tries."""
+
+    model_config = ConfigDict(extra="forbid")
+    tries: int
+    events: int
+    """Events (base event ids) with at least one scored try."""
+    identity: str
+    """How two tries are called identical (the hash compared)."""
+    identical_events: int
+    """Events all of whose tries have the identical system channel."""
+    deterministic: bool
+    """Every event's tries are identical: the system ignores the seed, so the k tries are
+    one try k times (pass^k equals pass@k equals pass@1)."""
+    rows: list[StabilityRow]
+
+
 class Results(BaseModel):
     """Schema of ``results.json`` (``schema_version`` changes with any incompatible change)."""
 
@@ -173,3 +238,6 @@ class Results(BaseModel):
     """The effect of the user's act per event kind and metric, each event against its
     counterfactual twin (:mod:`duplexeval.metrics.counterfactual`); empty for a run planned
     without twins and in files of schema version 6 or older."""
+    stability: Stability | None = None
+    """The repeated tries (``None`` for a run of one try per sample and in files of schema
+    version 6 or older)."""

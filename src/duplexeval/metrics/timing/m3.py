@@ -85,6 +85,7 @@ from duplexeval.metrics.base import (
     EventScore,
     EventView,
     MeasurementOrigin,
+    PassRule,
     TimingVariant,
 )
 from duplexeval.timeline import TOL
@@ -119,6 +120,17 @@ ORIGINS: dict[str, MeasurementOrigin] = {
 """Where each m3 latency starts and ends (``latency_abs_err_to_human`` is a difference of two
 of them, not an interval)."""
 
+_HELD = PassRule("pause_handling", "tor ↓", 0, "kept the floor to the user: no take-over "
+                 "into the pause (tor ↓ = 0)")
+PASS_RULES: dict[str, PassRule] = {
+    "TURN_SHIFT": PassRule("smooth_turn_taking", "tor ↑", 1,
+                           "took the turn after the user's turn end (tor ↑ = 1)"),
+    "TURN_HOLD": _HELD,
+    "SHORTPAUSE": _HELD,
+}
+"""A pass per M3 event type, from M3's own take-over verdicts (TOR).  BC and BARGE_IN have no
+binary verdict in M3 (only a stop latency, with no threshold), so they get no pass rates."""
+
 
 def _target_json(seg: SpeechSegment | None) -> dict[str, Any] | None:
     if seg is None:
@@ -134,6 +146,7 @@ class M3Timing(TimingVariant):
     source: ClassVar[str] = ("M3-DuplexBench, nttcslab-sp/m3-duplexbench "
                              "evaluation/dimensions/timing.py @6e3abb4")
     measurement_origins: ClassVar[Mapping[str, MeasurementOrigin]] = ORIGINS
+    pass_rules: ClassVar[Mapping[str, PassRule]] = PASS_RULES
 
     def __init__(self, model_channel: int = 1, max_overlap: float = 0.4,
                  bc_max_duration: float = 1.0, bc_max_words: int = 4,

@@ -27,10 +27,18 @@ Behaviour (all times in seconds, decided on the frame clock)::
   ``continue_forced=1`` it takes over a forced turn that is still speaking at the last forced
   frame (a model that continues the reference's turn as its own), so its stop rule then decides
   whether it yields to a user already talking (``stop_delay``).
+* Seeds: its jitter and its choice of clips are drawn from the session seed, reseeded at every
+  fork, so repeated tries (``run --repeats``) differ; with ``ignore_seed=1`` a reseed changes
+  nothing (the generator runs on from the shared prefix), like a model decoding greedily: every
+  try of a fork is then identical.
+* ``compute_seconds``: wall-clock seconds each step sleeps, an artificial compute cost for
+  ``duplexeval rtcheck`` (a system slower than real time when above the frame duration); it
+  changes no output.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -57,9 +65,9 @@ __all__ = ["ScriptedSystem"]
 
 _FLOAT_ARGS = {"delay": 0.3, "duration": 2.0, "stop_delay": 0.2, "ignore_shorter": 0.0,
                "jitter": 0.0, "threshold_db": -45.0, "min_user": 0.1, "drift": 0.0,
-               "continue_forced": 0.0}
+               "continue_forced": 0.0, "ignore_seed": 0.0, "compute_seconds": 0.0}
 _NON_NEGATIVE = frozenset({"delay", "duration", "stop_delay", "ignore_shorter", "jitter",
-                           "min_user"})
+                           "min_user", "compute_seconds"})
 """Arguments that are durations (s >= 0); the others need only be finite."""
 
 
@@ -127,6 +135,8 @@ class _ScriptedSession(PlainStateSession):
 
     # -- Session ---------------------------------------------------------------------------
     def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
+        if self.p["compute_seconds"] > 0:
+            time.sleep(self.p["compute_seconds"])
         s = self.state
         active = self._hear(user)
         if active:
@@ -184,6 +194,10 @@ class _ScriptedSession(PlainStateSession):
         audio = self._speech_frame() if s["speaking"] else np.zeros(self.frame, np.float32)
         s["frame"] += 1
         return StepOutput(audio)
+
+    def reseed(self, seed: int) -> None:
+        if not self.p["ignore_seed"]:
+            super().reseed(seed)
 
     def fork_batch(self, states: Sequence[Any], seeds: Sequence[int]) -> BatchSession:
         """Rows of fresh sessions of the same parameters, each restored and reseeded."""

@@ -69,8 +69,9 @@ Trace (:meth:`RealtimeDriver.trace`)
 * ``realtime.initial_silence_ms``: the silence the played-out channel starts with (the first
   chunk's start on the playout clock), ``null`` when nothing was received.
 * ``audio_arrivals``: one entry per chunk (playout ``sample``, ``arrival_ms`` since ``t0``,
-  ``samples``); ``server_events``: what the adapter logged (``type``, ``arrival_ms``, its
-  fields) at the playout ``sample`` of its arrival; ``playout_flushes``: interrupts
+  ``samples``, the adapter's ``stream`` name, '' when it names none); ``server_events``:
+  what the adapter logged (``type``, ``arrival_ms``, its fields) at the playout ``sample``
+  of its arrival; ``playout_flushes``: interrupts
   (``sample``, ``dropped`` samples, ``reason``).  The runner adds each entry's dialogue
   ``time`` and writes the whole trace beside the sample (``{event_id}.trace.json``,
   :mod:`duplexeval.runs.directory`).
@@ -257,7 +258,7 @@ class RealtimeDriver:
         self._last_audio = arrival
         self._chunks.append((arrival, len(pcm), stream))
         self.arrivals.append({"sample": at, "arrival_ms": _ms(arrival - self.t0),
-                              "samples": len(pcm)})
+                              "samples": len(pcm), "stream": stream})
         return at
 
     def interrupt(self, arrival: float, why: str) -> int:
