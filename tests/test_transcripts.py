@@ -1,0 +1,110 @@
+"""Recorded transcripts: each network adapter whose upstream server cannot run here, driven over
+its loopback test server for one short session, must send the messages of its golden
+transcript (tests/golden/transcripts/), field for field: message order, field names, value
+types, and the values the upstream protocol fixes.  The goldens were written from the upstream
+code cited in each test (and in the golden's ``source``), not from the adapter's output, so a
+drift of either side shows up as a diff (:mod:`transcripts` says how one is read).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("websockets")
+
+from duplexeval.systems.base import SessionSpec
+from duplexeval.systems.registry import load_system
+from transcripts import load_golden, render
+
+pytestmark = pytest.mark.realtime
+
+
+def tones(rate: int, seconds: float, *spans: tuple[float, float]) -> np.ndarray:
+    """Silence with a 200 Hz tone (amplitude 0.2) over each span (seconds)."""
+    x = np.zeros(round(seconds * rate), np.float32)
+    for a, b in spans:
+        t = np.arange(round((b - a) * rate)) / rate
+        x[round(a * rate):round(a * rate) + len(t)] = 0.2 * np.sin(2 * np.pi * 200 * t)
+    return x
+
+
+def drive(name: str, args: dict[str, str], x: np.ndarray, rate: int, frame: int) -> None:
+    """One session of ``name`` over ``x``, stepped ``frame`` samples at a time."""
+    session = load_system(name, args).open(SessionSpec(sample_rate=rate, seed=0))
+    try:
+        for k in range(0, len(x), frame):
+            session.step(x[k:k + frame])
+    finally:
+        session.close()
+
+
+def test_openai_realtime_sends_the_realtime_api_events(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream: openai/openai-python@e43b422412a9e96c9cc5192c61fffbe2d7e04836,
+    src/openai/types/realtime/ (session_update_event.py, realtime_session_create_request.py,
+    realtime_audio_config_input.py, realtime_audio_config_output.py, realtime_audio_formats.py,
+    realtime_audio_input_turn_detection.py, input_audio_buffer_append_event.py,
+    response_cancel_event.py, conversation_item_truncate_event.py).
+
+    The session: speech, the reply, a barge-in that cancels it and truncates what was played::
+
+        t (s)   0   0.5     1.5        2.6   3.4      5
+        user        |==u0===|          |=u1==|
+        sent    update, append x N, cancel, truncate, append x M
+    """
+    from fake_realtime import FakeRealtimeServer
+
+    monkeypatch.setenv("RT_TEST_KEY", "sk-transcript")
+    golden = load_golden("openai-realtime")
+    with FakeRealtimeServer("sk-transcript") as server:
+        drive("openai-realtime", {"url": server.url, "api_key_env": "RT_TEST_KEY",
+                                  "silence_duration_ms": "300"},
+              tones(24000, 5.0, (0.5, 1.5), (2.6, 3.4)), 24000, 480)
+    assert render(server.messages, golden["client"]) == golden["client"]
+
+
+def test_gemini_live_sends_the_bidi_generate_content_messages(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream: googleapis/python-genai@66807187f2123c6676175ac991f4e34eb09200d1,
+    google/genai/live.py (connect: the ``setup`` message, ``setup.model`` as ``models/...``;
+    send_realtime_input), google/genai/_live_converters.py (the wire names of setup, realtime
+    input and Blob), google/genai/types.py (Modality, ActivityHandling,
+    AutomaticActivityDetection).
+
+    The session: one user turn, default settings::
+
+        t (s)   0   0.5    1.2        3
+        user        |=u0===|
+        sent    setup, realtimeInput.audio x N (16 kHz PCM16)
+    """
+    from fake_gemini import FakeGeminiServer
+
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.setenv("GEMINI_API_KEY", "gm-transcript")
+    golden = load_golden("gemini-live")
+    with FakeGeminiServer("gm-transcript") as server:
+        drive("gemini-live", {"url": server.url}, tones(24000, 3.0, (0.5, 1.2)), 24000, 480)
+    assert render(server.messages, golden["client"]) == golden["client"]
+    assert server.messages[0]["setup"]["model"].startswith("models/")  # as connect() writes it
+
+
+def test_a_drift_shows_as_a_diff() -> None:
+    """The comparison itself: a conforming stream renders as its golden; another type, a field
+    more, a message missing or out of order each leave a difference::
+
+        golden   a{n:<int>}  b{audio:<base64>} x N  c{}
+    """
+    golden = [{"type": "a", "n": "<int>"}, {"repeat": {"type": "b", "audio": "<base64>"}},
+              {"type": "c"}]
+    good = [{"type": "a", "n": 3}, {"type": "b", "audio": "AAAA"},
+            {"type": "b", "audio": "AAAB"}, {"type": "c"}]
+    assert render(good, golden) == golden
+    assert render([{"type": "a", "n": 3.5}, *good[1:]], golden)[0] == {"type": "a",
+                                                                         "n": "<number>"}
+    assert render([*good[:3], {"type": "c", "x": 1}], golden)[2] == {"type": "c", "x": 1}
+    assert render(good[:3], golden) != golden
+    assert render([good[0], {"type": "c"}, *good[1:3]], golden) != golden
+    assert render([good[0], {"type": "b", "audio": "no!"}, good[3]], golden)[1] == {
+        "type": "b", "audio": "<str, not base64>"}
+    assert render([{"type": "a", "n": True}, *good[1:]], golden)[0]["n"] == "<bool>"
