@@ -8,6 +8,10 @@ drift of either side shows up as a diff (:mod:`transcripts` says how one is read
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -29,12 +33,15 @@ def tones(rate: int, seconds: float, *spans: tuple[float, float]) -> np.ndarray:
     return x
 
 
-def drive(name: str, args: dict[str, str], x: np.ndarray, rate: int, frame: int) -> None:
-    """One session of ``name`` over ``x``, stepped ``frame`` samples at a time."""
+def drive(name: str, args: dict[str, str], x: np.ndarray, rate: int, frame: int,
+          before_close: Callable[[], object] = lambda: None) -> None:
+    """One session of ``name`` over ``x``, stepped ``frame`` samples at a time;
+    ``before_close`` is called after the last step."""
     session = load_system(name, args).open(SessionSpec(sample_rate=rate, seed=0))
     try:
         for k in range(0, len(x), frame):
             session.step(x[k:k + frame])
+        before_close()
     finally:
         session.close()
 
@@ -87,6 +94,37 @@ def test_gemini_live_sends_the_bidi_generate_content_messages(
         drive("gemini-live", {"url": server.url}, tones(24000, 3.0, (0.5, 1.2)), 24000, 480)
     assert render(server.messages, golden["client"]) == golden["client"]
     assert server.messages[0]["setup"]["model"].startswith("models/")  # as connect() writes it
+
+
+def test_freeze_omni_sends_the_demo_clients_socketio_events() -> None:
+    """Upstream: VITA-MLLM/Freeze-Omni@3e17af43b4fe64ba9609b4e1ba94c443c45101c0,
+    bin/server.py (the ``prompt_text``, ``recording-started`` and ``audio`` handlers:
+    ``json.loads(data)``, ``data['audio']`` as bytes of int16, ``data['sample_rate']``) and
+    web/resources/demo.html (``socket.emit('audio', JSON.stringify({sample_rate, audio:
+    Array.from(new Uint8Array(int16Array.buffer))}))``).
+
+    The session, up to the last step (``recording-stopped`` at close is not awaited, so it is
+    outside the transcript)::
+
+        t (s)   0  0.2   0.8      1.6  2.0  3
+        user       |=u0=|         |=u1=|
+        sent    prompt_text, recording-started, audio x N (16 kHz, 256 samples each)
+    """
+    from fake_freeze_omni import IN_RATE, FakeFreezeOmni
+
+    golden = load_golden("freeze-omni")
+    seen: list[dict[str, Any]] = []
+    with FakeFreezeOmni(None) as server:
+        drive("freeze-omni", {"url": server.url, "verify": "0", "prompt": "You are helpful."},
+              tones(IN_RATE, 3.0, (0.2, 0.8), (1.6, 2.0)), IN_RATE, 256,
+              before_close=lambda: seen.extend(server.messages))
+    audio = [m for m in seen if m["event"] == "audio"]
+    assert audio and all(isinstance(m["data"], str) for m in audio)  # a JSON string
+    decoded = [{**m, "data": json.loads(m["data"])} if m["event"] == "audio" else m
+               for m in seen]
+    assert render(decoded, golden["client"]) == golden["client"]
+    for m in decoded[2:]:  # 256 int16 samples as 512 bytes
+        assert len(m["data"]["audio"]) == 512 and all(0 <= b <= 255 for b in m["data"]["audio"])
 
 
 def test_a_drift_shows_as_a_diff() -> None:

@@ -14,7 +14,8 @@ or a placeholder naming the leaf's type:
 ``"<bool>"``          ``true`` or ``false``
 ====================  =========================================================
 
-A template ``{"repeat": T}`` stands for one or more consecutive messages that match ``T`` (an
+A list of one template matches a non-empty list whose every element matches it (a PCM byte
+array); a longer list is compared element by element.  A template ``{"repeat": T}`` stands for one or more consecutive messages that match ``T`` (an
 audio stream).  :func:`render` writes the actual messages in the template's vocabulary: a leaf
 under a placeholder becomes the placeholder of its own type, everything else stays as it is,
 and a run of messages that match one ``repeat`` becomes that one entry; so ``render(actual,
@@ -71,8 +72,11 @@ def _render_value(actual: Any, template: Any) -> Any:
     if isinstance(template, dict) and isinstance(actual, dict):
         return {k: _render_value(v, template.get(k)) for k, v in actual.items()}
     if isinstance(template, list) and isinstance(actual, list):
-        return [_render_value(v, template[min(i, len(template) - 1)] if template else None)
-                for i, v in enumerate(actual)]
+        if len(template) == 1 and actual:  # one template for every element
+            rendered = [_render_value(v, template[0]) for v in actual]
+            return template if all(r == template[0] for r in rendered) else rendered
+        return [_render_value(v, t) for v, t in zip(actual, template, strict=False)] + \
+            actual[len(template):]
     return actual
 
 
