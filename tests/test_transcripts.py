@@ -9,6 +9,7 @@ drift of either side shows up as a diff (:mod:`transcripts` says how one is read
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -125,6 +126,40 @@ def test_freeze_omni_sends_the_demo_clients_socketio_events() -> None:
     assert render(decoded, golden["client"]) == golden["client"]
     for m in decoded[2:]:  # 256 int16 samples as 512 bytes
         assert len(m["data"]["audio"]) == 512 and all(0 <= b <= 255 for b in m["data"]["audio"])
+
+
+def test_duplexcascade_sends_the_m3_clients_frames() -> None:
+    """Upstream: nttcslab-sp/m3-duplexbench@6e3abb4e273807323f76f2846b855418a086ca86,
+    m3_duplexbench/inference/models/duplexcascade.py (``DuplexCascadeModel.client``, itself
+    from sbintuitions/DuplexCascade web/client.js: ``ws.send_binary(chunk.astype("<f4")
+    .tobytes())`` per ``FRAME_SAMPLES = 1_920`` at ``SAMPLE_RATE = 24_000``, then
+    ``ws.send("Done")``).  The server's own code is not public.
+
+    Binary messages are written ``{"float32le": number of samples}`` (the bytes must be a whole
+    number of float32 values, all finite), text messages ``{"text": ...}``::
+
+        t (s)   0  0.2   0.8      1.6  2.0   2.4
+        user       |=u0=|         |=u1=|
+        sent    1920 samples x 30, "Done"
+    """
+    from fake_duplexcascade import RATE, FakeDuplexCascade
+
+    golden = load_golden("duplexcascade")
+    with FakeDuplexCascade() as server:
+        drive("duplexcascade", {"url": server.url, "startup_delay": "0"},
+              tones(RATE, 2.4, (0.2, 0.8), (1.6, 2.0)), RATE, 1920)
+        for _ in range(200):  # "Done" goes out at close; the server logs it on arrival
+            if server.messages and server.messages[-1] == "Done":
+                break
+            time.sleep(0.01)
+    written: list[dict[str, Any]] = []
+    for m in server.messages:
+        if isinstance(m, bytes):
+            assert len(m) % 4 == 0 and np.isfinite(np.frombuffer(m, "<f4")).all()
+            written.append({"float32le": len(m) // 4})
+        else:
+            written.append({"text": m})
+    assert render(written, golden["client"]) == golden["client"]
 
 
 def test_a_drift_shows_as_a_diff() -> None:
