@@ -39,15 +39,16 @@ from openai.resources.chat.completions import Completions
 from duplexeval.analysis.segments import Chunk, SpeechSegment
 from duplexeval.cli import main
 from duplexeval.data import Dialogue, Word
+from duplexeval.data.recipes.topiocqa import QaTurn, write_specs
 from duplexeval.judge import AnswerCache, JudgeClient, JudgeItem, RetryPolicy, Sampling
 from duplexeval.judge.batch_api import prefetch_with_batch_api, request_lines
 from duplexeval.judge.client import JSON_MODE
 from duplexeval.metrics.base import EventView
+from duplexeval.metrics.content.judged import dimensions_for
 from duplexeval.metrics.content.score import JudgeSettings, score_content
 from duplexeval.rounds import SegmentSettings, segment_with_judge
-from duplexeval.data.recipes.topiocqa import QaTurn, write_specs
 
-pytestmark = pytest.mark.llamacpp
+pytestmark = [pytest.mark.llamacpp, pytest.mark.slow]
 
 MODEL = "smollm2-135m"
 """The alias the server answers to (``--model_alias``)."""
@@ -160,27 +161,31 @@ def _json_mode_everywhere(requests: list[dict[str, Any]]) -> None:
 
 def test_the_content_judges_score_every_item_once(llama_server: str, calls: Calls,
                                                   tmp_path: Path) -> None:
-    """Three events, two dimensions each, concurrency 2: six items, each scored in 0-2 or
-    unscored with its reason; at most 2 requests at once; the second run is all cache."""
+    """Three chat events, each judged on every chat dimension, concurrency 2: each item scored
+    within its prompt's range (0-100 once normalised) or unscored with its reason; at most 2
+    requests at once; the second run is all cache."""
     settings = JudgeSettings(llama_server, MODEL, concurrency=2, sampling=SHORT,
                              cache_path=tmp_path / "answers.sqlite")
+    dims = dimensions_for("chat")
+    n = 3 * len(dims)
     out = score_content(EVENTS, None, judge=settings)
-    assert len(out.judged) == 6 and len(calls.requests) == 6
+    assert len(out.judged) == n and len(calls.requests) == n
     assert {(r.event_id, r.dimension) for r in out.judged} == {
-        (e, d) for e in ("right", "wrong", "short") for d in ("relevance", "consistency")}
+        (e, d) for e in ("right", "wrong", "short") for d in dims}
     for record in out.judged:
-        assert record.model == MODEL
+        assert record.judge_model == MODEL
         assert record.raw is not None  # the server answered every request
         if record.score is None:
             assert record.unscored_reason
         else:
-            assert 0 <= record.score <= 2 and record.unscored_reason is None
+            assert record.unscored_reason is None
+            assert record.score_100 is not None and 0 <= record.score_100 <= 100
     _json_mode_everywhere(calls.requests)
     assert all(r["max_tokens"] == 48 and r["temperature"] == 0.0 for r in calls.requests)
     assert 1 <= calls.max_active <= 2
 
     again = score_content(EVENTS, None, judge=settings)
-    assert len(calls.requests) == 6  # nothing called the second time
+    assert len(calls.requests) == n  # nothing called the second time
     assert [(r.event_id, r.dimension, r.score, r.raw, r.unscored_reason)
             for r in again.judged] == [(r.event_id, r.dimension, r.score, r.raw,
                                         r.unscored_reason) for r in out.judged]
@@ -190,8 +195,8 @@ def test_one_at_a_time_when_the_limit_is_one(llama_server: str, calls: Calls,
                                              tmp_path: Path) -> None:
     settings = JudgeSettings(llama_server, MODEL, concurrency=1, sampling=SHORT,
                              cache_path=tmp_path / "answers.sqlite")
-    out = score_content(EVENTS[:2], None, judge=settings)
-    assert len(out.judged) == 4 and calls.max_active == 1
+    out = score_content(EVENTS[:1], None, judge=settings)
+    assert len(out.judged) == len(dimensions_for("chat")) and calls.max_active == 1
 
 
 def test_the_batch_api_mode_says_the_server_has_none_and_direct_mode_follows(
@@ -211,13 +216,15 @@ def test_the_batch_api_mode_says_the_server_has_none_and_direct_mode_follows(
                              cache_path=cache_path, prefetch=batch_api)
     with pytest.raises(openai.NotFoundError):
         score_content(EVENTS[:1], None, judge=settings)
-    assert len(asked) == 2 and calls.requests == []
+    per_event = len(dimensions_for("chat"))
+    assert len(asked) == per_event and calls.requests == []
     with AnswerCache(cache_path) as cache:
         assert len(cache) == 0
 
     client = JudgeClient(llama_server, MODEL, sampling=SHORT)
     lines = request_lines(client, asked)
-    assert [line["body"]["response_format"] for line in lines] == [{"type": "json_object"}] * 2
+    assert [line["body"]["response_format"] for line in lines] == \
+        [{"type": "json_object"}] * per_event
     for line in lines:
         answer = client.openai.chat.completions.create(**line["body"])
         assert answer.choices[0].message.content is not None
@@ -226,8 +233,8 @@ def test_the_batch_api_mode_says_the_server_has_none_and_direct_mode_follows(
     direct = JudgeSettings(llama_server, MODEL, concurrency=2, sampling=SHORT,
                            cache_path=cache_path)
     out = score_content(EVENTS[:1], None, judge=direct)
-    assert len(out.judged) == 2 and all(r.raw is not None for r in out.judged)
-    assert len(calls.requests) == 4
+    assert len(out.judged) == per_event and all(r.raw is not None for r in out.judged)
+    assert len(calls.requests) == 2 * per_event
 
 
 def _words(channel: int, start: float, end: float, text: str) -> list[Word]:
@@ -247,7 +254,7 @@ def test_the_segmentation_judge_records_every_proposal(llama_server: str, calls:
     dialogue = Dialogue(id="chat1", events=(), words=tuple(words), language="en")
     client = JudgeClient(llama_server, MODEL, sampling=Sampling(temperature=0.7, max_tokens=64))
     with AnswerCache(tmp_path / "answers.sqlite") as cache:
-        [seg], outcome = segment_with_judge([dialogue], client, cache, SegmentSettings(k=2),
+        [seg], _ = segment_with_judge([dialogue], client, cache, SegmentSettings(k=2),
                                             retry=RetryPolicy(max_retries=0))
         assert len(calls.requests) == 2
         [again], _ = segment_with_judge([dialogue], client, cache, SegmentSettings(k=2),

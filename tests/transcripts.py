@@ -15,9 +15,11 @@ or a placeholder naming the leaf's type:
 ====================  =========================================================
 
 A list of one template matches a non-empty list whose every element matches it (a PCM byte
-array); a longer list is compared element by element.  A template ``{"repeat": T}`` stands for one or more consecutive messages that match ``T`` (an
-audio stream).  :func:`render` writes the actual messages in the template's vocabulary: a leaf
-under a placeholder becomes the placeholder of its own type, everything else stays as it is,
+array); a longer list is compared element by element.  A template ``{"repeat": T}`` stands for
+one or more consecutive messages that match ``T`` (an audio stream).
+
+:func:`render` writes the actual messages in the template's vocabulary: a leaf under a
+placeholder becomes the placeholder of its own type, everything else stays as it is,
 and a run of messages that match one ``repeat`` becomes that one entry; so ``render(actual,
 golden) == golden`` holds exactly when the messages conform, and when they do not the pytest
 diff names the message and field that drifted (a new, missing or renamed field; another type;
