@@ -162,6 +162,34 @@ def test_duplexcascade_sends_the_m3_clients_frames() -> None:
     assert render(written, golden["client"]) == golden["client"]
 
 
+def test_vllm_omni_duplex_sends_the_realtime_duplex_events() -> None:
+    """Upstream: vllm-project/vllm-omni, docs/serving/realtime_duplex_api.md@d3af8189ec1cac07
+    dec19dd815fc772d641cdf26 (the wire contract of ``/v1/realtime?duplex=1``: session.update,
+    input_audio_buffer.append with its duplex extensions, session.event_ack, playback.ack,
+    session.close) and vllm_omni/entrypoints/duplex/realtime_input.py@7c39366f2077d8b172f065
+    cf6e5c70ff890241f8 (what the server reads off an append).
+
+    The appends, event acknowledgements and playback acknowledgements interleave on the wall
+    clock, so the middle of the transcript is one run of any of the three::
+
+        t (s)   0  0.2                2.0              3
+        user       |=u0=|
+        sent    session.update, (append | event_ack | playback.ack) x N, session.close
+    """
+    from fake_vllm_omni import FakeVllmOmniServer
+
+    golden = load_golden("vllm-omni-duplex")
+    with FakeVllmOmniServer() as server:
+        drive("vllm-omni-duplex", {"url": server.url, "model": "m"},
+              tones(24000, 3.0, (0.2, 0.8)), 24000, 480)
+    assert render(server.messages, golden["client"]) == golden["client"]
+    kinds = {m["type"] for m in server.messages}
+    assert {"input_audio_buffer.append", "session.event_ack", "playback.ack"} <= kinds
+    appends = [m for m in server.messages if m["type"] == "input_audio_buffer.append"]
+    assert all(m["duration_ms"] == 20 for m in appends)
+    assert [m["audio_end_ms"] for m in appends] == [20 * (k + 1) for k in range(len(appends))]
+
+
 def test_a_drift_shows_as_a_diff() -> None:
     """The comparison itself: a conforming stream renders as its golden; another type, a field
     more, a message missing or out of order each leave a difference::

@@ -16,7 +16,9 @@ or a placeholder naming the leaf's type:
 
 A list of one template matches a non-empty list whose every element matches it (a PCM byte
 array); a longer list is compared element by element.  A template ``{"repeat": T}`` stands for
-one or more consecutive messages that match ``T`` (an audio stream).
+one or more consecutive messages that match ``T`` (an audio stream); ``{"repeat": [T1, T2,
+...]}`` for one or more consecutive messages that each match one of them, in any interleaving
+(audio with acknowledgements whose timing is the wall clock's).
 
 :func:`render` writes the actual messages in the template's vocabulary: a leaf under a
 placeholder becomes the placeholder of its own type, everything else stays as it is,
@@ -95,11 +97,12 @@ def render(messages: list[Any], golden: list[Any]) -> list[Any]:
             break
         if isinstance(template, dict) and set(template) == {"repeat"}:
             inner = template["repeat"]
-            if not _matches(messages[i], inner):
-                out.append(_render_value(messages[i], inner))
+            options = inner if isinstance(inner, list) else [inner]
+            if not any(_matches(messages[i], t) for t in options):
+                out.append(_render_value(messages[i], options[0]))
                 i += 1
                 continue
-            while i < len(messages) and _matches(messages[i], inner):
+            while i < len(messages) and any(_matches(messages[i], t) for t in options):
                 i += 1
             out.append(template)
         else:
