@@ -8,8 +8,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # Every dependency, transitive ones included, comes from the lock file at its pinned version and
 # SHA-256 (scripts/lock.py says how it is made; `make lock` refreshes it); duplexeval itself is
-# installed without build isolation, so its build backend comes from the lock too.  A changed
-# pyproject.toml or lock file rebuilds .venv from scratch: it holds exactly the lock.
+# installed without build isolation, so its build backend comes from the lock too.  The lock's
+# sdists (docopt; llama-cpp-python, of the judge-local extra) are built with pip's build
+# isolation: pip fetches their declared backends (setuptools; scikit-build-core) from the index
+# for the build (not hash-checked) and caches the wheels.  llama-cpp-python compiles llama.cpp:
+# about 6 min on 2 cores once, a second from pip's wheel cache after.  A changed pyproject.toml
+# or lock file rebuilds .venv from scratch: it holds exactly the lock.
 LOCK := requirements.lock
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | sha256sum | cut -c1-12)
 UV_VERSION := 0.13.9

@@ -49,6 +49,8 @@ class FakeDuplexCascade:
         self.onsets: list[list[int]] = []
         self.stops: list[list[int]] = []
         self.done: list[bool] = []
+        self.messages: list[str | bytes] = []
+        """Every client message as received, on every connection (the transcript tests)."""
 
     @property
     def url(self) -> str:
@@ -99,6 +101,7 @@ class FakeDuplexCascade:
         playing_until = -1
         pending = np.zeros(0, np.float32)
         async for message in ws:
+            self.messages.append(message)
             if message == "Done":
                 self.done[number] = True
                 return

@@ -77,6 +77,9 @@ class FakeFreezeOmni:
         self.interrupts: list[list[int]] = []
         self.events: list[list[str]] = []
         self.prompts: list[str] = []
+        self.messages: list[dict[str, Any]] = []
+        """Every client event as received: ``{"event": name}`` plus ``"data"`` when it had
+        one (the transcript tests)."""
         self.users: dict[str, _User] = {}
         # handlers in arrival order (not a thread each): a message's effects, and what the
         # handler emits before its acknowledgement, in the order the client sent and expects
@@ -85,7 +88,14 @@ class FakeFreezeOmni:
                               ("recording-started", self._reset),
                               ("recording-stopped", self._reset),
                               ("prompt_text", self._prompt), ("audio", self._audio)):
-            self.sio.on(name, handler)
+            self.sio.on(name, handler if name in ("connect", "disconnect")
+                        else self._logged(name, handler))
+
+    def _logged(self, name: str, handler: Any) -> Any:
+        def logged(sid: str, *data: Any) -> Any:
+            self.messages.append({"event": name, **({"data": data[0]} if data else {})})
+            return handler(sid, *data)
+        return logged
 
     @property
     def url(self) -> str:

@@ -78,6 +78,8 @@ class FakeGeminiServer(LoopbackWsServer):
         self.sessions: dict[str, LiveState] = {}
         self.count = 0
         self.setups: list[dict[str, Any]] = []
+        self.messages: list[Any] = []
+        """Every client message as received, on every connection (the transcript tests)."""
         self.replies: dict[int, list[tuple[float, int]]] = {}
         self.interrupts: dict[int, list[int]] = {}
         self.resumed: list[int] = []
@@ -99,6 +101,7 @@ class FakeGeminiServer(LoopbackWsServer):
             for message in conn:
                 body = json.loads(message)
                 with self._lock:
+                    self.messages.append(body)
                     if state is None:
                         state = self._setup(conn, body.get("setup"))
                         if state is None:

@@ -11,6 +11,9 @@ The last user message may carry one line ``fake: TOKEN TOKEN ...`` that says how
 * ``slow=SxK``: the first K requests with this prompt wait S seconds before answering;
 * ``delay=S``: every request waits S seconds (to overlap requests).
 
+``FakeJudge(refuse_json_mode=True)`` answers HTTP 400 naming ``response_format`` to any request
+that carries that field (a server without JSON mode that checks its fields).
+
 Without a ``fake:`` line, the server's ``policy`` (if any) gives the tokens from the messages.
 
 It records every request body, the ``Authorization`` headers, the number of requests per
@@ -77,6 +80,10 @@ class _Handler(JsonHandler):
                 srv.active -= 1
 
     def _answer(self, body: dict[str, Any], how: dict[str, str], nth: int) -> None:
+        if self.server.refuse_json_mode and "response_format" in body:
+            self.send_json(400, {"error": {"message": "unknown field: response_format",
+                                           "type": "invalid_request_error", "code": 400}})
+            return
         if not how and self.server.policy is not None:
             how = self.server.policy(body["messages"])
         time.sleep(float(how.get("delay", 0)))
@@ -116,6 +123,7 @@ class _Server(ThreadingHTTPServer):
     max_active: int
     lock: threading.Lock
     policy: Policy | None
+    refuse_json_mode: bool
 
 
 Policy = Callable[[list[dict[str, str]]], dict[str, str]]
@@ -126,10 +134,11 @@ class FakeJudge(LoopbackServer):
     """The server, running while the context is open.  ``policy`` answers prompts that carry
     no ``fake:`` line (e.g. a score computed from the rendered texts)."""
 
-    def __init__(self, policy: Policy | None = None) -> None:
+    def __init__(self, policy: Policy | None = None, *, refuse_json_mode: bool = False) -> None:
         super().__init__(_Handler, _Server)
         s = self._server
         s.policy = policy  # type: ignore[attr-defined]
+        s.refuse_json_mode = refuse_json_mode  # type: ignore[attr-defined]
         s.auth, s.per_prompt = [], Counter()  # type: ignore[attr-defined]
         s.active = s.max_active = 0  # type: ignore[attr-defined]
         s.lock = threading.Lock()  # type: ignore[attr-defined]

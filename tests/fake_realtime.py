@@ -123,6 +123,7 @@ class _Conversation:
 
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
+        self.server.messages.append(event)
         self.server.received.append(event if kind != "input_audio_buffer.append"
                                     else {"type": kind})
         if kind == "session.update":
@@ -156,6 +157,8 @@ class FakeRealtimeServer(LoopbackWsServer):
         self.key, self.reply_ms, self.fault = key, reply_ms, fault
         self.min_speech_ms, self.audio_ms = min_speech_ms, audio_ms
         self.received: list[dict[str, Any]] = []
+        self.messages: list[dict[str, Any]] = []
+        """Every client event as received, appends with their audio (the transcript tests)."""
         self.truncates: list[dict[str, Any]] = []
 
     def _authorize(self, conn: ServerConnection, request: Request,

@@ -103,6 +103,8 @@ class FakeVllmOmniServer(LoopbackWsServer):
         self.count = 0
         self.onsets: dict[int, list[tuple[float, float]]] = {}
         self.acks: list[dict[str, Any]] = []
+        self.messages: list[dict[str, Any]] = []
+        """Every client event as received, on every connection (the transcript tests)."""
         self.refused: list[dict[str, Any]] = []
         self.updates: list[dict[str, Any]] = []
         self.closed: list[int] = []
@@ -128,6 +130,7 @@ class FakeVllmOmniServer(LoopbackWsServer):
             for message in conn:
                 event = json.loads(message)
                 with self._lock:
+                    self.messages.append(event)
                     if state is None:
                         state = self._open(conn, event)
                         if state is None:

@@ -89,6 +89,25 @@ def test_a_correct_answer_is_scored_and_recorded(server: FakeJudge, cache: Answe
     assert server.auth == [f"Bearer {SECRET}"]
 
 
+def test_json_mode_is_asked_for_and_dropped_once_a_server_refuses_it(
+        cache: AnswerCache) -> None:
+    """Every request carries ``response_format`` json_object; a server that answers 400 naming
+    the field gets the same request without it, and the client sends it no more::
+
+        item 1   [json] -> 400   [plain] -> 200     (2 requests)
+        item 2   [plain] -> 200                     (1 request)
+    """
+    with FakeJudge() as plain:
+        run(plain, cache, [item(1, "score=2")])
+        assert plain.requests[0]["response_format"] == {"type": "json_object"}
+    with FakeJudge(refuse_json_mode=True) as refusing:
+        client = client_for(refusing)
+        out = judge_batch(client, [item(2, "score=1"), item(3, "score=0")], cache,
+                          retry=NO_WAIT, sleep=lambda s: None, max_concurrency=1)
+    assert [r.score for r in out.results] == [1, 0] and not client.json_mode
+    assert ["response_format" in b for b in refusing.requests] == [True, False, False]
+
+
 def test_an_answer_in_a_fence_with_prose_is_scored(server: FakeJudge, cache: AnswerCache) -> None:
     out = run(server, cache, [item(1, "score=0 fence")])
     assert out.results[0].score == 0 and out.results[0].raw.startswith("Here is my verdict.")

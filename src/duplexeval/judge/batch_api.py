@@ -6,7 +6,7 @@ Flow (OpenAI's ``/v1/files`` and ``/v1/batches``, which the ``openai`` package d
 
 1. the items not in the cache become one JSONL file, a line per item: ``custom_id`` = the item's
    cache key, ``method`` ``POST``, ``url`` ``/v1/chat/completions``, ``body`` the request the
-   direct mode would send;
+   direct mode would send (JSON mode included);
 2. the file is uploaded (purpose ``batch``) and a batch is created (window ``24h``);
 3. the batch is polled every ``poll_seconds`` until it ends (``completed``, ``failed``,
    ``expired`` or ``cancelled``), up to ``max_wait_seconds``;
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from duplexeval.fileio import atomic_write_json, json_line
-from duplexeval.judge.client import JudgeClient
+from duplexeval.judge.client import JSON_MODE, JudgeClient
 from duplexeval.judge.records import JudgeItem
 from duplexeval.judge.store import AnswerCache, CachedAnswer, cache_key
 
@@ -58,7 +58,8 @@ def request_lines(client: JudgeClient, items: Sequence[JudgeItem]) -> list[dict[
              "url": ENDPOINT,
              "body": {"model": client.model,
                       "messages": [{"role": r, "content": c} for r, c in item.messages],
-                      **client.sampling.as_request()}}
+                      **client.sampling.as_request(),
+                      **(JSON_MODE if client.json_mode else {})}}
             for item in items]
 
 

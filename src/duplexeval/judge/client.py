@@ -11,8 +11,15 @@ Conventions:
   error messages.
 * The ``openai`` client's own retries are 0: :mod:`.retry` does them.  ``timeout`` is seconds
   per request.
-* :meth:`JudgeClient.complete` makes exactly one request and returns the answer text with the
-  usage the server reported (0 tokens when it reported none).
+* :meth:`JudgeClient.complete` makes one request and returns the answer text with the usage
+  the server reported (0 tokens when it reported none).
+* JSON mode: every prompt's answer is one JSON object (:mod:`.parse`), so each request asks for
+  ``response_format={"type": "json_object"}`` (OpenAI, vLLM, llama.cpp's server constrain the
+  output to JSON then; servers that do not know the field ignore it).  A server that refuses
+  the field (HTTP 400 naming ``response_format``) is asked once more without it, and the
+  client sends it no more (:attr:`JudgeClient.json_mode`); that one refusal is the only case
+  where ``complete`` makes two requests.  The field is not part of the cache key: it
+  constrains the answer's form, which :mod:`.parse` checks either way.
 """
 
 from __future__ import annotations
@@ -25,10 +32,14 @@ import openai
 
 from duplexeval.judge.records import JudgeItem, Sampling
 
-__all__ = ["KEY_VARIABLES", "NO_KEY", "Completion", "JudgeClient", "resolve_api_key"]
+__all__ = ["JSON_MODE", "KEY_VARIABLES", "NO_KEY", "Completion", "JudgeClient",
+           "resolve_api_key"]
 
 KEY_VARIABLES = ("DUPLEXEVAL_JUDGE_API_KEY", "OPENAI_API_KEY")
 """Environment variables read for the key, first found wins."""
+
+JSON_MODE: dict[str, Any] = {"response_format": {"type": "json_object"}}
+"""The request field of JSON mode (sent while :attr:`JudgeClient.json_mode` is true)."""
 
 NO_KEY = "no-key-set"
 """Sent as the key when no variable is set (the ``openai`` package requires one)."""
@@ -56,8 +67,10 @@ class JudgeClient:
     """A judge model behind one endpoint."""
 
     def __init__(self, base_url: str, model: str, *, timeout: float = 60.0,
-                 sampling: Sampling = Sampling()) -> None:
+                 sampling: Sampling = Sampling(), json_mode: bool = True) -> None:
         key, self.key_source = resolve_api_key()
+        self.json_mode = json_mode
+        """Whether requests ask for JSON mode: true unless disabled or refused by the server."""
         self._key = key
         self.base_url = base_url
         self.model = model
@@ -87,8 +100,17 @@ class JudgeClient:
         response without an answer."""
         messages: Any = [{"role": role, "content": content} for role, content in item.messages]
         sampling: dict[str, Any] = dict(self.sampling.as_request())
-        response = self._openai.chat.completions.create(model=self.model, messages=messages,
-                                                        **sampling)
+        if self.json_mode:
+            try:
+                response = self._openai.chat.completions.create(
+                    model=self.model, messages=messages, **sampling, **JSON_MODE)
+            except openai.BadRequestError as error:
+                if "response_format" not in str(error):
+                    raise
+                self.json_mode = False
+        if not self.json_mode:
+            response = self._openai.chat.completions.create(model=self.model,
+                                                            messages=messages, **sampling)
         if not response.choices or response.choices[0].message.content is None:
             raise ValueError("the response has no answer text")
         usage = response.usage

@@ -12,7 +12,7 @@ from duplexeval.data.dialogue import Dialogue
 from duplexeval.errors import DuplexevalError
 from duplexeval.judge.client import JudgeClient
 from duplexeval.judge.meter import Prices
-from duplexeval.judge.records import JudgeItem, JudgeResult
+from duplexeval.judge.records import JudgeItem, JudgeResult, Sampling
 from duplexeval.judge.store import AnswerCache, cache_key, default_cache_path
 from duplexeval.metrics.base import EventView
 from duplexeval.metrics.content.inputs import (
@@ -52,6 +52,8 @@ class JudgeSettings:
     workers: TaskMap | None = None
     """Spread the uncached calls over this executor's workers (:mod:`.spread`; not with
     ``prefetch``); what is judged and recorded is the same."""
+    sampling: Sampling = field(default_factory=Sampling)
+    """The sampling settings of every request (part of the cache key; greedy, 256 tokens)."""
     cache_only: bool = False
     """Answer only from the cache, never call (``duplexeval verify`` on a bundle's cache): an
     item without a cached answer is a one-line error naming the cache."""
@@ -122,7 +124,8 @@ def score_content(events: Sequence[EventView], dialogues: Mapping[str, Dialogue]
     judged: list[ContentRecord] = []
     usage = usage_line = None
     if judge is not None and inputs:
-        client = JudgeClient(judge.base_url, judge.model, timeout=judge.timeout)
+        client = JudgeClient(judge.base_url, judge.model, timeout=judge.timeout,
+                             sampling=judge.sampling)
         try:
             with AnswerCache(judge.cache_path or default_cache_path()) as cache:
                 prefetch: Callable[[list[JudgeItem]], object] | None = None
