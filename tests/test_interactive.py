@@ -7,13 +7,23 @@ The scripted system speaks 2 s (``duration``) ``delay`` s after the user falls s
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
+import pytest
+import soundfile as sf
 
 from duplexeval.data.dialogue import Dialogue
+from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind
 from duplexeval.runs.driver import DialogueAudio
-from duplexeval.runs.interactive import UserPolicy, replay_log, run_interactive
+from duplexeval.runs.interactive import (
+    UserPolicy,
+    read_log,
+    replay_log,
+    run_interactive,
+    write_interactive,
+)
 from duplexeval.systems.builtin.scripted import ScriptedSystem
 
 RATE = 24000
@@ -167,3 +177,23 @@ def test_reruns_bit_identical_and_replay_reproduces() -> None:
     assert out.tobytes() == a.system.tobytes()
     _, other = replay_log(ScriptedSystem(delay="1.0"), d, audio, log)
     assert other is not None
+
+
+def test_run_directory_files_replay_from_the_log_file(tmp_path: Path) -> None:
+    """The realised wav, timeline and log are written; the log file alone replays the run;
+    a bad log line is one error naming the file and line."""
+    d, audio = _dialogue(TWO_TURNS)
+    run = run_interactive(ScriptedSystem(delay="0.3"), d, audio, 0, POLICY, 3)
+    folder = write_interactive(tmp_path, run, "d1", 0)
+    timeline = json.loads((folder / "d1_ch0.timeline.json").read_text())
+    assert timeline["user"] == [[s.start, s.end] for s in run.user_spans]
+    assert {e["role"] for e in timeline["events"]} == {"user", "system"}
+    x, rate = sf.read(folder / "d1_ch0.wav")
+    assert rate == RATE and x.shape == (len(run.user), 2)
+    log = read_log(folder / "d1_ch0.decisions.jsonl")
+    _, diverged = replay_log(ScriptedSystem(delay="0.3"), d, audio, log)
+    assert diverged is None
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text((folder / "d1_ch0.decisions.jsonl").read_text() + "{oops\n")
+    with pytest.raises(DuplexevalError, match=r"bad\.jsonl:\d+: not valid JSON"):
+        read_log(bad)

@@ -42,18 +42,33 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from duplexeval.audio import write_audio
 from duplexeval.data.dialogue import Dialogue
+from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind, annotate_spans
+from duplexeval.fileio import atomic_write_json, atomic_write_text, safe_name
 from duplexeval.runs.driver import DialogueAudio, _open, derive_seed
 from duplexeval.systems.base import ClockKind, System
 from duplexeval.timeline import Span, time_le
 
-__all__ = ["InteractiveResult", "StreamDetector", "UserItem", "UserPolicy", "reference_gaps",
-           "replay_log", "run_interactive", "user_items"]
+__all__ = [
+    "INTERACTIVE_DIR",
+    "InteractiveResult",
+    "StreamDetector",
+    "UserItem",
+    "UserPolicy",
+    "read_log",
+    "reference_gaps",
+    "replay_log",
+    "run_interactive",
+    "user_items",
+    "write_interactive",
+]
 
 
 def reference_gaps(dialogues: Iterable[Dialogue]) -> tuple[float, ...]:
@@ -407,3 +422,44 @@ def replay_log(system: System, dialogue: Dialogue, audio: DialogueAudio,
             diverged = k
     session.close()
     return (np.concatenate(outs) if outs else np.zeros(0, np.float32)), diverged
+
+
+INTERACTIVE_DIR = "interactive"
+"""Folder of a run directory holding ``{dialogue}_ch{user}.{wav,timeline.json,decisions.jsonl}``."""
+
+
+def write_interactive(run_root: Path, result: InteractiveResult, dialogue_id: str,
+                      user: int) -> Path:
+    """Write the realised dialogue under ``run_root/interactive/``: the stereo wav (ch0 the
+    user's realised input, ch1 the system, PCM_24), the realised timeline with its
+    re-annotated events, and the decision log; each atomically.  Returns the folder."""
+    folder = Path(run_root) / INTERACTIVE_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{safe_name(dialogue_id, 'dialogue id')}_ch{user}"
+    write_audio(folder / f"{stem}.wav", np.stack([result.user, result.system], axis=1),
+                result.sample_rate, subtype="PCM_24")
+    atomic_write_json(folder / f"{stem}.timeline.json", result.timeline_json(user))
+    atomic_write_text(folder / f"{stem}.decisions.jsonl", result.log_jsonl())
+    return folder
+
+
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """A decision log; a line that is not a JSON object, or a log without its header, is one
+    :class:`DuplexevalError` naming the file and line."""
+    records: list[dict[str, Any]] = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise DuplexevalError(f"{path}: decision log not found") from None
+    for n, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DuplexevalError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict) or (n == 1) != (record.get("kind") == "header"):
+            raise DuplexevalError(f"{path}:{n}: expected "
+                                  f"{'the header' if n == 1 else 'a decision'} object")
+        records.append(record)
+    if not records:
+        raise DuplexevalError(f"{path}: empty decision log")
+    return records
