@@ -197,3 +197,32 @@ def test_run_directory_files_replay_from_the_log_file(tmp_path: Path) -> None:
     bad.write_text((folder / "d1_ch0.decisions.jsonl").read_text() + "{oops\n")
     with pytest.raises(DuplexevalError, match=r"bad\.jsonl:\d+: not valid JSON"):
         read_log(bad)
+
+
+def test_replay_cli_reproduces_and_reports_divergence(
+        sample_voiced: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``duplexeval replay RUN --dataset D``: exit 0 and "reproduced" for the system the log
+    names; a log edited to name a slower system: exit 1, "diverges at frame"; no logs: exit 2,
+    one line."""
+    from duplexeval.cli import main
+    from duplexeval.data.validate import load_dataset
+    from duplexeval.runs.units import _load_audio
+
+    dataset, _ = load_dataset(sample_voiced)
+    dialogue = dataset.dialogues[0]
+    user = dataset.user_channels[0]
+    run = run_interactive(ScriptedSystem(delay="0.3"), dialogue, _load_audio(dialogue), user,
+                          POLICY, 0)
+    folder = write_interactive(tmp_path / "run", run, dialogue.id, user)
+    assert main(["replay", str(tmp_path / "run"), "--dataset", str(sample_voiced)]) == 0
+    assert "reproduced" in capsys.readouterr().out
+    log_path = next(folder.glob("*.decisions.jsonl"))
+    lines = log_path.read_text().splitlines()
+    head = json.loads(lines[0])
+    head["system_args"] = {"delay": "1.2"}
+    log_path.write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
+    assert main(["replay", str(tmp_path / "run"), "--dataset", str(sample_voiced)]) == 1
+    assert "diverges at frame" in capsys.readouterr().out
+    assert main(["replay", str(tmp_path), "--dataset", str(sample_voiced)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "not an interactive run" in err
