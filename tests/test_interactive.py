@@ -226,3 +226,26 @@ def test_replay_cli_reproduces_and_reports_divergence(
     assert main(["replay", str(tmp_path), "--dataset", str(sample_voiced)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "not an interactive run" in err
+
+
+def test_run_protocol_interactive_then_replay(sample_voiced: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``run --protocol interactive`` writes one log per dialogue and user channel (gaps from
+    the suite's reference gaps); rerun bit-identical; ``replay`` reproduces every one."""
+    from duplexeval.cli import main
+
+    def go(out: Path) -> int:
+        return main(["run", "--system", "scripted", "--dataset", str(sample_voiced),
+                     "--protocol", "interactive", "--seed", "5", "--out", str(out)])
+
+    assert go(tmp_path / "a") == 0 and go(tmp_path / "b") == 0
+    logs = sorted((tmp_path / "a" / "interactive").glob("*.decisions.jsonl"))
+    assert len(logs) >= 2
+    for path in logs:
+        twin = tmp_path / "b" / "interactive" / path.name
+        assert path.read_bytes() == twin.read_bytes()
+        wav = path.with_name(path.name.replace(".decisions.jsonl", ".wav"))
+        assert wav.read_bytes() == twin.with_name(wav.name).read_bytes()
+    capsys.readouterr()
+    assert main(["replay", str(tmp_path / "a"), "--dataset", str(sample_voiced)]) == 0
+    assert capsys.readouterr().out.count("reproduced") == len(logs)

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from duplexeval.audio import write_audio
-from duplexeval.data.dialogue import Dialogue
+from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind, annotate_spans
 from duplexeval.fileio import atomic_write_json, atomic_write_text, safe_name
@@ -463,3 +463,35 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     if not records:
         raise DuplexevalError(f"{path}: empty decision log")
     return records
+
+
+def execute_interactive(system: System, dataset: Dataset, out: Path, seed: int = 0,
+                        policy: UserPolicy | None = None) -> list[Path]:
+    """Run every dialogue of ``dataset`` on each of its user channels under ``interactive``
+    into ``out`` (``interactive/`` files, :func:`write_interactive`, and ``config.json`` naming
+    the protocol, system, dataset, seed and policy); returns the decision logs written.  The
+    default policy draws its gaps from the dataset's reference gaps (:func:`reference_gaps`);
+    a dataset without one needs an explicit policy."""
+    from duplexeval.runs.units import _load_audio
+
+    if policy is None:
+        gaps = reference_gaps(dataset)
+        if not gaps:
+            raise DuplexevalError(f"{dataset.root}: no TURN_SHIFT with a gap to draw the "
+                                  "simulated user's gaps from")
+        policy = UserPolicy(gaps=gaps)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / "config.json", {
+        "protocol": "interactive", "system": system.name, "system_args": dict(system.args),
+        "system_version": system.version, "dataset": str(Path(dataset.root).resolve()),
+        "split": dataset.split, "seed": seed,
+        "policy": {**asdict(policy), "gaps": list(policy.gaps)}})
+    logs = []
+    for dialogue in dataset:
+        audio = _load_audio(dialogue)
+        for user in dataset.user_channels:
+            result = run_interactive(system, dialogue, audio, user, policy, seed)
+            folder = write_interactive(out, result, dialogue.id, user)
+            logs.append(folder / f"{dialogue.id}_ch{user}.decisions.jsonl")
+    return logs
