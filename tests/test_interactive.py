@@ -32,11 +32,12 @@ SPF = 480 / RATE  # scripted's default frame: 20 ms
 
 def _dialogue(turns: list[tuple[str, int, float, float]], seconds: float = 10.0,
               ) -> tuple[Dialogue, DialogueAudio]:
-    """Events as (KIND, channel, start, end); the user channel holds noise in its TURNs."""
+    """Events as (KIND, channel, start, end); the user channel holds noise in its TURNs and
+    BCs."""
     gen = np.random.default_rng(0)
     x = np.zeros((round(seconds * RATE), 2), np.float32)
     for kind, ch, a, b in turns:
-        if ch == 0 and kind == "TURN":
+        if ch == 0 and kind in ("TURN", "BC"):
             x[round(a * RATE):round(b * RATE), 0] = 0.1 * gen.standard_normal(
                 round(b * RATE) - round(a * RATE))
     events = tuple(Event(EventKind(k), ch, a, b) for k, ch, a, b in turns)
@@ -249,3 +250,26 @@ def test_run_protocol_interactive_then_replay(sample_voiced: Path, tmp_path: Pat
     capsys.readouterr()
     assert main(["replay", str(tmp_path / "a"), "--dataset", str(sample_voiced)]) == 0
     assert capsys.readouterr().out.count("reproduced") == len(logs)
+
+
+def test_backchannel_falls_inside_the_system_turn() -> None:
+    """The user's backchannel comes ``bc_after`` (1 s) into the system's heard turn, which
+    goes on (``ignore_shorter`` 0.5 s: the system treats 0.3 s as a backchannel)::
+
+        user |==1==|..........|bc|...............|==2==|
+        sys          .3|=onset=+1 s=====4 s=======|
+    """
+    turns = [("TURN", 0, 0.5, 2.0), ("TURN", 1, 2.4, 6.4), ("BC", 0, 3.5, 3.8),
+             ("TURN", 0, 7.0, 8.0)]
+    d, audio = _dialogue(turns)
+    run = run_interactive(ScriptedSystem(delay="0.3", duration="4", ignore_shorter="0.5"), d,
+                          audio, 0, POLICY, 0)
+    start = next(r for r in run.log if r.get("action") == "start" and r["item"] == 1)
+    heard = start["heard"]
+    assert isinstance(heard, dict) and heard["system_speaking"]
+    assert start["frame"] == heard["onset_frame"] + round(1.0 / SPF)
+    bc = run.user_spans[1]
+    assert abs(bc.duration - 0.3) < SPF + 1e-9
+    turn = run.system_spans[0]
+    assert turn.start < bc.start and bc.end < turn.end and turn.duration > 3.5
+    assert any(e.kind is EventKind.BC and e.channel == 0 for e in run.events)
