@@ -250,6 +250,13 @@ def test_run_protocol_interactive_then_replay(sample_voiced: Path, tmp_path: Pat
     capsys.readouterr()
     assert main(["replay", str(tmp_path / "a"), "--dataset", str(sample_voiced)]) == 0
     assert capsys.readouterr().out.count("reproduced") == len(logs)
+    # the same --out with another seed: refused, one line, nothing rewritten
+    before = logs[0].read_bytes()
+    assert main(["run", "--system", "scripted", "--dataset", str(sample_voiced),
+                 "--protocol", "interactive", "--seed", "6", "--out", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "changed: seed" in err
+    assert logs[0].read_bytes() == before
 
 
 def test_backchannel_falls_inside_the_system_turn() -> None:

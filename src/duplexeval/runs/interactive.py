@@ -51,7 +51,7 @@ from duplexeval.audio import write_audio
 from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind, annotate_spans
-from duplexeval.fileio import atomic_write_json, atomic_write_text, safe_name
+from duplexeval.fileio import atomic_write_json, atomic_write_text, read_json, safe_name
 from duplexeval.runs.driver import DialogueAudio, _open, derive_seed
 from duplexeval.systems.base import ClockKind, System
 from duplexeval.timeline import Span, time_le
@@ -481,12 +481,21 @@ def execute_interactive(system: System, dataset: Dataset, out: Path, seed: int =
                                   "simulated user's gaps from")
         policy = UserPolicy(gaps=gaps)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "config.json", {
+    config = {
         "protocol": "interactive", "system": system.name, "system_args": dict(system.args),
         "system_version": system.version, "dataset": str(Path(dataset.root).resolve()),
         "split": dataset.split, "seed": seed,
-        "policy": {**asdict(policy), "gaps": list(policy.gaps)}})
+        "policy": {**asdict(policy), "gaps": list(policy.gaps)}}
+    if (out / "config.json").exists():
+        old = read_json(out / "config.json", "run configuration")
+        if old != json.loads(json.dumps(config)):
+            changed = sorted(k for k in config if not isinstance(old, dict)
+                             or old.get(k) != json.loads(json.dumps(config[k])))
+            raise DuplexevalError(f"{out} holds a run with a different configuration "
+                                  f"(changed: {', '.join(changed) or 'unknown'}); choose "
+                                  "another --out or remove it")
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / "config.json", config)
     logs = []
     for dialogue in dataset:
         audio = _load_audio(dialogue)
