@@ -18,6 +18,7 @@ from duplexeval.cli.bc_commands import add_bc_reference
 from duplexeval.cli.data_commands import add_annotate, add_data, add_synth, add_validate
 from duplexeval.cli.eval_commands import add_eval
 from duplexeval.cli.failures import INPUT_ERRORS, failure_lines, print_lines
+from duplexeval.cli.replay_commands import add_replay
 from duplexeval.cli.report_commands import add_compare, add_report, add_results
 from duplexeval.cli.rtcheck_commands import add_rtcheck
 from duplexeval.cli.run_commands import add_plan, add_run, add_systems
@@ -29,9 +30,9 @@ from duplexeval.version import describe
 __all__ = ["OneLineParser", "build_parser", "main"]
 
 BUILDERS = (add_validate, add_annotate, add_synth, add_data, add_plan, add_systems, add_run,
-            add_rtcheck, add_analyze, add_score, add_judge_agreement, add_segment,
-            add_bc_reference, add_report, add_compare, add_accuracy, add_results, add_eval,
-            add_verify, add_demo)
+            add_rtcheck, add_replay, add_analyze, add_score, add_judge_agreement,
+            add_segment, add_bc_reference, add_report, add_compare, add_accuracy, add_results,
+            add_eval, add_verify, add_demo)
 """Each adds one subcommand (``data`` adds its group) to the subparsers."""
 
 

@@ -95,6 +95,9 @@ def add_run(sub: Subparsers) -> None:
     p.add_argument("--dataset", required=True, metavar="DATASET_DIR|SUITE",
                    help="a dataset folder or a bundled suite name (built if needed)")
     add_plan_options(p)
+    for action in p._actions:  # run alone also takes the reactive protocol (no static plan)
+        if action.dest == "protocol" and action.choices is not None:
+            action.choices = [*action.choices, "interactive"]
     p.add_argument("--out", type=out_folder, default=None,
                    help="run directory (default runs/SYSTEM-PROTOCOL)")
     p.add_argument("--seed", type=any_int, default=0)
@@ -120,6 +123,8 @@ def _run(args: argparse.Namespace) -> int:
         dataset, warnings = load_dataset(dataset_folder(args.dataset), args.split,
                                          audio=Need.REQUIRE)
         warn(warnings)
+        if args.protocol == "interactive":
+            return _run_interactive(args, system, dataset)
         options = plan_options(args)
         plan = build_plan(dataset, options)
         out = Path(args.out) if args.out else Path("runs") / f"{system.name}-{options.protocol}"
@@ -128,3 +133,15 @@ def _run(args: argparse.Namespace) -> int:
                              batch_size=args.batch_size or DEFAULT_BATCH_SIZE)
     print("\n".join(summary_lines(result, system, plan)))
     return 1 if result.failed else 0
+
+
+def _run_interactive(args: argparse.Namespace, system: Any, dataset: Any) -> int:
+    """``run --protocol interactive``: the simulated user (``duplexeval.runs.interactive``)."""
+    from duplexeval.runs.interactive import execute_interactive
+
+    out = Path(args.out) if args.out else Path("runs") / f"{system.name}-interactive"
+    logs = execute_interactive(system, dataset, out, seed=args.seed)
+    print(f"run: {out}\n  system {system.name} v{system.version}, protocol interactive\n"
+          f"  dialogues x user channels {len(logs)}; replay with `duplexeval replay {out} "
+          f"--dataset {args.dataset}`")
+    return 0
