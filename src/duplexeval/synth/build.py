@@ -91,13 +91,13 @@ LONE_WORD_MAX_S = 0.2
 """A first word shorter than this (seconds of audio) that the engine separates from the rest
 by a pause (Japanese あ、 え、 before a barge-in) is joined to the next word: see
 :data:`LONE_WORD_GAP_S`."""
-LONE_WORD_GAP_S = 0.05
+LONE_WORD_GAP_S = 0.0
 """The longest natural pause kept after such a short first word.  OpenJTalk says あ、 in
-0.145 s and pauses 0.3 s after it; Silero does not detect a burst that short on its own, so the
-audio's IPU started at the second word, 0.45-0.5 s after the aligned turn start, and none of
-m3-chat-ja's barge-ins was recovered from the audio (0 of 4 in its quick subset).  With at most
-0.05 s between them the VAD starts the IPU at the first word (with 0.1 s, one of the four
-still started at the second word)."""
+0.145 s and pauses 0.3 s after it; Silero does not detect a burst that short on its own after
+a long silence on its channel, so the audio's IPU started at the second word, 0.45-0.5 s after
+the aligned turn start, and none of m3-chat-ja's barge-ins was recovered from the audio (0 of 4
+in its quick subset).  Joined to the next word (kept pauses of 0.1 s and 0.05 s still lost 2
+of the 12 of the full suite), the VAD starts the IPU at the first word: 12 of 12."""
 SELF_GAP = 0.6
 """Least silence (seconds) between two utterances placed on the same channel that the spec did
 not join (more than the 0.5 s that separates IPUs)."""
@@ -168,15 +168,17 @@ def _cap_natural_pauses(audio: np.ndarray, words: list[TimedWord], rate: int,
 
 def _join_lone_first_word(audio: np.ndarray, words: list[TimedWord], rate: int,
                           ) -> tuple[np.ndarray, list[TimedWord]]:
-    """Shorten the silence between the first and the second word (from the last active frame
-    of the first to the first active frame of the second, as in :func:`speech_bounds`) to
+    """Shorten the silence between the first and the second word (the longest run of inactive
+    5 ms frames, as in :func:`speech_bounds`, before the second word's start) to
     :data:`LONE_WORD_GAP_S`, moving the later words back by as much (the caller checks that
     the first word is short)."""
     hop = max(1, round(TRIM_FRAME_S * rate))
     n = len(audio) // hop
     rms = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop).astype(np.float64) ** 2, axis=1))
     active = rms > rms.max() * 10 ** (-TRIM_DB / 20)
-    run = _silent_run(active, min(n, round(words[0].end * rate / hop)),
+    # the longest silence from the first word's start to the second's (an engine may give
+    # the first word the silence after it)
+    run = _silent_run(active, min(n, round(words[0].start * rate / hop)),
                       min(n, round(words[1].start * rate / hop)))
     if run is None:
         return audio, words
