@@ -26,8 +26,9 @@ def main() -> None:
     from duplexeval.suites import build_suite, get_suite
 
     subset: int | str | None = None if args.full else args.first or "quick"
-    print(f"recovered = same kind and channel, start and end within {ANNOTATION_TOLERANCE * 1000:.0f}"
-          " ms (Silero VAD on the built audio, M3 annotation rules)")
+    print("recovered = same kind and channel, start and end within "
+          f"{ANNOTATION_TOLERANCE * 1000:.0f} ms (Silero VAD on the built audio, "
+          "M3 annotation rules)")
     for name in args.suites:
         start = time.perf_counter()
         dataset, _ = load_dataset(build_suite(name, progress=False, limit=subset),

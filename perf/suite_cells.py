@@ -1,6 +1,6 @@
 """Events per seed cell of every bundled suite, counted from its dialogue specs (no synthesis):
-the full suite and its quick subset, each cell flagged when under 30 (full; mtr-en's instruction-following and safety items:
-20 per round) or 5 (quick).
+the full suite and its quick subset, each cell flagged when under 30 (full; mtr-en's
+instruction-following and safety items: 20 per round) or 5 (quick).
 
 What is counted, per suite kind (the event the spec asks for; the built audio annotates it as
 that event in all but a few cases, see ``duplexeval/suites/specs/README.md``):
@@ -33,6 +33,7 @@ FULL_MIN = 30
 ITEM_MIN = 20
 """mtr-en's instruction-following and safety cells: at least 20 items per round (issue 32)."""
 QUICK_MIN = 5
+M3_CELLS = ("SHIFT", "PAUSE", "BC", "BARGE_IN")
 
 
 def m3_cells(spec: DialogueSpec, channels: tuple[int, ...]) -> Counter[str]:
@@ -98,6 +99,8 @@ def main() -> int:
         specs = load_specs(SUITES[name].spec_folder())
         quick = quick_specs(name, specs)
         full_cells, quick_cells = cells(name, specs), cells(name, quick)
+        if not any(s.mtr or s.flexi for s in specs):  # every M3 cell, those with none too
+            full_cells.update(dict.fromkeys(M3_CELLS, 0))
         print(f"{name}: {len(specs)} dialogues (quick {len(quick)}); events per cell, "
               f"full / quick (flag: full < {FULL_MIN}, quick < {QUICK_MIN})")
         for cell in sorted(full_cells):
