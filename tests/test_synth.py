@@ -243,3 +243,31 @@ def test_engine_pauses_longer_than_the_cap_are_shortened() -> None:
     # nothing longer than the cap: unchanged
     same_audio, same_words = _cap_natural_pauses(audio, words, rate, 0.7)
     assert same_audio is audio and same_words == words
+
+
+def test_a_short_first_word_is_joined_to_the_next() -> None:
+    """Audio (16 kHz), a 0.15 s first word (Japanese あ、) then 0.3 s of silence::
+
+        |w1|   0.3 s silent   |=====w2=====|          ->   |w1|=====w2=====|
+        0  0.15               0.45         1.2              0  0.15        0.9
+
+    The silence goes (LONE_WORD_GAP_S = 0), w2 moves back 0.3 s and keeps its length; a first
+    word as long as LONE_WORD_MAX_S is left alone by the synthesizer's rule."""
+    from duplexeval.speech.tts import TimedWord
+    from duplexeval.synth.build import LONE_WORD_GAP_S, LONE_WORD_MAX_S, _join_lone_first_word
+
+    assert LONE_WORD_GAP_S == 0.0 and LONE_WORD_MAX_S == 0.2
+    rate = 16_000
+    t = np.arange(round(1.2 * rate)) / rate
+    tone = (0.5 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+    audio = np.zeros_like(tone)
+    spans = [(0.0, 0.15), (0.45, 1.2)]
+    for a, b in spans:
+        audio[round(a * rate):round(b * rate)] = tone[round(a * rate):round(b * rate)]
+    words = [TimedWord(0.0, 0.45, "w1"), TimedWord(0.45, 1.2, "w2")]  # joined as engines are
+    out_audio, out_words = _join_lone_first_word(audio, words, rate)
+    assert len(out_audio) == len(audio) - round(0.3 * rate)
+    assert [(round(w.start, 3), round(w.end, 3)) for w in out_words] == [(0.0, 0.15),
+                                                                          (0.15, 0.9)]
+    loud = np.flatnonzero(np.abs(out_audio) > 0.01)
+    assert np.diff(loud).max() < rate // 100  # no silence left between them

@@ -78,6 +78,26 @@ where the engine has more than one)."""
 TRIM_DB = 40.0
 TRIM_FRAME_S = 0.005
 BC_MAX_SECONDS = 0.78
+BC_MIN_SECONDS = 0.28
+"""Shortest backchannel clip (seconds of speech) the synthesizer places: a shorter one is
+synthesized again, slower, until it lasts this long.  OpenJTalk says a lone うん in 0.14 s,
+which Silero (threshold 0.5) does not detect at all, so the audio did not carry the BC its
+word alignment claims (2 of 9 BCs of m3-chat-ja's quick subset recovered from the audio);
+at 0.18 s and longer Silero finds it."""
+BC_SLOWER_SPEEDS = (0.75, 0.6, 0.5, 0.4, 0.3)
+"""Speeds (engine ``speed``, < 1 = slower) tried in turn for a backchannel under
+:data:`BC_MIN_SECONDS`."""
+LONE_WORD_MAX_S = 0.2
+"""A first word shorter than this (seconds of audio) that the engine separates from the rest
+by a pause (Japanese あ、 え、 before a barge-in) is joined to the next word: see
+:data:`LONE_WORD_GAP_S`."""
+LONE_WORD_GAP_S = 0.0
+"""The longest natural pause kept after such a short first word.  OpenJTalk says あ、 in
+0.145 s and pauses 0.3 s after it; Silero does not detect a burst that short on its own after
+a long silence on its channel, so the audio's IPU started at the second word, 0.45-0.5 s after
+the aligned turn start, and none of m3-chat-ja's barge-ins was recovered from the audio (0 of 4
+in its quick subset).  Joined to the next word (kept pauses of 0.1 s and 0.05 s still lost 2
+of the 12 of the full suite), the VAD starts the IPU at the first word: 12 of 12."""
 SELF_GAP = 0.6
 """Least silence (seconds) between two utterances placed on the same channel that the spec did
 not join (more than the 0.5 s that separates IPUs)."""
@@ -144,6 +164,37 @@ def _cap_natural_pauses(audio: np.ndarray, words: list[TimedWord], rate: int,
                          if a < round(w.end * rate))
         out.append(TimedWord(w.start - before_start / rate, w.end - before_end / rate, w.text))
     return audio[keep], out
+
+
+def _join_lone_first_word(audio: np.ndarray, words: list[TimedWord], rate: int,
+                          ) -> tuple[np.ndarray, list[TimedWord]]:
+    """Shorten the silence between the first and the second word (the longest run of inactive
+    5 ms frames, as in :func:`speech_bounds`, before the second word's start) to
+    :data:`LONE_WORD_GAP_S`, moving the later words back by as much (the caller checks that
+    the first word is short)."""
+    hop = max(1, round(TRIM_FRAME_S * rate))
+    n = len(audio) // hop
+    rms = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop).astype(np.float64) ** 2, axis=1))
+    active = rms > rms.max() * 10 ** (-TRIM_DB / 20)
+    # the longest silence from the first word's start to the second's (an engine may give
+    # the first word the silence after it)
+    run = _silent_run(active, min(n, round(words[0].start * rate / hop)),
+                      min(n, round(words[1].start * rate / hop)))
+    if run is None:
+        return audio, words
+    excess = (run[1] - run[0]) * hop - round(LONE_WORD_GAP_S * rate)
+    if excess <= 0:
+        return audio, words
+    a = run[0] * hop + (run[1] - run[0]) * hop // 2 - excess // 2
+    shift = excess / rate
+    first = words[0]
+    out = [TimedWord(first.start, min(first.end, a / rate), first.text)]
+    for w in words[1:]:  # an aligned start inside the cut moves to the previous word's end
+        start = max(w.start - shift, out[-1].end)
+        out.append(TimedWord(start, max(w.end - shift, start), w.text))
+    if out[1].start - out[0].end < JOIN_GAP_S:
+        out[0] = TimedWord(out[0].start, out[1].start, out[0].text)
+    return np.concatenate([audio[:a], audio[a + excess:]]), out
 
 
 def _silent_run(active: np.ndarray, f1: int, f2: int) -> tuple[int, int] | None:
@@ -346,6 +397,8 @@ class Synthesizer:
         if out:
             out[-1] = TimedWord(out[-1].start, dur, out[-1].text)
         audio, out = _cap_natural_pauses(audio, out, rate, NATURAL_PAUSE_MAX_S)
+        if len(out) > 1 and out[0].end - out[0].start < LONE_WORD_MAX_S:
+            audio, out = _join_lone_first_word(audio, out, rate)
         return _Piece(audio, out, text)
 
     def _asr_words(self, utt: Utterance, language: str) -> list[TimedWord]:
@@ -444,7 +497,8 @@ class Synthesizer:
                       channel: int, busy: list[float], rng: np.random.Generator,
                       ) -> list[tuple[int, float, np.ndarray, list[TimedWord]]]:
         """The listener's backchannels in a turn placed at ``start`` on ``channel``: each
-        50-250 ms after its word, sped up to fit ``BC_MAX_SECONDS``, never over the listener's
+        50-250 ms after its word, slowed down to last ``BC_MIN_SECONDS`` or sped up to fit
+        ``BC_MAX_SECONDS``, never over the listener's
         own speech (``busy``, updated) and dropped when it would outlast the turn."""
         rate = self.settings.sample_rate
         out = []
@@ -452,6 +506,10 @@ class Synthesizer:
             at = start + piece.words[_boundary(piece, bc)].end + float(rng.uniform(.05, .25))
             other = next(s.id for s in spec.speakers if s.id != turn.speaker)
             bc_piece = self._prepare(spec, other, bc.text)
+            for slower in BC_SLOWER_SPEEDS:
+                if bc_piece.duration >= BC_MIN_SECONDS:
+                    break
+                bc_piece = self._prepare(spec, other, bc.text, slower)
             if bc_piece.duration > BC_MAX_SECONDS:
                 speed = min(4.0, bc_piece.duration / BC_MAX_SECONDS * 1.05)
                 bc_piece = self._prepare(spec, other, bc.text, speed)
