@@ -52,6 +52,7 @@ from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind, annotate_spans
 from duplexeval.fileio import atomic_write_json, atomic_write_text, read_json, safe_name
+from duplexeval.runs.directory import RunDir
 from duplexeval.runs.driver import DialogueAudio, _open, derive_seed
 from duplexeval.systems.base import ClockKind, System
 from duplexeval.timeline import Span, time_le
@@ -283,6 +284,56 @@ def _spans(frames: Sequence[bool], spf: float) -> list[Span]:
     return out
 
 
+def _header(system: System, dialogue: Dialogue, user: int, policy: UserPolicy, seed: int,
+            items: Sequence[UserItem], gaps: Sequence[float]) -> dict[str, Any]:
+    """The decision log's first line: who ran, the policy, the detector and its latencies,
+    and the user's items with the gaps drawn for them."""
+    caps = system.capabilities
+    spf = caps.frame_size / caps.sample_rate
+    return {
+        "kind": "header", "dialogue": dialogue.id, "user_channel": user,
+        "system": system.name, "system_args": dict(system.args), "seed": seed,
+        "sample_rate": caps.sample_rate, "frame_size": caps.frame_size,
+        "policy": {**asdict(policy), "gaps": list(policy.gaps)},
+        "detector": {"kind": "energy", "latency_onset_s": policy.onset_frames * spf,
+                     "latency_offset_s": policy.offset_frames * spf},
+        "items": [{"index": it.index, "kind": it.kind, "ref": [it.ref.start, it.ref.end],
+                   "yields": it.yields, "gap": gaps[it.index]} for it in items]}
+
+
+def _user_frame(agent: _User, items: Sequence[UserItem], ref_user: np.ndarray, k: int,
+                size: int, rate: int, system_speaking: bool) -> np.ndarray:
+    """Frame ``k`` of the user's channel: the reference audio of every item playing, each
+    from where it started; an item whose audio ran out stops playing (and marks the frame
+    its turn ended, and whether the system was heard speaking then)."""
+    frame = np.zeros(size, np.float32)
+    for i, (start, _end) in list(agent.playing.items()):
+        ref = items[i].ref
+        a = round(ref.start * rate) + (k - start) * size
+        b = min(a + size, round(ref.end * rate))
+        if b <= a:
+            del agent.playing[i]
+            agent.done_frame = k
+            agent.onset_seen_after_done = system_speaking
+            continue
+        piece = ref_user[a:b]
+        frame[:len(piece)] += piece
+    return frame
+
+
+def _result(user: int, user_frames: list[np.ndarray], sys_frames: list[np.ndarray],
+            heard_spans: list[list[int | None]], frames: int, rate: int, spf: float,
+            log: list[dict[str, Any]]) -> InteractiveResult:
+    """The realised timeline of a finished session (spans in seconds; a system span still
+    open at the end closes at the last frame) and its events annotated again from it."""
+    user_spans = _spans([bool(np.any(f != 0)) for f in user_frames], spf)
+    system_spans = [Span(a * spf, (b if b is not None else frames) * spf)
+                    for a, b in heard_spans if a is not None]
+    events = annotate_spans({user: user_spans, 1 - user: system_spans})
+    return InteractiveResult(np.concatenate(user_frames), np.concatenate(sys_frames), rate,
+                             user_spans, system_spans, events, log)
+
+
 def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, user: int,
                     policy: UserPolicy, seed: int) -> InteractiveResult:
     """Run one interactive dialogue (module docstring).  The realised system spans are what
@@ -299,15 +350,7 @@ def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, us
     items = user_items(dialogue, user)
     key = f"{dialogue.id}/ch{user}/interactive"
     gaps = _draw_gaps(policy, len(items), derive_seed(seed, key + "/user"))
-    log: list[dict[str, Any]] = [{
-        "kind": "header", "dialogue": dialogue.id, "user_channel": user,
-        "system": system.name, "system_args": dict(system.args), "seed": seed,
-        "sample_rate": rate, "frame_size": size, "policy": {**asdict(policy),
-                                                              "gaps": list(policy.gaps)},
-        "detector": {"kind": "energy", "latency_onset_s": policy.onset_frames * spf,
-                     "latency_offset_s": policy.offset_frames * spf},
-        "items": [{"index": it.index, "kind": it.kind, "ref": [it.ref.start, it.ref.end],
-                   "yields": it.yields, "gap": gaps[it.index]} for it in items]}]
+    log: list[dict[str, Any]] = [_header(system, dialogue, user, policy, seed, items, gaps)]
     session = _open(system, dialogue, audio, 1 - user, 0.0, derive_seed(seed, key))
     det = StreamDetector(policy.threshold_db, policy.onset_frames, policy.offset_frames)
     agent = _User(items, gaps, policy, spf)
@@ -318,18 +361,7 @@ def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, us
     heard_spans: list[list[int | None]] = []
     k = 0
     while k < limit:
-        frame = np.zeros(size, np.float32)
-        for i, (start, _end) in list(agent.playing.items()):
-            ref = items[i].ref
-            a = round(ref.start * rate) + (k - start) * size
-            b = min(a + size, round(ref.end * rate))
-            if b <= a:
-                del agent.playing[i]
-                agent.done_frame = k
-                agent.onset_seen_after_done = det.speaking
-                continue
-            piece = ref_user[a:b]
-            frame[:len(piece)] += piece
+        frame = _user_frame(agent, items, ref_user, k, size, rate, det.speaking)
         out = np.asarray(session.step(frame).audio, dtype=np.float32)
         user_frames.append(frame)
         sys_frames.append(out)
@@ -357,13 +389,7 @@ def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, us
                 break
     session.close()
     log[0]["frames"] = k
-    user_x, sys_x = np.concatenate(user_frames), np.concatenate(sys_frames)
-    u_on = [bool(np.any(f != 0)) for f in user_frames]
-    user_spans = _spans(u_on, spf)
-    system_spans = [Span(a * spf, (b if b is not None else k) * spf)
-                     for a, b in heard_spans if a is not None]
-    events = annotate_spans({user: user_spans, 1 - user: system_spans})
-    return InteractiveResult(user_x, sys_x, rate, user_spans, system_spans, events, log)
+    return _result(user, user_frames, sys_frames, heard_spans, k, rate, spf, log)
 
 
 def replay_log(system: System, dialogue: Dialogue, audio: DialogueAudio,
@@ -486,8 +512,9 @@ def execute_interactive(system: System, dataset: Dataset, out: Path, seed: int =
         "system_version": system.version, "dataset": str(Path(dataset.root).resolve()),
         "split": dataset.split, "seed": seed,
         "policy": {**asdict(policy), "gaps": list(policy.gaps)}}
-    if (out / "config.json").exists():
-        old = read_json(out / "config.json", "run configuration")
+    config_path = RunDir(out).config_path
+    if config_path.exists():
+        old = read_json(config_path, "run configuration")
         if old != json.loads(json.dumps(config)):
             changed = sorted(k for k in config if not isinstance(old, dict)
                              or old.get(k) != json.loads(json.dumps(config[k])))
@@ -495,7 +522,7 @@ def execute_interactive(system: System, dataset: Dataset, out: Path, seed: int =
                                   f"(changed: {', '.join(changed) or 'unknown'}); choose "
                                   "another --out or remove it")
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "config.json", config)
+    atomic_write_json(config_path, config)
     logs = []
     for dialogue in dataset:
         audio = _load_audio(dialogue)
