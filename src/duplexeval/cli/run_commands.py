@@ -113,13 +113,12 @@ def add_run(sub: Subparsers) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from duplexeval.conditions import parse_condition
     from duplexeval.data.validate import Need, load_dataset
     from duplexeval.plan.samples import build_plan
     from duplexeval.runs import execute_run, summary_lines
     from duplexeval.runs.driver import DEFAULT_BATCH_SIZE
     from duplexeval.systems.registry import load_system
-
-    from duplexeval.conditions import parse_condition
 
     conditions = [parse_condition(text) for text in args.condition]  # refused before all else
     with executor_from(args) as executor:  # connected first: an unreachable scheduler fails fast

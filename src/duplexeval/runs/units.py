@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from duplexeval.audio import read_audio
+from duplexeval.conditions import Condition, apply_conditions
 from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.errors import DuplexevalError
 from duplexeval.plan.samples import EvalProtocol, Plan, Sample, split_passes
 from duplexeval.runs.directory import RunDir, SampleRecord, Trace
-from duplexeval.conditions import Condition, apply_conditions
 from duplexeval.runs.driver import (
     DEFAULT_BATCH_SIZE,
     DialogueAudio,
