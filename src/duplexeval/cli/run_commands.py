@@ -107,17 +107,23 @@ def add_run(sub: Subparsers) -> None:
                    "systems with the batch capability (default 8, "
                    "duplexeval.runs.driver.DEFAULT_BATCH_SIZE; 1: one at a time); the outputs are "
                    "the same")
+    p.add_argument("--condition", action="append", default=[], metavar="KIND:KEY=VALUE,...",
+                   help="an acoustic condition on what the system hears, repeatable: "
+                   "noise:snr=DB[,color=white|pink|brown], gain:db=DB, clip:level=L; applied "
+                   "in the order noise, gain, clip (duplexeval.conditions)")
     add_executor_options(p, units=True)
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from duplexeval.conditions import parse_condition
     from duplexeval.data.validate import Need, load_dataset
     from duplexeval.plan.samples import build_plan
     from duplexeval.runs import execute_run, summary_lines
     from duplexeval.runs.driver import DEFAULT_BATCH_SIZE
     from duplexeval.systems.registry import load_system
 
+    conditions = [parse_condition(text) for text in args.condition]  # refused before all else
     with executor_from(args) as executor:  # connected first: an unreachable scheduler fails fast
         system = load_system(args.system, system_args(args.system_arg))
         dataset, warnings = load_dataset(dataset_folder(args.dataset), args.split,
@@ -130,7 +136,8 @@ def _run(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else Path("runs") / f"{system.name}-{options.protocol}"
         result = execute_run(system, dataset, plan, out, seed=args.seed,
                              fail_fast=args.fail_fast, executor=executor,
-                             batch_size=args.batch_size or DEFAULT_BATCH_SIZE)
+                             batch_size=args.batch_size or DEFAULT_BATCH_SIZE,
+                             conditions=conditions)
     print("\n".join(summary_lines(result, system, plan)))
     return 1 if result.failed else 0
 

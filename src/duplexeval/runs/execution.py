@@ -23,6 +23,8 @@ from typing import Any, Protocol, TypeVar
 
 from tqdm import tqdm
 
+from duplexeval.conditions import Condition
+from duplexeval.conditions.apply import ordered
 from duplexeval.data.dialogue import Dataset
 from duplexeval.data.m3 import ALIGN_DIR, AUDIO_DIR
 from duplexeval.errors import DuplexevalError
@@ -100,10 +102,16 @@ class RunConfig:
     plan: dict[str, Any]
     seed: int
     duplexeval_version: str = __version__
+    conditions: tuple[dict[str, float | str], ...] = ()
+    """The acoustic conditions (:mod:`duplexeval.conditions`), in the order they compose;
+    left out of the hash when empty, so a clean run hashes as before conditions existed."""
 
     def config_hash(self) -> str:
         """sha256 of the canonical JSON of this configuration."""
-        text = json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+        fields = asdict(self)
+        if not self.conditions:
+            del fields["conditions"]
+        text = json.dumps(fields, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -198,6 +206,7 @@ def execute_run(
     executor: Executor | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_samples: Callable[[int], None] | None = None,
+    conditions: Sequence[Condition] = (),
 ) -> RunResult:
     """Run (or resume) ``plan`` into ``out`` on ``executor`` (default: :class:`LocalExecutor`).
     ``on_samples(k)`` is told each time ``k`` more samples are finished (first those a resumed
@@ -206,7 +215,10 @@ def execute_run(
     are refused before anything is written.  ``batch_size``: continuations stepped together
     by a system with the ``batch`` capability (1: one at a time); it changes no output, so it
     is recorded in ``config.json`` (``batch_size``, as the run was started) outside the
-    configuration hash, and a resumed run may use another."""
+    configuration hash, and a resumed run may use another.  ``conditions``: acoustic
+    conditions on what the system hears (:mod:`duplexeval.conditions`), recorded in the
+    configuration, so resuming with other conditions is refused."""
+    chosen = tuple(ordered(conditions))
     if batch_size < 1:
         raise DuplexevalError(f"--batch-size must be at least 1, got {batch_size}")
     problem = protocol_problem(plan.options.protocol, system.capabilities)
@@ -220,14 +232,16 @@ def execute_run(
     config = RunConfig(system=system.name, system_args=dict(system.args),
                        system_version=system.version, dataset=str(dataset.root.resolve()),
                        dataset_hash=dataset_hash(dataset), split=dataset.split,
-                       plan=_plan_config(plan), seed=seed)
+                       plan=_plan_config(plan), seed=seed,
+                       conditions=tuple(c.to_json() for c in chosen))
     run = RunDir(out)
     before = _Before.of(run)
     with run.locked():
         try:
             return _execute_locked(system, dataset, plan, run, config,
                                    _Settings(executor or LocalExecutor(), fail_fast,
-                                             use_snapshot, progress, batch_size, on_samples),
+                                             use_snapshot, progress, batch_size, on_samples,
+                                             chosen),
                                    started)
         except BaseException:
             before.undo(run)  # still holding the lock: no other run is writing here
@@ -274,6 +288,7 @@ class _Settings:
     progress: bool
     batch_size: int = DEFAULT_BATCH_SIZE
     on_samples: Callable[[int], None] | None = None
+    conditions: tuple[Condition, ...] = ()
 
 
 class LocalExecutor:
@@ -325,7 +340,7 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
     finished = {s.event_id for s in plan.samples if run.finished(s.sample_id, s.event_id)}
     done = len(finished)
     tasks = [UnitTask(run.root, unit, protocol, config.seed, settings.use_snapshot,
-                      settings.fail_fast, settings.batch_size)
+                      settings.fail_fast, settings.batch_size, settings.conditions)
              for unit in plan_units(plan, dataset)
              if any(s.event_id not in finished for s in unit.samples)]
     frames = 0

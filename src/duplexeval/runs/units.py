@@ -25,11 +25,18 @@ from pathlib import Path
 import numpy as np
 
 from duplexeval.audio import read_audio
+from duplexeval.conditions import Condition, apply_conditions
 from duplexeval.data.dialogue import Dataset, Dialogue
 from duplexeval.errors import DuplexevalError
 from duplexeval.plan.samples import EvalProtocol, Plan, Sample, split_passes
 from duplexeval.runs.directory import RunDir, SampleRecord, Trace
-from duplexeval.runs.driver import DEFAULT_BATCH_SIZE, DialogueAudio, SampleOutput, run_group
+from duplexeval.runs.driver import (
+    DEFAULT_BATCH_SIZE,
+    DialogueAudio,
+    SampleOutput,
+    derive_seed,
+    run_group,
+)
 from duplexeval.systems.base import System
 from duplexeval.systems.registry import load_system, resolve_system_class
 
@@ -78,6 +85,9 @@ class UnitTask:
     fail_fast: bool = False
     batch_size: int = DEFAULT_BATCH_SIZE
     """Rows of continuations stepped together (systems with the ``batch`` capability)."""
+    conditions: tuple[Condition, ...] = ()
+    """Acoustic conditions applied to the user channels this unit feeds
+    (:func:`conditioned_audio`)."""
 
 
 @dataclass
@@ -147,6 +157,21 @@ def _load_audio(d: Dialogue) -> DialogueAudio:
     return _AUDIO[key]
 
 
+def conditioned_audio(audio: DialogueAudio, dialogue_id: str, channels: set[int],
+                      conditions: tuple[Condition, ...], seed: int) -> DialogueAudio:
+    """``audio`` with each channel in ``channels`` under ``conditions`` (the others as they
+    are), seeded by ``derive_seed(seed, "condition/{dialogue_id}/ch{channel}")``: every unit
+    and every sample of a dialogue channel hears the same conditioned input, so shared
+    prefixes stay shared, and the sample wavs hold what the system heard."""
+    if not conditions:
+        return audio
+    x = audio.audio.copy()
+    for ch in sorted(channels):
+        x[:, ch] = apply_conditions(x[:, ch], conditions,
+                                    derive_seed(seed, f"condition/{dialogue_id}/ch{ch}"))
+    return DialogueAudio(x, audio.sample_rate)
+
+
 def _save(run: RunDir, result: SampleOutput, rate: int, system: System, protocol: str) -> None:
     s = result.sample
     files = run.sample_files(s.sample_id, s.event_id)
@@ -192,7 +217,8 @@ def run_unit(task: UnitTask, system: System) -> UnitReport:
         if task.fail_fast:
             raise DuplexevalError(f"sample {s.event_id} failed: {error}")
 
-    audio = _load_audio(task.unit.dialogue)
+    audio = conditioned_audio(_load_audio(task.unit.dialogue), task.unit.dialogue.id,
+                              {s.user_channel for s in pending}, task.conditions, task.seed)
 
     def on_output(result: SampleOutput) -> None:  # saved as soon as its fork finishes
         problem = output_problem(result, audio.sample_rate)
