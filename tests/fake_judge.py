@@ -9,7 +9,13 @@ The last user message may carry one line ``fake: TOKEN TOKEN ...`` that says how
 * ``fence``: wrap the JSON answer in a json fence with prose around it;
 * ``fail=CODExK``: the first K requests with this prompt get HTTP CODE (K may be ``inf``);
 * ``slow=SxK``: the first K requests with this prompt wait S seconds before answering;
-* ``delay=S``: every request waits S seconds (to overlap requests).
+* ``delay=S``: every request waits S seconds (to overlap requests);
+* ``after=S``: a ``fail`` answer carries ``Retry-After: S`` (seconds);
+* ``drop=K``: the first K requests are answered by closing the connection, nothing sent;
+* ``cut=K``: the first K requests get a 200 whose body stops halfway (the connection closes);
+* ``garbage=K``: the first K requests get a 200 whose body is not JSON.
+
+These are the faults of ``tests/test_fault_injection.py``.
 
 ``FakeJudge(refuse_json_mode=True)`` answers HTTP 400 naming ``response_format`` to any request
 that carries that field (a server without JSON mode that checks its fields).
@@ -94,9 +100,33 @@ class _Handler(JsonHandler):
         if "fail" in how:
             code, count = _times(how["fail"])
             if nth <= count:
+                headers = {"Retry-After": how["after"]} if "after" in how else {}
                 self.send_json(int(code), {"error": {"message": f"fake failure {code}",
-                                                 "type": "fake", "code": code}})
+                                                 "type": "fake", "code": code}}, headers)
                 return
+        if nth <= _times("x" + how.get("drop", "0"))[1]:
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        if nth <= _times("x" + how.get("cut", "0"))[1]:
+            data = json.dumps(self._completion(body, how)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        if nth <= _times("x" + how.get("garbage", "0"))[1]:
+            data = b"\x00<html>upstream hiccup"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         self.send_json(200, self._completion(body, how))
 
     def _completion(self, body: dict[str, Any], how: dict[str, str]) -> dict[str, Any]:

@@ -14,10 +14,13 @@ __all__ = ["JsonHandler", "LoopbackServer", "chat_completion"]
 class JsonHandler(BaseHTTPRequestHandler):
     """A quiet handler that answers JSON."""
 
-    def send_json(self, code: int, payload: dict[str, Any]) -> None:
+    def send_json(self, code: int, payload: dict[str, Any],
+                  headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

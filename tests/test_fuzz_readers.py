@@ -1,6 +1,8 @@
 """Fuzzing every reader of user files with Hypothesis: the dataset JSONL, the word alignments,
 ``dataset.json``, the dialogue specs, the run files (``config.json``, ``metadata.jsonl``, a
-sample record), the official M3 output folder and its transcripts, and ``results.json``.
+sample record), the official M3 output folder and its transcripts, ``results.json``, and the
+peers' own output folders re-scored by ``--peer`` (Full-Duplex-Bench and FLEXI transcripts and
+event files, the M3 official folder scored end to end).
 
 Inputs are random bytes, random text, random JSON values, and valid files with one field
 replaced by a random JSON value (or removed), which reach past the first checks.  No reader
@@ -40,7 +42,7 @@ HERE = Path(__file__).parent
 SAMPLE_EN = HERE.parent / "src" / "duplexeval" / "bundled" / "sample-en"
 M3_FIXTURE = HERE / "fixtures" / "m3_outputs"
 FAST, SLOW = 25, 1100
-"""Examples per reader: the fast suite, the slow suite (10 readers: over 10,000)."""
+"""Examples per reader: the fast suite, the slow suite (18 readers: 19,800 in all)."""
 
 BUDGETS = [pytest.param(FAST, id="fast"), pytest.param(SLOW, id="slow", marks=pytest.mark.slow)]
 
@@ -240,3 +242,93 @@ def test_a_transcript_with_an_infinite_channel_or_time_is_one_line(tmp_path: Pat
         path.write_text('{"segments": [' + segment + ']}')
         with pytest.raises(DuplexevalError, match=f"{path}: segment 0"):
             read_transcript(path)
+
+
+# --- peers' own output folders (re-scored by --peer) ---------------------------------------
+
+@pytest.fixture(scope="module")
+def peers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One valid folder of each fuzzed peer task (Full-Duplex-Bench, FLEXI), one sample each."""
+    from fdb_folders import chunks, event
+    from flexi_folders import pause_folder, turn_taking_folder
+
+    root = tmp_path_factory.mktemp("peers")
+    event(root / "fdb-stt" / "1", "turn_taking.json", 2.0, 2.4)
+    chunks(root / "fdb-stt" / "1", (1.8, 2.1), (2.1, 2.4), (2.4, 2.9))
+    chunks(root / "fdb-pause" / "1", (1.0, 1.1), (1.1, 1.2), (1.2, 1.3), (1.3, 1.4))
+    turn_taking_folder(root / "flexi-tt", "dialog_1", 5.0, [("Sure", 5.4, 5.7),
+                                                            ("here", 5.8, 6.0)])
+    pause_folder(root / "flexi-pause", "dialog_1", (2.0, 3.0), [("wait", 1.0, 1.5)],
+                 [("ok", 3.5, 3.8)])
+    return root
+
+
+def _peer_check(score: Callable[[str, Path, Path, Any], Any], task: str, root: Path,
+                out: Path) -> Callable[[], None]:
+    """Score ``root`` as ``task`` into a fresh folder under ``out`` (one per example)."""
+    from duplexeval.peers.registry import PeerOptions
+
+    count = [0]
+
+    def check() -> None:
+        count[0] += 1
+        target = out / str(count[0])
+        _handled(lambda: score(task, root, target, PeerOptions()))
+        shutil.rmtree(target, ignore_errors=True)
+
+    return check
+
+
+PEER_CASES = [
+    pytest.param("fdb", "smooth_turn_taking", "fdb-stt", "1/output.json", id="fdb-output"),
+    pytest.param("fdb", "smooth_turn_taking", "fdb-stt", "1/turn_taking.json", id="fdb-event"),
+    pytest.param("fdb", "pause_handling", "fdb-pause", "1/output.json", id="fdb-pause"),
+    pytest.param("flexi", "turn_taking", "flexi-tt", "dialog_1/output.json", id="flexi-output"),
+    pytest.param("flexi", "turn_taking", "flexi-tt", "dialog_1/turn_taking.json",
+                 id="flexi-event"),
+    pytest.param("flexi", "pause_handling", "flexi-pause", "dialog_1/pause.json", id="flexi-pause"),
+    pytest.param("flexi", "pause_handling", "flexi-pause", "dialog_1/input.json", id="flexi-input"),
+]
+"""Peer, task, folder and the file in it that is fuzzed (the others stay valid)."""
+
+
+@pytest.mark.parametrize("examples", BUDGETS)
+@pytest.mark.parametrize(("peer", "task", "folder", "name"), PEER_CASES)
+def test_peer_folders(peers: Path, tmp_path: Path, examples: int, peer: str, task: str,
+                      folder: str, name: str) -> None:
+    from duplexeval.peers.fdb.scorer import score_fdb
+    from duplexeval.peers.flexi.scorer import score_flexi
+
+    path = peers / folder / name
+    valid = json.loads(path.read_text())
+    contents = _contents(valid) if isinstance(valid, dict) else _contents(
+        {"item": valid[0]} if isinstance(valid, list) and valid else None)
+    scorer = score_fdb if peer == "fdb" else score_flexi
+    _fuzz(examples, contents, path, _peer_check(scorer, task, peers / folder, tmp_path))
+
+
+@pytest.mark.parametrize("examples", BUDGETS)
+def test_m3_peer_folder(folders: dict[str, Path], tmp_path: Path, examples: int) -> None:
+    """``--peer m3``: the official folder re-scored (its metadata fuzzed), outputs written."""
+    from duplexeval.peers.m3.scorer import score_official
+
+    path = folders["m3"] / "asr" / "metadata_mfa.jsonl"
+    valid = _first_line(M3_FIXTURE / "asr" / "metadata_mfa.jsonl")
+    count = [0]
+
+    def check() -> None:
+        count[0] += 1
+        _handled(lambda: score_official(folders["m3"], tmp_path / str(count[0])))
+        shutil.rmtree(tmp_path / str(count[0]), ignore_errors=True)
+
+    _fuzz(examples, _contents(valid, lines=True), path, check)
+
+
+def test_a_flexi_file_nested_too_deeply_skips_its_sample(tmp_path: Path) -> None:
+    """Found by fuzzing: a ``pause.json`` of ``[`` x 5000 raised RecursionError naming no file;
+    the pause evaluator now skips the sample with the reason, as it does for invalid JSON."""
+    from duplexeval.peers.flexi.io import try_load_json
+
+    path = tmp_path / "pause.json"
+    path.write_text("[" * 5000)
+    assert try_load_json(path) == (None, "pause.json is nested too deeply to read")

@@ -24,6 +24,7 @@ Conventions:
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ from typing import Any
 import openai
 
 from duplexeval.judge.records import JudgeItem, Sampling
+from duplexeval.judge.retry import MalformedResponse
 
 __all__ = ["JSON_MODE", "KEY_VARIABLES", "NO_KEY", "Completion", "JudgeClient",
            "resolve_api_key"]
@@ -96,21 +98,26 @@ class JudgeClient:
         return text.replace(self._key, "***") if self._key else text
 
     def complete(self, item: JudgeItem) -> Completion:
-        """One request for ``item``; raises the ``openai`` errors, or ``ValueError`` for a
-        response without an answer."""
+        """One request for ``item``; raises the ``openai`` errors,
+        :class:`~.retry.MalformedResponse` for a body that is not the API's JSON, or
+        ``ValueError`` for a response without an answer."""
         messages: Any = [{"role": role, "content": content} for role, content in item.messages]
         sampling: dict[str, Any] = dict(self.sampling.as_request())
-        if self.json_mode:
-            try:
-                response = self._openai.chat.completions.create(
-                    model=self.model, messages=messages, **sampling, **JSON_MODE)
-            except openai.BadRequestError as error:
-                if "response_format" not in str(error):
-                    raise
-                self.json_mode = False
-        if not self.json_mode:
-            response = self._openai.chat.completions.create(model=self.model,
-                                                            messages=messages, **sampling)
+        try:
+            if self.json_mode:
+                try:
+                    response = self._openai.chat.completions.create(
+                        model=self.model, messages=messages, **sampling, **JSON_MODE)
+                except openai.BadRequestError as error:
+                    if "response_format" not in str(error):
+                        raise
+                    self.json_mode = False
+            if not self.json_mode:
+                response = self._openai.chat.completions.create(model=self.model,
+                                                                messages=messages, **sampling)
+        except (json.JSONDecodeError, UnicodeDecodeError,
+                openai.APIResponseValidationError) as exc:
+            raise MalformedResponse(f"{type(exc).__name__}: {exc}") from exc
         if not response.choices or response.choices[0].message.content is None:
             raise ValueError("the response has no answer text")
         usage = response.usage

@@ -3,20 +3,25 @@ own retries are set to 0) so that the policy is explicit and testable.
 
 Conventions:
 
-* Transient failures are retried: HTTP 429, HTTP 5xx, timeouts and connection errors.  Every
-  other failure (a 4xx other than 429, a response without an answer, any other exception the
-  call raises) is permanent and not retried.
+* Transient failures are retried: HTTP 429, HTTP 5xx, timeouts, connection errors (a connection
+  dropped before or during the answer) and a 200 whose body is not JSON
+  (:class:`MalformedResponse`: a proxy's error page).  Every other failure (a 4xx other than
+  429, a response without an answer, any other exception the call raises) is permanent and not
+  retried.
 * Attempt ``i`` (0-based) that fails transiently is followed by a wait of
   ``min(max_delay, base_delay * 2**i)`` seconds, multiplied by ``1 + jitter * u`` with ``u``
   uniform in ``[-1, 1]`` drawn from a ``random.Random(seed)`` owned by the policy's
-  :class:`Backoff` (so a run's waits are reproducible; ``jitter=0`` gives none).  The server's
-  ``Retry-After`` header is not read.
+  :class:`Backoff` (so a run's waits are reproducible; ``jitter=0`` gives none).  A failed
+  response's ``Retry-After`` (seconds or an HTTP date; or ``retry-after-ms``) is honoured: the
+  wait is at least what it asks, up to :data:`RETRY_AFTER_CAP` seconds.
 * At most ``1 + max_retries`` attempts are made; the wait function is injectable, so tests do
   not wait.
 """
 
 from __future__ import annotations
 
+import email.utils
+import math
 import random
 import threading
 import time
@@ -26,7 +31,11 @@ from typing import TypeVar
 
 import openai
 
-__all__ = ["Backoff", "CallFailed", "RetryPolicy", "call_with_retries", "describe", "is_transient"]
+__all__ = ["RETRY_AFTER_CAP", "Backoff", "CallFailed", "MalformedResponse", "RetryPolicy",
+           "call_with_retries", "describe", "is_transient", "retry_after"]
+
+RETRY_AFTER_CAP = 120.0
+"""The longest ``Retry-After`` honoured (seconds); a longer one waits this long."""
 
 T = TypeVar("T")
 
@@ -76,13 +85,42 @@ class CallFailed(Exception):
         self.attempts = attempts
 
 
+class MalformedResponse(Exception):
+    """A successful HTTP status whose body could not be read as the API's JSON (transient)."""
+
+
 def is_transient(exc: BaseException) -> bool:
-    """Whether ``exc`` is worth retrying: 429, 5xx, a timeout or a connection error."""
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+    """Whether ``exc`` is worth retrying: 429, 5xx, a timeout, a connection error or a
+    malformed response body."""
+    if isinstance(exc, openai.APIConnectionError | MalformedResponse):  # incl. APITimeoutError
         return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code == 429 or exc.status_code >= 500
     return False
+
+
+def retry_after(exc: BaseException, now: float | None = None) -> float | None:
+    """The wait (seconds, finite, >= 0) a failed response asks for in ``retry-after-ms`` or
+    ``Retry-After`` (delta seconds or an HTTP date, relative to ``now``, epoch seconds), or
+    ``None`` when it asks none or the header cannot be read."""
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    headers = exc.response.headers
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError, IndexError):
+                continue
+            seconds = when.timestamp() - (time.time() if now is None else now)
+        if math.isfinite(seconds):
+            return max(0.0, seconds)
+    return None
 
 
 def describe(exc: BaseException) -> str:
@@ -94,6 +132,8 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, openai.APIStatusError):
         message = " ".join(str(exc.message).split())[:200]
         return f"HTTP {exc.status_code}: {message}"
+    if isinstance(exc, MalformedResponse):
+        return f"malformed response: {' '.join(str(exc).split())[:200]}"
     return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
 
 
@@ -113,4 +153,6 @@ def call_with_retries(fn: Callable[[], T], backoff: Backoff,
             if attempts > backoff.policy.max_retries:
                 raise CallFailed(f"{describe(exc)} (retries exhausted after {attempts} "
                                  "attempts)", attempts) from exc
-            sleep(backoff.delay(attempts - 1))
+            asked = retry_after(exc)
+            wait = backoff.delay(attempts - 1)
+            sleep(wait if asked is None else max(wait, min(asked, RETRY_AFTER_CAP)))

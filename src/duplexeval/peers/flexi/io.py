@@ -98,6 +98,8 @@ def try_load_json(path: Path) -> tuple[Any, str | None]:
         return None, f"missing file {path.name}"
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return None, f"{path.name} is not valid JSON ({exc})"
+    except RecursionError:  # found by fuzzing: a JSON array nested thousands deep
+        return None, f"{path.name} is nested too deeply to read"
 
 
 def _number_or_none(value: Any, allow_none: bool) -> float | None:

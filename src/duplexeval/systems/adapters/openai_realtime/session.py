@@ -82,7 +82,11 @@ class RealtimeApiSession(DrivenSession):
         self.text: list[dict[str, Any]] = []
         self.server_session: dict[str, Any] = {}
         self._secrets = tuple(v for _, v in settings.headers)
-        self.driver = RealtimeDriver(RATE, FRAME, clock)
+        # a response being generated that sends nothing for stall_timeout s is a stalled
+        # server (the sample fails), not a silent model
+        self.driver = RealtimeDriver(RATE, FRAME, clock, settings.stall_timeout,
+                                     stall_after="message",
+                                     expecting=lambda: self._active_response is not None)
         self._items: dict[str, int] = {}
         """Start sample of each output item's audio on the playout clock."""
         self._current: str | None = None
