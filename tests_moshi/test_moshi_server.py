@@ -62,8 +62,8 @@ def free_port() -> int:
 class Server:
     """A running ``moshi.server`` subprocess, its stdout in ``log``."""
 
-    def __init__(self, checkpoint: list[str], log: Path) -> None:
-        self.port = free_port()
+    def __init__(self, checkpoint: list[str], log: Path, port: int | None = None) -> None:
+        self.port = free_port() if port is None else port
         self.log = log
         env = {**os.environ, "NO_TORCH_COMPILE": "1", "NO_CUDA_GRAPH": "1",
                "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
@@ -155,3 +155,48 @@ def test_moshi_ws_runs_against_the_real_server(server: Server, tmp_path: Path,
     else:  # on the playout clock, later than made; the last frames' text is still in flight
         pieces = Counter(t for _, t in traced)
         assert pieces and not pieces - Counter(t for _, t in logged)
+
+
+@pytest.mark.slow
+def test_killing_the_server_mid_stream_fails_the_sample_and_a_resume_completes_it(
+        checkpoint: list[str], tmp_path: Path) -> None:
+    """The server is killed once its second connection has handled 5 frames: that sample
+    fails with the reason, the others after it cannot connect; a resume against a new server
+    on the same port runs exactly the failed samples."""
+    import threading
+
+    dataset = write_dataset(tmp_path / "data")
+    out = tmp_path / "run"
+    server = Server(checkpoint, tmp_path / "a.log")
+
+    def kill_mid_stream() -> None:
+        while server.proc.poll() is None:
+            text = server.log.read_text()
+            second = text.split("accepted connection")[2:]
+            if second and second[0].count("frame handled") >= 5:
+                server.stop()
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_mid_stream)
+    killer.start()
+    try:
+        assert run(dataset, out, server.url, "single", "--system-arg", "stall_timeout=5",
+                   "--system-arg", "connect_timeout=2") == 1
+    finally:
+        server.stop()
+        killer.join()
+    records = [json.loads(p.read_text()) for p in sorted((out / "samples").rglob("*.json"))]
+    errors = [r["error"] for r in records if r.get("error")]
+    assert any("frame" in e and "closed the connection" in e for e in errors)
+    summary = json.loads((out / "run_summary.json").read_text())
+    failed = summary["failed"]
+    assert failed == len(errors) >= 1
+    again = Server(checkpoint, tmp_path / "b.log", port=server.port)
+    try:
+        assert run(dataset, out, again.url, "single", "--system-arg", "stall_timeout=5",
+                   "--system-arg", "connect_timeout=2") == 0
+    finally:
+        again.stop()
+    assert again.log.read_text().count("accepted connection") == failed
+    summary = json.loads((out / "run_summary.json").read_text())
+    assert summary["failed"] == 0
