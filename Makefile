@@ -82,7 +82,7 @@ MOSHI_TORCH_INDEX ?=
 $(MOSHI_STAMP): pyproject.toml $(MOSHI_LOCK)
 	$(PYTHON) -m venv --clear $(MOSHI_VENV)
 	$(if $(MOSHI_TORCH_INDEX),$(MOSHI_BIN)/python -m pip install --quiet --index-url $(MOSHI_TORCH_INDEX) -c $(MOSHI_LOCK) torch)
-	$(MOSHI_BIN)/python -m pip install --quiet -c $(MOSHI_LOCK) -e ".[moshi,test]"
+	$(MOSHI_BIN)/python -m pip install --quiet -c $(MOSHI_LOCK) -e ".[moshi,servers,test]"
 	touch $(MOSHI_STAMP)
 
 venv-moshi: $(MOSHI_STAMP)

@@ -5,8 +5,9 @@
   backend), every package pinned with its SHA-256 hashes.  ``make`` installs it with
   ``pip install --require-hashes --no-deps``, then duplexeval itself without build isolation,
   so a fresh clone gets exactly the versions CI tested.
-* ``requirements-moshi.lock``: ``.venv-moshi`` (``make test-moshi``): the core, ``moshi`` and
-  ``test``.  Pins without hashes, used as pip constraints: PyPI's torch is the CUDA build and
+* ``requirements-moshi.lock``: ``.venv-moshi`` (``make test-moshi``): the core, ``moshi``,
+  ``servers`` (the real ``moshi.server`` tests drive it with ``moshi-ws``) and ``test``.  Pins
+  without hashes, used as pip constraints: PyPI's torch is the CUDA build and
   ``MOSHI_TORCH_INDEX`` may bring the CPU build of the same version instead (``2.9.1+cpu``
   satisfies ``==2.9.1``, its hashes are another file's).
 
@@ -39,7 +40,7 @@ PYTHON = "3.11"
 MAIN_EXTRAS = ("test", "docs", "asr", "tts", "tts-en", "dask", "servers", "quality",
                "judge-local")
 """The extras ``make`` installs into ``.venv``."""
-MOSHI_EXTRAS = ("moshi", "test")
+MOSHI_EXTRAS = ("moshi", "servers", "test")
 """The extras ``make venv-moshi`` installs into ``.venv-moshi``."""
 BUILD_IN = ROOT / "requirements" / "build.in"
 HEADER = "# inputs-sha256: "

@@ -222,3 +222,21 @@ def test_a_shared_batch_codec_gives_the_same_tokens(tiny_args: dict[str, str]) -
             out, single = outs[row], singles[row][i]
             assert out is not None and out.text == single.text
             assert np.allclose(out.audio, single.audio, atol=1e-5)
+
+
+def test_a_text_card_that_is_not_the_tokenizers_size_is_refused_on_loading(
+        tmp_path: Any) -> None:
+    """The tokenizer has 60 pieces; a config declaring ``text_card`` 64 (what this checkpoint
+    once said: moshi's server crashed in ``IdToPiece`` on id 60) is one line naming both."""
+    from tiny import LM_CONFIG, write_checkpoint
+
+    from duplexeval.systems.base import SystemFailure
+    from duplexeval.systems.registry import load_system
+
+    args = write_checkpoint(tmp_path, {**LM_CONFIG, "text_card": 64})
+    system = load_system("moshi", args)
+    with pytest.raises(SystemFailure) as caught:
+        system.models()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "text_card is 64" in message and "tokenizer has 60 pieces" in message

@@ -4,7 +4,7 @@ The LM keeps Moshi's layout at toy size: text + 2 system + 2 user codebooks, del
 semantic 0, acoustic 1 (``max_delay`` 1), a depformer with weights per step; Mimi keeps its
 architecture (SEANet at 24 kHz, 12.5 Hz frames, split RVQ, transformers) with 2 filters and
 16-dimensional latents.  The tokenizer is a SentencePiece model of 60 pieces trained on a few
-sentences.
+sentences, as many as the LM's ``text_card`` (moshi's server shows every sampled id as a piece).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ SENTENCES = ["hello there how are you", "hi friend this is fine", "what do you t
              "ok good thanks a lot", "the weather is nice today", "see you later then"]
 
 LM_CONFIG = {
-    "dim": 16, "text_card": 64, "existing_text_padding_id": 3, "n_q": 4, "dep_q": 2,
+    "dim": 16, "text_card": 60, "existing_text_padding_id": 3, "n_q": 4, "dep_q": 2,
     "card": 32, "num_heads": 2, "num_layers": 2, "hidden_scale": 2, "causal": True,
     "context": 50, "max_period": 10000, "gating": "silu", "norm": "rms_norm_f32",
     "positional_embedding": "rope", "depformer_dim": 16, "depformer_dim_feedforward": 32,

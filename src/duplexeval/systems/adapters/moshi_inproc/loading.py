@@ -28,7 +28,7 @@ from moshi.models import loaders
 
 from duplexeval.systems.adapters.moshi_inproc.settings import MoshiSettings
 
-__all__ = ["MoshiModels", "load_models"]
+__all__ = ["MoshiModels", "check_vocabulary", "load_models"]
 
 SAMPLE_RATE = 24000
 FRAME_RATE = 12.5
@@ -116,6 +116,16 @@ def _fit_codebooks(mimi: Any, seconds: float = 8.0) -> None:
         mimi.quantizer.eval()
 
 
+def check_vocabulary(text_card: int, pieces: int) -> None:
+    """The LM's text vocabulary (``text_card``: the ids it samples) must be the tokenizer's:
+    moshi's server turns every sampled id into a piece (an id past the tokenizer crashes it in
+    ``IdToPiece``), and forced text embeds the tokenizer's ids (one past ``text_card`` would
+    index outside the LM's embedding)."""
+    if text_card != pieces:
+        raise ValueError(f"the LM's text_card is {text_card} but the tokenizer has {pieces} "
+                         "pieces; a checkpoint's config and tokenizer must agree")
+
+
 LMLoader = Callable[[Any, torch.device, torch.dtype], Any]
 """Builds the LM of a ``CheckpointInfo`` with its weights on a device, in a dtype."""
 
@@ -149,8 +159,10 @@ def load_models(settings: MoshiSettings, system_codebooks: int | None = None,
     if lm.condition_provider is not None or lm.fuser is not None:
         raise ValueError("conditioned checkpoints (condition provider / fuser) are not "
                          "supported by the moshi system")
+    tokenizer = info.get_text_tokenizer()
+    check_vocabulary(int(lm.text_card), int(tokenizer.vocab_size()))
     lm.eval()
     mimi.eval()
     return MoshiModels(lm=lm, mimi=mimi, mimi_ref=copy.deepcopy(mimi),
-                       tokenizer=info.get_text_tokenizer(), device=device,
+                       tokenizer=tokenizer, device=device,
                        system_codebooks=system_codebooks)
