@@ -51,16 +51,20 @@ def plex_system(plex_args: dict[str, str]) -> Any:
 
 @pytest.fixture
 def fork_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The row count of every ``fork_batch`` call on a Moshi-family session (PersonaPlex's
-    session inherits it), so a test can show that continuations really ran as batch rows."""
+    """The row count of every ``fork_batch`` call on a Moshi-family session: Moshi's and
+    PersonaPlex's, which defines its own (a count of Moshi's alone stays empty for a
+    PersonaPlex run), so a test can show that continuations really ran as batch rows."""
     from duplexeval.systems.adapters.moshi_inproc.session import MoshiSession
+    from duplexeval.systems.adapters.personaplex_inproc.session import PersonaPlexSession
 
     calls: list[int] = []
-    original = MoshiSession.fork_batch
 
-    def counting(self: Any, states: Any, seeds: Any) -> Any:
-        calls.append(len(states))
-        return original(self, states, seeds)
+    def counting(original: Any) -> Any:
+        def fork_batch(self: Any, states: Any, seeds: Any) -> Any:
+            calls.append(len(states))
+            return original(self, states, seeds)
+        return fork_batch
 
-    monkeypatch.setattr(MoshiSession, "fork_batch", counting)
+    for cls in (MoshiSession, PersonaPlexSession):
+        monkeypatch.setattr(cls, "fork_batch", counting(cls.__dict__["fork_batch"]))
     return calls
