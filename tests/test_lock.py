@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+import tomllib
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -107,3 +108,37 @@ def test_the_test_environment_is_the_lock() -> None:
     assert not wrong, f"installed vs locked (run `make venv`): {wrong}"
     extra = sorted(set(installed) - set(pinned) - {"duplexeval"})
     assert not extra, f"installed but not in requirements.lock: {extra}"
+
+
+def lock_filter() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("lock_filter", ROOT / "scripts" / "lock_filter.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_demo_install_leaves_out_exactly_the_judge_local_extra() -> None:
+    """``make demo`` installs the lock without ``LOCAL_JUDGE`` (llama.cpp compiles for minutes)
+    and ``make test`` adds it: the two parts are the lock, and ``LOCAL_JUDGE`` names the
+    judge-local extra's packages."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    listed = re.search(r"^LOCAL_JUDGE := (\S+)$", makefile, re.MULTILINE)
+    assert listed is not None, "the Makefile sets no LOCAL_JUDGE"
+    names = {canonicalize_name(name) for name in listed[1].split(",")}
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]["optional-dependencies"]["judge-local"]
+    assert names == {canonicalize_name(Requirement(text).name) for text in extra}
+    script = lock_filter()
+    text = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    base = script.select(text, names, keep=False)
+    judge = script.select(text, names, keep=True)
+    assert set(pins_of(base)) | set(pins_of(judge)) == set(pins_of(text))
+    assert set(pins_of(judge)) == names and not names & set(pins_of(base))
+    whole = [line for line in text.splitlines() if not line.startswith("#")]
+    assert sorted(whole) == sorted(
+        line for part in (base, judge) for line in part.splitlines() if not line.startswith("#"))
+
+
+def pins_of(text: str) -> list[str]:
+    return [canonicalize_name(found[1]) for line in text.splitlines() if (found := PIN.match(line))]
