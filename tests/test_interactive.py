@@ -207,12 +207,12 @@ def test_replay_cli_reproduces_and_reports_divergence(
     one line."""
     from duplexeval.cli import main
     from duplexeval.data.validate import load_dataset
-    from duplexeval.runs.units import _load_audio
+    from duplexeval.runs.units import load_dialogue_audio
 
     dataset, _ = load_dataset(sample_voiced)
     dialogue = dataset.dialogues[0]
     user = dataset.user_channels[0]
-    run = run_interactive(ScriptedSystem(delay="0.3"), dialogue, _load_audio(dialogue), user,
+    run = run_interactive(ScriptedSystem(delay="0.3"), dialogue, load_dialogue_audio(dialogue), user,
                           POLICY, 0)
     folder = write_interactive(tmp_path / "run", run, dialogue.id, user)
     assert main(["replay", str(tmp_path / "run"), "--dataset", str(sample_voiced)]) == 0

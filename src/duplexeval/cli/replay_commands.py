@@ -28,7 +28,7 @@ def _replay(args: argparse.Namespace) -> int:
     from duplexeval.data.validate import load_dataset
     from duplexeval.errors import DuplexevalError
     from duplexeval.runs.interactive import INTERACTIVE_DIR, read_log, replay_log
-    from duplexeval.runs.units import _load_audio
+    from duplexeval.runs.units import load_dialogue_audio
     from duplexeval.systems.registry import load_system
 
     logs = sorted((Path(args.run) / INTERACTIVE_DIR).glob("*.decisions.jsonl"))
@@ -46,7 +46,7 @@ def _replay(args: argparse.Namespace) -> int:
             raise DuplexevalError(f"{path}:1: dialogue {head['dialogue']!r} is not in "
                                   f"{args.dataset}") from None
         system = load_system(str(head["system"]), dict(head["system_args"]))
-        _, frame = replay_log(system, dialogue, _load_audio(dialogue), log)
+        _, frame = replay_log(system, dialogue, load_dialogue_audio(dialogue), log)
         if frame is None:
             print(f"{path.name}: reproduced ({head['frames']} frames)")
         else:

@@ -73,8 +73,8 @@ from duplexeval.systems.base import (
     SystemFailure,
 )
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DialogueAudio", "SampleOutput", "derive_seed", "protocol_problem",
-           "run_group"]
+__all__ = ["DEFAULT_BATCH_SIZE", "DialogueAudio", "SampleOutput", "derive_seed", "open_session",
+           "protocol_problem", "run_group"]
 
 DEFAULT_BATCH_SIZE = 8
 """Rows per batch of continuations (systems with the ``batch`` capability); 1: no batching."""
@@ -263,8 +263,8 @@ def run_group(
     return sorted(outputs, key=lambda o: order[o.sample.event_id]), frames
 
 
-def _open(system: System, dialogue: Dialogue, audio: DialogueAudio, system_channel: int,
-          t0: float, seed: int) -> Session:
+def open_session(system: System, dialogue: Dialogue, audio: DialogueAudio, system_channel: int,
+                 t0: float, seed: int) -> Session:
     """A session shown the redacted dialogue and exactly the oracle data it declared."""
     caps = system.capabilities
 
@@ -286,7 +286,7 @@ def _run_single(system: System, dialogue: Dialogue, audio: DialogueAudio, s: Sam
     mute = grid.sample(s.mute_start)
     frames: list[np.ndarray] = []
     try:
-        session = _open(system, dialogue, audio, s.system_channel, grid.t0, seed)
+        session = open_session(system, dialogue, audio, s.system_channel, grid.t0, seed)
         if caps.clock is ClockKind.FILE:
             session.load_input(_concat([inputs.user_frame(k, mute) for k in range(end)]))
         for k in range(end):
@@ -340,8 +340,8 @@ class _Pass:
         return derive_seed(self.run_seed, f"{s.seed_key}/{self.protocol.value}")
 
     def open(self) -> Session:
-        return _open(self.system, self.dialogue, self.audio, self.system_channel, self.t0,
-                     self.seed)
+        return open_session(self.system, self.dialogue, self.audio, self.system_channel,
+                            self.t0, self.seed)
 
     def load_whole(self, session: Session, s: Sample) -> None:
         """Clock ``file``: hand the session sample ``s``'s whole replay input (the prefix

@@ -53,7 +53,7 @@ from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind, annotate_spans
 from duplexeval.fileio import atomic_write_json, atomic_write_text, read_json, safe_name
 from duplexeval.runs.directory import RunDir
-from duplexeval.runs.driver import DialogueAudio, _open, derive_seed
+from duplexeval.runs.driver import DialogueAudio, derive_seed, open_session
 from duplexeval.systems.base import ClockKind, System
 from duplexeval.timeline import Span, time_le
 
@@ -351,7 +351,7 @@ def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, us
     key = f"{dialogue.id}/ch{user}/interactive"
     gaps = _draw_gaps(policy, len(items), derive_seed(seed, key + "/user"))
     log: list[dict[str, Any]] = [_header(system, dialogue, user, policy, seed, items, gaps)]
-    session = _open(system, dialogue, audio, 1 - user, 0.0, derive_seed(seed, key))
+    session = open_session(system, dialogue, audio, 1 - user, 0.0, derive_seed(seed, key))
     det = StreamDetector(policy.threshold_db, policy.onset_frames, policy.offset_frames)
     agent = _User(items, gaps, policy, spf)
     user_frames: list[np.ndarray] = []
@@ -423,7 +423,7 @@ def replay_log(system: System, dialogue: Dialogue, audio: DialogueAudio,
     total = int(head["frames"])
     ref_user = audio.channel(user, rate)
     key = f"{dialogue.id}/ch{user}/interactive"
-    session = _open(system, dialogue, audio, 1 - user, 0.0, derive_seed(seed, key))
+    session = open_session(system, dialogue, audio, 1 - user, 0.0, derive_seed(seed, key))
     playing: dict[int, int] = {}
     outs: list[np.ndarray] = []
     diverged: int | None = None
@@ -498,7 +498,7 @@ def execute_interactive(system: System, dataset: Dataset, out: Path, seed: int =
     the protocol, system, dataset, seed and policy); returns the decision logs written.  The
     default policy draws its gaps from the dataset's reference gaps (:func:`reference_gaps`);
     a dataset without one needs an explicit policy."""
-    from duplexeval.runs.units import _load_audio
+    from duplexeval.runs.units import load_dialogue_audio
 
     if policy is None:
         gaps = reference_gaps(dataset)
@@ -525,7 +525,7 @@ def execute_interactive(system: System, dataset: Dataset, out: Path, seed: int =
     atomic_write_json(config_path, config)
     logs = []
     for dialogue in dataset:
-        audio = _load_audio(dialogue)
+        audio = load_dialogue_audio(dialogue)
         for user in dataset.user_channels:
             result = run_interactive(system, dialogue, audio, user, policy, seed)
             folder = write_interactive(out, result, dialogue.id, user)

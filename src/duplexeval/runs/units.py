@@ -40,8 +40,8 @@ from duplexeval.runs.driver import (
 from duplexeval.systems.base import System
 from duplexeval.systems.registry import load_system, resolve_system_class
 
-__all__ = ["SystemRef", "UnitReport", "UnitTask", "WorkUnit", "output_problem", "plan_units",
-           "record_lost", "run_unit", "run_unit_on_worker"]
+__all__ = ["SystemRef", "UnitReport", "UnitTask", "WorkUnit", "load_dialogue_audio", "output_problem",
+           "plan_units", "record_lost", "run_unit", "run_unit_on_worker"]
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ _SYSTEMS: dict[SystemRef, System] = {}
 _AUDIO: dict[tuple[str, int, int], DialogueAudio] = {}
 
 
-def _load_audio(d: Dialogue) -> DialogueAudio:
+def load_dialogue_audio(d: Dialogue) -> DialogueAudio:
     """The dialogue's audio; the last one read is kept (consecutive units of a dialogue read
     and resample it once)."""
     if d.audio is None:
@@ -217,7 +217,7 @@ def run_unit(task: UnitTask, system: System) -> UnitReport:
         if task.fail_fast:
             raise DuplexevalError(f"sample {s.event_id} failed: {error}")
 
-    audio = conditioned_audio(_load_audio(task.unit.dialogue), task.unit.dialogue.id,
+    audio = conditioned_audio(load_dialogue_audio(task.unit.dialogue), task.unit.dialogue.id,
                               {s.user_channel for s in pending}, task.conditions, task.seed)
 
     def on_output(result: SampleOutput) -> None:  # saved as soon as its fork finishes
