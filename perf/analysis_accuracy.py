@@ -1,5 +1,5 @@
 """How accurate is the analysis?  ``scripted`` logs exactly where its speech is; this runs it
-under the three protocols (``duplexeval.metrics.accuracy.ACCURACY_PROTOCOLS``), analyses the
+under the three protocols (``duplexeval.metrics._accuracy.ACCURACY_PROTOCOLS``), analyses the
 output audio with each VAD engine (ASR off), and prints boundary precision and recall at 50 ms
 (one-to-one matching), the agreement of the M3 verdicts per event kind, and the agreement of
 the latencies where both sides have a real one (how many did is printed too).
@@ -20,12 +20,12 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from duplexeval.analysis.pipeline import AnalysisOptions, analyze_run
-from duplexeval.app.demo import DemoDataset, default_datasets
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.data.voice_bursts import voice_bursts
+from duplexeval.analysis._pipeline import AnalysisOptions, analyze_run
+from duplexeval.app._demo import DemoDataset, default_datasets
+from duplexeval.data import Need, load_dataset
+from duplexeval.data._voice_bursts import voice_bursts
 from duplexeval.metrics import get_variant
-from duplexeval.metrics.accuracy import (
+from duplexeval.metrics._accuracy import (
     ACCURACY_PROTOCOLS,
     Agreement,
     BoundaryMatch,
@@ -33,12 +33,12 @@ from duplexeval.metrics.accuracy import (
     compare_scores,
     report_lines,
 )
-from duplexeval.metrics.m3_metadata import read_m3_outputs
-from duplexeval.metrics.scoring import score_events
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.metrics._m3_metadata import read_m3_outputs
+from duplexeval.metrics._scoring import score_events
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
-from duplexeval.speech.activity import ActivityOptions, VadEngine
-from duplexeval.systems.registry import load_system
+from duplexeval.speech._activity import ActivityOptions, VadEngine
+from duplexeval.systems._registry import load_system
 
 GROUPS = {
     "sample-en": "sample-en (bundled, voiced with the clip bank; README figures, checked by "

@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from duplexeval.analysis.pipeline import AnalysisOptions, _transcriber, analyze_run
+from duplexeval.analysis._pipeline import AnalysisOptions, _transcriber, analyze_run
 from duplexeval.metrics import get_variant
-from duplexeval.metrics.m3_metadata import read_m3_outputs
-from duplexeval.metrics.scoring import score_events
+from duplexeval.metrics._m3_metadata import read_m3_outputs
+from duplexeval.metrics._scoring import score_events
 
 EVERY = AnalysisOptions(asr_max_segment=None, asr_shared_samples=1)
 SCOPED = AnalysisOptions()

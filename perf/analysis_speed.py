@@ -27,12 +27,12 @@ from typing import Any
 
 import soundfile as sf
 
-from duplexeval.analysis import pipeline
-from duplexeval.analysis.pipeline import AnalysisOptions, analyze_run
+from duplexeval.analysis import _pipeline as pipeline
+from duplexeval.analysis._pipeline import AnalysisOptions, analyze_run
 from duplexeval.cli import main as cli
-from duplexeval.runs.directory import RunDir
-from duplexeval.speech.asr import Transcriber
-from duplexeval.speech.asr_pool import default_processes
+from duplexeval.runs import RunDir
+from duplexeval.speech._asr import Transcriber
+from duplexeval.speech._asr_pool import default_processes
 from duplexeval.suites import build_suite
 
 

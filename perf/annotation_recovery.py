@@ -1,6 +1,6 @@
 """Events annotated from a voiced suite's audio vs. its events from the word alignments: per
 language and event kind, how many reference events the audio recovers within 100 ms (start and
-end; ``duplexeval.app.demo.annotation_check``, the demo's annotation check), and the spurious ones.
+end; ``duplexeval.app._demo.annotation_check``, the demo's annotation check), and the spurious ones.
 
 Usage: .venv/bin/python perf/annotation_recovery.py [--full | --first N] [SUITE ...]
 (default: the quick subsets of m3-chat-en, m3-chat-ja, m3-qa-en, m3-qa-ja)
@@ -21,8 +21,8 @@ def main() -> None:
     group.add_argument("--first", type=int, help="the first N dialogues")
     args = parser.parse_args()
 
-    from duplexeval.app.demo import ANNOTATION_TOLERANCE, annotation_check
-    from duplexeval.data.validate import Need, load_dataset
+    from duplexeval.app._demo import ANNOTATION_TOLERANCE, annotation_check
+    from duplexeval.data import Need, load_dataset
     from duplexeval.suites import build_suite, get_suite
 
     subset: int | str | None = None if args.full else args.first or "quick"

@@ -9,7 +9,7 @@ each, padded by 0.2 s):
 * faster-whisper's ``BatchedInferencePipeline``, one clip per piece, ``batch_size=8`` (still 13
   windows, encoded in batches);
 * the pieces packed into shared windows of at most 28 s with 0.6 s of silence between them, as
-  :meth:`duplexeval.speech.asr.Transcriber.transcribe_many` does.
+  :meth:`duplexeval.speech._asr.Transcriber.transcribe_many` does.
 
 Usage: .venv/bin/python perf/asr_batching.py
 """
@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from duplexeval.speech.asr import Transcriber
-from duplexeval.speech.clipbank import ClipBank
+from duplexeval.speech._asr import Transcriber
+from duplexeval.speech._clipbank import ClipBank
 
 SR = 16_000
 PAD = np.zeros(int(0.2 * SR), np.float32)

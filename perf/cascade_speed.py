@@ -11,7 +11,7 @@ Stages, each timed on a fresh engine after one warm-up call, median over the ite
   reference answers) plus resampling to 16 kHz.
 
 These medians are the defaults of ``asr_latency``, ``llm_latency`` and ``tts_latency``
-(:mod:`duplexeval.systems.builtin.cascade.config`).  Then whole runs, with the system's own caches:
+(:mod:`duplexeval.systems.builtin.cascade._config`).  Then whole runs, with the system's own caches:
 RTF = wall seconds / audio seconds stepped (frames x 80 ms), for multi-gen (shared prefix, both
 user channels) on ``m3-chat-en`` and one continuous pass over each chat dialogue, and the
 turn-taking scores of a multi-gen run on ``m3-qa-en`` (from the logged truth).
@@ -32,21 +32,20 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from duplexeval.data.dialogue import Dataset
-from duplexeval.data.validate import Need, load_dataset
+from duplexeval.data import Dataset, Need, load_dataset
 from duplexeval.events import EventKind
-from duplexeval.metrics.score_run import score_run_dir
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.report.text import format_table
+from duplexeval.metrics._score_run import score_run_dir
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+from duplexeval.report._text import format_table
 from duplexeval.runs import execute_run
-from duplexeval.runs.session_view import session_spec
-from duplexeval.speech.asr import Transcriber
+from duplexeval.runs._session_view import session_spec
+from duplexeval.speech._asr import Transcriber
 from duplexeval.suites import build_suite, get_suite
+from duplexeval.systems._registry import load_system
 from duplexeval.systems.builtin.cascade import CascadeConfig, CascadeSystem
-from duplexeval.systems.builtin.cascade.engines import Engines
-from duplexeval.systems.builtin.cascade.responder import best_match
-from duplexeval.systems.builtin.cascade.voice import split_sentences
-from duplexeval.systems.registry import load_system
+from duplexeval.systems.builtin.cascade._engines import Engines
+from duplexeval.systems.builtin.cascade._responder import best_match
+from duplexeval.systems.builtin.cascade._voice import split_sentences
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything here is offline
 SR = 16_000

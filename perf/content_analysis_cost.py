@@ -25,11 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from duplexeval.analysis.pipeline import AnalysisOptions, _transcriber, analyze_run
+from duplexeval.analysis._pipeline import AnalysisOptions, _transcriber, analyze_run
 from duplexeval.metrics import get_variant
-from duplexeval.metrics.m3_metadata import read_m3_outputs
-from duplexeval.metrics.scoring import score_events
-from duplexeval.runs.directory import RunDir
+from duplexeval.metrics._m3_metadata import read_m3_outputs
+from duplexeval.metrics._scoring import score_events
+from duplexeval.runs import RunDir
 
 TIMING = AnalysisOptions(content_event_types=())
 CONTENT = AnalysisOptions()

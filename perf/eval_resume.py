@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from duplexeval.benchmarks import evaluate
-from duplexeval.benchmarks.verify import verify_bundle
-from duplexeval.systems.registry import load_system
+from duplexeval.benchmarks._verify import verify_bundle
+from duplexeval.systems._registry import load_system
 
 
 def frames(out: Path) -> int:

@@ -1,7 +1,7 @@
 """Model time a kill at a random moment loses, before and after forks were saved one by one.
 
 A multi-turn pass steps its shared prefix once and forks a continuation at each event
-(``duplexeval.runs.driver``).  On a kill, the rerun steps again what was not saved:
+(``duplexeval.runs._driver``).  On a kill, the rerun steps again what was not saved:
 
 * **before** (a pass's files written when the whole pass returned): everything stepped in the
   killed pass so far, i.e. the prefix up to the kill and every finished continuation;
@@ -25,9 +25,9 @@ import bisect
 
 import numpy as np
 
-from duplexeval.data.validate import load_dataset
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan, split_passes
-from duplexeval.runs.units import plan_units
+from duplexeval.data import load_dataset
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan, split_passes
+from duplexeval.runs._units import plan_units
 from duplexeval.suites import build_suite
 
 

@@ -47,11 +47,11 @@ import numpy as np
 import soundfile as sf
 import torch
 
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.data.voice_bursts import voice_bursts
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.runs.driver import DialogueAudio, run_group
-from duplexeval.systems.registry import load_system
+from duplexeval.data import Need, load_dataset
+from duplexeval.data._voice_bursts import voice_bursts
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+from duplexeval.runs._driver import DialogueAudio, run_group
+from duplexeval.systems._registry import load_system
 
 REPO = Path(__file__).resolve().parents[1]
 TOY_CHAT = REPO.parent / "shared" / "m3_toy" / "ja" / "chat" / "magicdata_toy"
@@ -70,7 +70,7 @@ def _system_args(size: str, work: Path, device: str, batch_codec: bool,
     if size == "full":  # moshi's built-in 7B and Mimi configurations; the tiny tokenizer
         args = {k: v for k, v in args.items() if k not in ("config", "mimi_config")}
         if plex:
-            from duplexeval.systems.adapters.personaplex_inproc.settings import BUILTIN_CONFIG
+            from duplexeval.systems.adapters.personaplex_inproc._settings import BUILTIN_CONFIG
 
             args["config"] = str(BUILTIN_CONFIG)
     return args

@@ -19,12 +19,12 @@ import tempfile
 from pathlib import Path
 
 from duplexeval.cli import main as cli
-from duplexeval.metrics.score_run import score_run_dir
-from duplexeval.suites.build import suite_gaps
-from duplexeval.suites.registry import get_suite
-from duplexeval.synth.build import SynthSettings
-from duplexeval.synth.mtr_synthesizer import MtrSynthesizer
-from duplexeval.synth.spec import load_spec
+from duplexeval.metrics._score_run import score_run_dir
+from duplexeval.suites import get_suite
+from duplexeval.suites._build import suite_gaps
+from duplexeval.synth._build import SynthSettings
+from duplexeval.synth._mtr_synthesizer import MtrSynthesizer
+from duplexeval.synth._spec import load_spec
 
 DIALOGUES = ("f01-background", "f02-background", "f01-interruption", "f02-interruption")
 METRICS = (("TURN_SHIFT", "smooth_turn_taking"), ("TURN_SHIFT", "background"),

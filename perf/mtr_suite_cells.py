@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from duplexeval.data.mtr_record import FEATURE_SAMPLES, feature_round
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.data import Need, load_dataset
+from duplexeval.data._mtr_record import FEATURE_SAMPLES, feature_round
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.suites import SUITES, build_suite
 
 

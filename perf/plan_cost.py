@@ -8,7 +8,7 @@ quick subsets by default (built into the cache as ``make demo`` builds them, abo
 synthesis the first time), every dialogue with ``--suites full`` (minutes of synthesis per suite
 the first time), none with ``--suites none``.
 
-Per row (:func:`~duplexeval.report.text.plan_row`): samples per task, the model seconds per
+Per row (:func:`~duplexeval.report._text.plan_row`): samples per task, the model seconds per
 event (the official code re-feeds the whole prefix for every event: each sample's context plus
 its window) and with shared prefixes (one continuous pass per dialogue, user channel and context
 start, then each sample's own continuation from its fork), their ratio, and the time to build the
@@ -23,10 +23,10 @@ import argparse
 import time
 from pathlib import Path
 
-from duplexeval.app.demo import default_datasets
-from duplexeval.data.validate import load_dataset
-from duplexeval.plan.samples import EvalProtocol, Plan, PlanOptions, build_plan
-from duplexeval.report.text import PLAN_HEADER, format_table, plan_row
+from duplexeval.app._demo import default_datasets
+from duplexeval.data import load_dataset
+from duplexeval.plan import EvalProtocol, Plan, PlanOptions, build_plan
+from duplexeval.report._text import PLAN_HEADER, format_table, plan_row
 
 
 def _datasets(suites: str) -> list[tuple[str, Path, tuple[int, ...]]]:

@@ -6,7 +6,7 @@ The loopback echo server below speaks the OpenAI Realtime API's WebSocket events
 of base64 PCM16 at 24 kHz, ``input_audio_buffer.speech_started`` / ``speech_stopped``,
 ``response.created``, ``response.output_audio.delta``, ``response.done``), so the client is the
 real ``openai-realtime`` adapter on the shared
-:class:`~duplexeval.systems.realtime.driver.RealtimeDriver`. PCM16 has no codec delay, so the only
+:class:`~duplexeval.systems.realtime._driver.RealtimeDriver`. PCM16 has no codec delay, so the only
 time between the user's turn end and the reply is the server's answer time plus what the driver
 adds or mismeasures.
 
@@ -60,17 +60,17 @@ from typing import Any
 import numpy as np
 from websockets.sync.server import ServerConnection, serve
 
-from duplexeval.analysis.segments import SpeechSegment
-from duplexeval.metrics.base import EventView
-from duplexeval.metrics.timing.m3 import M3Timing
-from duplexeval.systems.base import SessionSpec
-from duplexeval.systems.registry import load_system
+from duplexeval.analysis._segments import SpeechSegment
+from duplexeval.metrics import EventView
+from duplexeval.metrics.timing._m3 import M3Timing
+from duplexeval.systems import SessionSpec
+from duplexeval.systems._registry import load_system
 
 RATE = 24000
 MOSHI_FRAME = 1920
 OPUS_LAG = 154
 """Samples the sphn Ogg-Opus round trip delays audio by at 24 kHz, in each direction
-(measured with sphn 0.2.1; :mod:`duplexeval.systems.adapters.moshi_ws.wire`)."""
+(measured with sphn 0.2.1; :mod:`duplexeval.systems.adapters.moshi_ws._wire`)."""
 KEY_VARIABLE = "DUPLEXEVAL_LOOPBACK_KEY"
 REPLY_S = 0.4
 
@@ -160,7 +160,7 @@ class _EchoConversation:
 class _MoshiEchoConversation:
     """One ``/api/chat`` connection (moshi-ws protocol: 0x00 handshake, 0x01 Ogg-Opus both
     ways through ``sphn``, 80 ms pages).  Opus delays decoded audio by ``OPUS_LAG`` samples in
-    each direction (:mod:`duplexeval.systems.adapters.moshi_ws.wire`); the server takes both out of
+    each direction (:mod:`duplexeval.systems.adapters.moshi_ws._wire`); the server takes both out of
     its answer time, so that the reply *as the client decodes it* starts ``answer_s`` after the
     turn end *as the client sent it*: it dates the turn end ``OPUS_LAG`` earlier than it
     decodes it, and sends the reply's first page ``OPUS_LAG`` early.  Opus rings on after the

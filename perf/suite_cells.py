@@ -26,8 +26,8 @@ import sys
 from collections import Counter
 
 from duplexeval.suites import SUITES
-from duplexeval.suites.build import quick_by_label, quick_min_shifts
-from duplexeval.synth.spec import DialogueSpec, load_specs
+from duplexeval.suites._build import quick_by_label, quick_min_shifts
+from duplexeval.synth._spec import DialogueSpec, load_specs
 
 FULL_MIN = 30
 ITEM_MIN = 20

@@ -17,8 +17,8 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from duplexeval.report.text import format_table
-from duplexeval.speech.tts import ENGINES, engine_class, load_engine
+from duplexeval.report._text import format_table
+from duplexeval.speech._tts import ENGINES, engine_class, load_engine
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything here is offline
 

@@ -1,6 +1,6 @@
 """The ``cascade``'s turn-taking operating point: its end-of-turn threshold ``eot_silence`` swept,
 each setting run and scored with the ``turnbench`` variant, and the setting to report under
-each false-positive ceiling (:mod:`duplexeval.metrics.timing.operating_point`).
+each false-positive ceiling (:mod:`duplexeval.metrics.timing._operating_point`).
 
 Per setting: a Single-protocol run of a suite's first ``--limit`` dialogues (``m3-qa-en``)
 (TURN_SHIFT and TURN_HOLD events; SHORTPAUSE too with ``--short-pauses``), unmuted (the user
@@ -32,18 +32,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.metrics.score_run import score_run_dir
-from duplexeval.metrics.timing.operating_point import (
+from duplexeval.data import Need, load_dataset
+from duplexeval.metrics._score_run import score_run_dir
+from duplexeval.metrics.timing._operating_point import (
     TurnTakingPoint,
     operating_point,
     turn_taking_point,
 )
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.report.text import format_table
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+from duplexeval.report._text import format_table
 from duplexeval.runs import execute_run
 from duplexeval.suites import build_suite
-from duplexeval.systems.registry import load_system
+from duplexeval.systems._registry import load_system
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything here is offline
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
-from duplexeval.speech.clipbank import ClipBank, fill_span
+from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.speech._clipbank import ClipBank, fill_span
 from duplexeval.timeline import Span
 
 SR = 16_000

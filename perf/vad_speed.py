@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
-from duplexeval.speech.clipbank import ClipBank
+from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.speech._clipbank import ClipBank
 
 ENGINES: dict[str, ActivityOptions] = {
     "energy": ActivityOptions(engine=VadEngine.ENERGY),

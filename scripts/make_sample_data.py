@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from duplexeval.data.annotate import annotate_alignment_files
-from duplexeval.data.m3 import write_dataset
+from duplexeval.data import write_dataset
+from duplexeval.data._annotate import annotate_alignment_files
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "bundled" / "sample-en"
 

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from duplexeval.data.validate import load_dataset
+from duplexeval.data import load_dataset
 from duplexeval.events import EventKind
 
 SETS = {"chat": "chat/magicdata_toy", "task": "task/topiocqa_ja_toy"}

@@ -1,7 +1,7 @@
 """Write ``schemas/results.schema.json``: the JSON Schema of the results file, generated from
 the pydantic model (:func:`duplexeval.results.json_schema`).
 
-Run after any change to :mod:`duplexeval.results.model` (``tests/test_results_reader.py``
+Run after any change to :mod:`duplexeval.results._model` (``tests/test_results_reader.py``
 fails while the committed copy is stale)::
 
     PYTHONPATH=src python scripts/write_results_schema.py

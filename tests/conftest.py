@@ -108,8 +108,8 @@ def sample_voiced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled sample-en annotations voiced with the clip bank (``duplexeval data
     voice-bursts``): two dialogues, QA and chat, with every event kind.  Shared by the session:
     copy it before changing it."""
-    from duplexeval.data.validate import Need, load_dataset
-    from duplexeval.data.voice_bursts import voice_bursts
+    from duplexeval.data import Need, load_dataset
+    from duplexeval.data._voice_bursts import voice_bursts
 
     dataset, _ = load_dataset(SAMPLE_EN, alignment=Need.REQUIRE)
     out = tmp_path_factory.mktemp("sample-voiced") / "sample-en"

@@ -1,5 +1,5 @@
 """A loopback DuplexCascade server speaking the wire format of the DuplexCascade web client and
-the M3 client (see ``duplexeval.systems.adapters.duplexcascade.wire``), with a deterministic fake
+the M3 client (see ``duplexeval.systems.adapters.duplexcascade._wire``), with a deterministic fake
 cascade in place of STT, LLM and TTS.  Like the real ``KyutaiBridgeServer`` it is an asyncio
 WebSocket server (so a stuck handler stops its keepalive pongs too), optionally over TLS.
 

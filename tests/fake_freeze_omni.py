@@ -1,5 +1,5 @@
 """A loopback Freeze-Omni demo server speaking the Socket.IO events of ``bin/server.py`` (see
-``duplexeval.systems.adapters.freeze_omni.wire``), with a deterministic fake model in place of the
+``duplexeval.systems.adapters.freeze_omni._wire``), with a deterministic fake model in place of the
 VAD, the LLM and the TTS.  Served as Freeze-Omni serves it: python-socketio's threading server (what
 Flask-SocketIO runs without eventlet) under werkzeug's threaded server, over HTTPS with a
 self-signed certificate.

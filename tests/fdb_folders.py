@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from duplexeval.peers.fdb.scorer import score_fdb
-from duplexeval.peers.registry import PeerOptions
+from duplexeval.peers import PeerOptions
+from duplexeval.peers.fdb._scorer import score_fdb
 
 Stamp = tuple[float | None, float | None]
 

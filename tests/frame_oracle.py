@@ -1,7 +1,7 @@
 """The frames the frame-synchronous driver must step, computed independently of it.
 
 Exact arithmetic on the plan's times (rationals, so no epsilon), with the conventions of
-:mod:`duplexeval.runs.driver`: a pass's grid starts at its samples' context start (the input
+:mod:`duplexeval.runs._driver`: a pass's grid starts at its samples' context start (the input
 start under single); frame ``k`` covers ``[t0 + k*F/sr, t0 + (k+1)*F/sr)``; a sample forks at
 the frame boundary at or before its fork time and ends at the boundary at or after its input
 end::
@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from duplexeval.plan.samples import EvalProtocol, Sample
+from duplexeval.plan import EvalProtocol, Sample
 
 
 def _exact(t: float) -> Fraction:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from duplexeval.data.dialogue import Word
+from duplexeval.data import Word
 
 UUID = "0020a0c5-1658-4747-99c1-2839e736b481"
 SPEAKER_L = "5e531b2205acdb33c0f5f24c"

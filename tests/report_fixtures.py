@@ -7,16 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from duplexeval.data.locate import bundled_dataset
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.data.voice_bursts import voice_bursts
-from duplexeval.fileio import atomic_write_text, json_line
-from duplexeval.metrics.accuracy import ACCURACY_PROTOCOLS
-from duplexeval.metrics.score_run import score_run_dir
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.results.content import ContentRecord, OfflineRecord
+from duplexeval._fileio import atomic_write_text, json_line
+from duplexeval.data import Need, bundled_dataset, load_dataset
+from duplexeval.data._voice_bursts import voice_bursts
+from duplexeval.metrics._accuracy import ACCURACY_PROTOCOLS
+from duplexeval.metrics._score_run import score_run_dir
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+from duplexeval.results import ContentRecord, OfflineRecord
 from duplexeval.runs import execute_run
-from duplexeval.systems.registry import load_system
+from duplexeval.systems._registry import load_system
 
 JUDGE_REASON = "The answer <b>names</b> the place & the year."
 """A reason with markup characters: the report must show them as text."""

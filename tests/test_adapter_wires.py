@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from duplexeval.systems.adapters.duplexcascade.wire import encode_frame, parse
-from duplexeval.systems.adapters.freeze_omni.wire import audio_payload, parse_audio
-from duplexeval.systems.base import SystemFailure
+from duplexeval.systems import SystemFailure
+from duplexeval.systems.adapters.duplexcascade._wire import encode_frame, parse
+from duplexeval.systems.adapters.freeze_omni._wire import audio_payload, parse_audio
 
 
 def test_freeze_omni_audio_is_int16_bytes_as_a_json_list_of_uint8() -> None:

@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from duplexeval.analysis import pipeline
-from duplexeval.analysis.pipeline import AnalysisOptions, analyze_run
-from duplexeval.analysis.segments import Chunk, SpeechSegment
+from duplexeval.analysis import _pipeline as pipeline
+from duplexeval.analysis._pipeline import AnalysisOptions, analyze_run
+from duplexeval.analysis._segments import Chunk, SpeechSegment
 from duplexeval.cli import main
-from duplexeval.data.locate import bundled_dataset
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.data.voice_bursts import voice_bursts
+from duplexeval.data import Need, bundled_dataset, load_dataset
+from duplexeval.data._voice_bursts import voice_bursts
 from duplexeval.metrics import EventView, get_variant
-from duplexeval.metrics.accuracy import (
+from duplexeval.metrics._accuracy import (
     ACCURACY_PROTOCOLS,
     Agreement,
     BoundaryMatch,
@@ -25,13 +24,13 @@ from duplexeval.metrics.accuracy import (
     match_times,
     report_lines,
 )
-from duplexeval.metrics.m3_metadata import read_m3_outputs
-from duplexeval.metrics.scoring import score_events
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.metrics._m3_metadata import read_m3_outputs
+from duplexeval.metrics._scoring import score_events
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.results import load as load_results_file
 from duplexeval.runs import execute_run
-from duplexeval.speech.activity import ActivityOptions, VadEngine
-from duplexeval.systems.registry import load_system
+from duplexeval.speech._activity import ActivityOptions, VadEngine
+from duplexeval.systems._registry import load_system
 
 VAD_ONLY = AnalysisOptions(vad=ActivityOptions(engine=VadEngine.SILERO), asr="none")
 
@@ -244,7 +243,7 @@ def test_the_accuracy_command_compares_a_run_with_its_logged_truth(
     """``duplexeval accuracy RUN_DIR`` prints what :func:`run_accuracy` measures (the figures of
     the test above for one run); a system that logs no speech is one line."""
     from duplexeval.cli import main
-    from duplexeval.metrics.accuracy import run_accuracy
+    from duplexeval.metrics._accuracy import run_accuracy
 
     run = next(r for r in scripted_runs if r.name == "multi-ref")
     bounds, agreement = run_accuracy(run)

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from duplexeval.analysis import pipeline
-from duplexeval.analysis.pipeline import AnalysisOptions, analyze_channel
-from duplexeval.speech.activity import ActivityOptions, VadEngine
-from duplexeval.speech.asr import AsrWord
+from duplexeval.analysis import _pipeline as pipeline
+from duplexeval.analysis._pipeline import AnalysisOptions, analyze_channel
+from duplexeval.speech._activity import ActivityOptions, VadEngine
+from duplexeval.speech._asr import AsrWord
 from duplexeval.timeline import Span
 
 SR = 16000

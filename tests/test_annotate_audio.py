@@ -15,10 +15,10 @@ import soundfile as sf
 
 from conftest import SAMPLE_EN
 from duplexeval.cli import main
-from duplexeval.data.annotate import annotate_audio_files
-from duplexeval.data.m3 import read_alignment
-from duplexeval.data.validate import load_dataset
-from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.data import load_dataset
+from duplexeval.data._annotate import annotate_audio_files
+from duplexeval.data._m3 import read_alignment
+from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity
 from duplexeval.timeline import Span
 
 

@@ -18,11 +18,12 @@ import soxr
 
 from conftest import missing_extra, needs_extra
 from duplexeval.errors import DuplexevalError
-from duplexeval.speech import japanese, whisper_model
-from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
-from duplexeval.speech.asr import AsrWord, Transcriber, merge_japanese_pieces
-from duplexeval.speech.clipbank import ClipBank
-from duplexeval.speech.japanese import segment_words, to_kana, word_spans
+from duplexeval.speech import _japanese as japanese
+from duplexeval.speech import _whisper_model as whisper_model
+from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.speech._asr import AsrWord, Transcriber, merge_japanese_pieces
+from duplexeval.speech._clipbank import ClipBank
+from duplexeval.speech._japanese import segment_words, to_kana, word_spans
 from duplexeval.timeline import Span
 
 NO_ASR = missing_extra("asr")
@@ -232,7 +233,7 @@ def test_to_kana() -> None:
 
 
 def toy_ipu_texts(root: Path) -> list[list[str]]:
-    from duplexeval.data.m3 import read_alignment
+    from duplexeval.data._m3 import read_alignment
     from duplexeval.events import ipus_from_spans
 
     out = []

@@ -1,7 +1,7 @@
 """Whisper's words do not depend on where it runs: any thread count, another process with the
 thread variables a Dask nanny sets (``OMP_NUM_THREADS=1`` ...), because the CPU kernels are
-pinned (:mod:`duplexeval.speech.kernels`) and the log-Mel product uses no BLAS
-(:class:`~duplexeval.speech.whisper_model.BlasFreeMatrix`: on an AVX-512 CPU OpenBLAS's float32
+pinned (:mod:`duplexeval.speech._kernels`) and the log-Mel product uses no BLAS
+(:class:`~duplexeval.speech._whisper_model.BlasFreeMatrix`: on an AVX-512 CPU OpenBLAS's float32
 product differs between 1 and 2 threads); and the kernel mode is part of the ASR settings."""
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import pytest
 
 from conftest import REPO, needs_extra
 from duplexeval.errors import DuplexevalError
-from duplexeval.speech import kernels, whisper_model
-from duplexeval.speech.asr import Transcriber
+from duplexeval.speech import _kernels as kernels
+from duplexeval.speech import _whisper_model as whisper_model
+from duplexeval.speech._asr import Transcriber
 
 pytestmark = needs_extra("asr")
 
@@ -28,8 +29,8 @@ pytestmark = needs_extra("asr")
 TRANSCRIBE = """
 import json, sys
 import numpy as np
-from duplexeval.speech.asr import Transcriber
-from duplexeval.speech.clipbank import ClipBank
+from duplexeval.speech._asr import Transcriber
+from duplexeval.speech._clipbank import ClipBank
 from duplexeval.timeline import Span
 x, regions = np.zeros(0, np.float32), []
 for clip in ClipBank.load().clips("en")[:8]:
@@ -100,13 +101,13 @@ def test_the_kernel_mode_is_recorded_and_native_is_another_setting(
 
 def test_importing_duplexeval_speech_pins_before_ctranslate2_loads() -> None:
     env = {k: v for k, v in os.environ.items() if k not in kernels.PORTABLE}
-    probe = ("import os, sys; import duplexeval.speech.asr; import ctranslate2; "
-             "from duplexeval.speech.kernels import kernel_settings; "
+    probe = ("import os, sys; import duplexeval.speech._asr; import ctranslate2; "
+             "from duplexeval.speech._kernels import kernel_settings; "
              "print(os.environ['CT2_USE_MKL'], kernel_settings()['CT2_USE_MKL'])")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True, env=env).stdout.split()
     assert out == ["0", "0"]
-    late = ("import ctranslate2; from duplexeval.speech.kernels import kernel_settings; "
+    late = ("import ctranslate2; from duplexeval.speech._kernels import kernel_settings; "
             "print(kernel_settings()['CT2_USE_MKL'])")
     out = subprocess.run([sys.executable, "-c", late], capture_output=True, text=True,
                          check=True, env=env).stdout
@@ -130,7 +131,7 @@ def test_worker_processes_give_the_words_of_one_process(model_cache: Path,
 
 def test_analysis_scope_and_processes_options() -> None:
     from duplexeval.cli import build_parser
-    from duplexeval.cli.options import analysis_options
+    from duplexeval.cli._options import analysis_options
 
     args = build_parser().parse_args(["analyze", "RUN", "--scope", "timing",
                                       "--asr-processes", "3"])
@@ -171,8 +172,8 @@ UNGUARDED = """
 import os, sys
 print("top-level", os.getpid(), flush=True)
 import numpy as np
-from duplexeval.speech.asr import Transcriber
-from duplexeval.speech.clipbank import ClipBank
+from duplexeval.speech._asr import Transcriber
+from duplexeval.speech._clipbank import ClipBank
 clips = [c.resampled(16000) for c in ClipBank.load().clips("en")[:8]]
 x = np.concatenate(clips * 4)  # over a minute: several Whisper windows, so the pool runs
 words = Transcriber(processes=2).transcribe_many([(x, 16000, None), (x.copy(), 16000, None)],

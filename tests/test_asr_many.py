@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from duplexeval.speech import whisper_model
-from duplexeval.speech.asr import Transcriber
-from duplexeval.speech.clipbank import ClipBank
+from duplexeval.speech import _whisper_model as whisper_model
+from duplexeval.speech._asr import Transcriber
+from duplexeval.speech._clipbank import ClipBank
 from duplexeval.timeline import Span
 
 HAVE_ASR = all(importlib.util.find_spec(m) is not None for m in (

@@ -14,18 +14,17 @@ import pytest
 import soundfile as sf
 
 from duplexeval.cli import main
-from duplexeval.data.dialogue import Dataset
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan, split_passes
-from duplexeval.runs.driver import DialogueAudio, SampleOutput, run_group
-from duplexeval.systems.base import (
+from duplexeval.data import Dataset, Need, load_dataset
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan, split_passes
+from duplexeval.runs._driver import DialogueAudio, SampleOutput, run_group
+from duplexeval.systems._base import (
     BatchSession,
     Session,
     SessionSpec,
     StepOutput,
     SystemFailure,
 )
-from duplexeval.systems.builtin.scripted import ScriptedSystem
+from duplexeval.systems.builtin._scripted import ScriptedSystem
 
 ARGS = {"jitter": "0.15"}  # seeds matter: a row that took another row's seed would differ
 

@@ -14,9 +14,9 @@ import soundfile as sf
 import soxr
 
 from duplexeval.cli import main
-from duplexeval.systems.adapters.bayling.tokens import WINDOW, block_tokens
-from duplexeval.systems.base import SessionSpec
-from duplexeval.systems.registry import load_system
+from duplexeval.systems import SessionSpec
+from duplexeval.systems._registry import load_system
+from duplexeval.systems.adapters.bayling._tokens import WINDOW, block_tokens
 from tiny_duplex import tiny_dataset
 
 TOY = Path(__file__).parent / "toy_bayling"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.metrics.content.bc_reference import distribution
-from duplexeval.peers.fdb.io import read_reference_distribution
+from duplexeval.metrics.content._bc_reference import distribution
+from duplexeval.peers.fdb._io import read_reference_distribution
 from fake_judge import FakeJudge
 from flexi_folders import silent_wav, transcript, write
 

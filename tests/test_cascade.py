@@ -16,20 +16,19 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from duplexeval.analysis.pipeline import AnalysisOptions
-from duplexeval.data.dialogue import Dataset, Dialogue
-from duplexeval.data.validate import Need, load_dataset
+from duplexeval.analysis._pipeline import AnalysisOptions
+from duplexeval.data import Dataset, Dialogue, Need, load_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import EventKind
-from duplexeval.metrics.score_run import score_run_dir
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.metrics._score_run import score_run_dir
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
-from duplexeval.runs.driver import DialogueAudio, run_group
-from duplexeval.runs.session_view import session_spec
-from duplexeval.systems.base import Oracle, System
-from duplexeval.systems.builtin.cascade.responder import acknowledgement, best_match, normalise
-from duplexeval.systems.builtin.cascade.vad import StreamingVad
-from duplexeval.systems.registry import load_system
+from duplexeval.runs._driver import DialogueAudio, run_group
+from duplexeval.runs._session_view import session_spec
+from duplexeval.systems import Oracle, System
+from duplexeval.systems._registry import load_system
+from duplexeval.systems.builtin.cascade._responder import acknowledgement, best_match, normalise
+from duplexeval.systems.builtin.cascade._vad import StreamingVad
 from fake_openai import FakeOpenAI, fake_reply
 
 HAVE_STACK = all(importlib.util.find_spec(m) is not None for m in (
@@ -188,7 +187,7 @@ def test_retrieval_answers_with_the_reference_answer(qa_run: Path, qa: Dataset) 
 @pytest.mark.slow
 def test_same_run_twice_is_bit_identical(qa_run: Path, qa: Dataset, tmp_path: Path) -> None:
     """A fresh system with empty caches reproduces every output file of the first run."""
-    from duplexeval.systems.builtin.cascade.engines import clear_caches
+    from duplexeval.systems.builtin.cascade._engines import clear_caches
 
     clear_caches()
     plan = build_plan(qa.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN,
@@ -389,7 +388,7 @@ def test_chat_turns_get_the_reference_next_turn(qa: Dataset, tmp_path: Path) -> 
 
 
 def test_llm_failure_is_a_system_error(qa: Dataset) -> None:
-    from duplexeval.systems.base import SystemFailure
+    from duplexeval.systems import SystemFailure
 
     system = load_system("cascade", {"llm_url": "http://127.0.0.1:9/v1", "llm_timeout": "2"})
     user = np.concatenate([_silence(0.3), _user_turns(qa.dialogues[0])[0], _silence(1.5)])
@@ -412,7 +411,7 @@ def test_own_backchannels_in_long_user_turns(qa: Dataset) -> None:
 
 def _smart_turn_model() -> str:
     """The Smart Turn ONNX file: ``$SMART_TURN_ONNX``, or the one in an installed pipecat-ai."""
-    from duplexeval.systems.builtin.cascade.smart_turn import find_model
+    from duplexeval.systems.builtin.cascade._smart_turn import find_model
 
     try:
         return str(find_model(os.environ.get("SMART_TURN_ONNX", "")))

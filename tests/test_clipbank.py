@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from duplexeval.speech.clipbank import KINDS, Clip, ClipBank, ClipBankInvalid, fill_span
+from duplexeval.speech._clipbank import KINDS, Clip, ClipBank, ClipBankInvalid, fill_span
 
 CLIPS = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "speech" / "clips"
 RATE = 16_000

@@ -10,15 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from duplexeval._fileio import atomic_write_json, atomic_write_text, json_line
 from duplexeval.cli import main
 from duplexeval.errors import DuplexevalError
-from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line
-from duplexeval.metrics.paired import holm, paired_difference
-from duplexeval.report.compare import compare_runs
-from duplexeval.results import load, load_scored
-from duplexeval.results.content import OfflineRecord
-from duplexeval.results.model import EventResult
-from duplexeval.runs.directory import RunDir
+from duplexeval.metrics._paired import holm, paired_difference
+from duplexeval.report._compare import compare_runs
+from duplexeval.results import OfflineRecord, load, load_scored
+from duplexeval.results._model import EventResult
+from duplexeval.runs import RunDir
 from test_results_reader import make_run
 
 

@@ -12,7 +12,7 @@ import soundfile as sf
 
 from duplexeval.cli import main
 from duplexeval.conditions import apply_conditions, parse_condition
-from duplexeval.conditions.apply import colored_noise, ordered
+from duplexeval.conditions._apply import colored_noise, ordered
 from duplexeval.errors import DuplexevalError
 
 

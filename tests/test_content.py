@@ -20,22 +20,22 @@ from pathlib import Path
 
 import pytest
 
-from duplexeval.analysis.segments import Chunk, SpeechSegment
-from duplexeval.data.dialogue import Dialogue, Word
+from duplexeval.analysis._segments import Chunk, SpeechSegment
+from duplexeval.data import Dialogue, Word
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind
-from duplexeval.judge.records import JudgeResult
-from duplexeval.metrics.base import EventView
-from duplexeval.metrics.content.inputs import (
+from duplexeval.judge import JudgeResult
+from duplexeval.metrics import EventView
+from duplexeval.metrics.content import JudgeSettings, score_content
+from duplexeval.metrics.content._inputs import (
     ContentMode,
     ContentOptions,
     HistorySource,
     build_input,
 )
-from duplexeval.metrics.content.offline import exact_match, normalize_answer, token_f1
-from duplexeval.metrics.content.score import JudgeSettings, score_content
-from duplexeval.metrics.content.text import Utterance
-from duplexeval.report.content import content_curve_lines, content_table_lines
+from duplexeval.metrics.content._offline import exact_match, normalize_answer, token_f1
+from duplexeval.metrics.content._text import Utterance
+from duplexeval.report._content import content_curve_lines, content_table_lines
 from fake_judge import FakeJudge
 
 USER_WORDS = [(0.0, 0.4, "What"), (0.4, 0.6, "is"), (0.6, 0.8, "the"), (0.8, 1.4, "capital"),
@@ -259,7 +259,7 @@ def test_a_missing_dataset_is_said_not_silently_zero() -> None:
 
 
 def _results_with(content: object) -> object:
-    from duplexeval.results.model import Results, SourceInfo, VariantInfo
+    from duplexeval.results._model import Results, SourceInfo, VariantInfo
 
     return Results(source=SourceInfo(kind="run", path="x", metadata="m"),
                    variant=VariantInfo(name="m3", version="1", source="", settings={}),
@@ -294,8 +294,8 @@ def test_round_by_round_curves_follow_the_user_rounds(judge: FakeJudge, tmp_path
 
 def test_rounds_from_a_segment_output_number_the_events(tmp_path: Path) -> None:
     """A segment output that joins both user turns into one round puts both events in it."""
-    from duplexeval.metrics.content.rounds import RoundFinder
-    from duplexeval.rounds.pipeline import read_rounds
+    from duplexeval.metrics.content._rounds import RoundFinder
+    from duplexeval.rounds._pipeline import read_rounds
 
     path = tmp_path / "rounds.jsonl"
     path.write_text(json.dumps({"dialogue_id": "qa1", "user_channel": 0,

@@ -24,23 +24,21 @@ from typing import Any
 import numpy as np
 import pytest
 
-from duplexeval.audio import read_audio
+from duplexeval._audio import read_audio
 from duplexeval.cli import main
-from duplexeval.data.dialogue import Dialogue
-from duplexeval.data.locate import bundled_dataset
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.data.voice_bursts import voice_bursts
+from duplexeval.data import Dialogue, Need, bundled_dataset, load_dataset
+from duplexeval.data._voice_bursts import voice_bursts
 from duplexeval.events import Event, EventKind
-from duplexeval.metrics.base import DimensionScore, EventScore, EventView
-from duplexeval.metrics.counterfactual import paired_effects
-from duplexeval.plan.samples import (
+from duplexeval.metrics import DimensionScore, EventScore, EventView
+from duplexeval.metrics._counterfactual import paired_effects
+from duplexeval.plan._samples import (
     COUNTERFACTUAL_SUFFIX,
     EvalProtocol,
     PlanOptions,
     build_plan,
 )
 from duplexeval.runs import execute_run
-from duplexeval.systems.registry import load_system
+from duplexeval.systems._registry import load_system
 
 SCRIPTED = {"stop_delay": "0.2", "continue_forced": "1", "delay": "1.0", "duration": "6"}
 SYSTEMS: dict[str, tuple[str, dict[str, str], list[str]]] = {
@@ -248,7 +246,7 @@ def test_the_run_configuration_names_counterfactual_only_when_set(
         scored: dict[str, tuple[Path, dict[str, Any]]]) -> None:
     """A plain plan's configuration is as before the option existed (its hash unchanged, so an
     older run directory resumes); a run with twins records them."""
-    from duplexeval.runs.execution import _plan_config
+    from duplexeval.runs._execution import _plan_config
 
     run, _ = scored["yields"]
     config = json.loads((run / "config.json").read_text(encoding="utf-8"))

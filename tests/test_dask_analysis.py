@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import needs_extra
-from duplexeval.analysis.pipeline import AnalysisOptions, analyze_run
+from duplexeval.analysis._pipeline import AnalysisOptions, analyze_run
 from duplexeval.cli import main
 from duplexeval.judge import (
     AnswerCache,
@@ -26,9 +26,9 @@ from duplexeval.judge import (
     cache_key,
     judge_batch,
 )
-from duplexeval.judge.store import CachedAnswer
-from duplexeval.metrics.content.spread import prefetch_on_workers
-from duplexeval.runs.dask_executor import DaskExecutor
+from duplexeval.judge._store import CachedAnswer
+from duplexeval.metrics.content._spread import prefetch_on_workers
+from duplexeval.runs import DaskExecutor
 from fake_judge import FakeJudge
 
 pytestmark = needs_extra("dask")

@@ -20,11 +20,11 @@ import pytest
 
 from conftest import needs_extra
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan, split_passes
-from duplexeval.runs.units import SystemRef, plan_units
-from duplexeval.systems.base import Session, SessionSpec
-from duplexeval.systems.builtin.scripted import ScriptedSystem
+from duplexeval.data import Need, load_dataset
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan, split_passes
+from duplexeval.runs._units import SystemRef, plan_units
+from duplexeval.systems import Session, SessionSpec
+from duplexeval.systems.builtin._scripted import ScriptedSystem
 
 pytestmark = needs_extra("dask")
 

@@ -14,9 +14,9 @@ import pytest
 import soundfile as sf
 
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, load_dataset
+from duplexeval.data import Need, load_dataset
 from duplexeval.events import EventKind
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 
 RATE = 16000
 

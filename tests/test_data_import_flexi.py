@@ -11,8 +11,8 @@ import pytest
 import soundfile as sf
 
 from duplexeval.cli import main
-from duplexeval.data.recipes.flexi import scenario_of
-from duplexeval.data.validate import check_dataset
+from duplexeval.data import check_dataset
+from duplexeval.data.recipes._flexi import scenario_of
 from flexi_folders import transcript, write
 
 RATE = 16000

@@ -12,14 +12,12 @@ import pytest
 import soundfile as sf
 
 from duplexeval.cli import main
-from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
-from duplexeval.data.m3 import write_dataset
-from duplexeval.data.validate import load_dataset
+from duplexeval.data import AudioInfo, Dialogue, Word, load_dataset, write_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind
-from duplexeval.speech import dnsmos
-from duplexeval.speech.clipbank import ClipBank
-from duplexeval.synth.data_quality import NOT_COMPUTED, quality_table
+from duplexeval.speech import _dnsmos as dnsmos
+from duplexeval.speech._clipbank import ClipBank
+from duplexeval.synth._data_quality import NOT_COMPUTED, quality_table
 
 RATE = 16_000
 

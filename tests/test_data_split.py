@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.data.dialogue import Dialogue
-from duplexeval.data.m3 import write_dataset
-from duplexeval.data.split import dialogue_speakers, speaker_disjoint_split
-from duplexeval.data.validate import load_dataset
+from duplexeval.data import Dialogue, load_dataset, write_dataset
+from duplexeval.data._split import dialogue_speakers, speaker_disjoint_split
 from duplexeval.events import Event, EventKind
 
 CONVERSATIONS = {  # source id: (speakers, segments of 100 s)

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.data.dialogue import Dialogue
-from duplexeval.data.m3 import write_dataset
+from duplexeval.data import Dialogue, write_dataset
 from duplexeval.events import Event, EventKind
 
 K = EventKind

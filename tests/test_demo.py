@@ -10,9 +10,9 @@ from urllib.parse import unquote
 import pytest
 
 from browser import Elements, chromium, load
-from duplexeval.app.demo import STAGES, run_demo
-from duplexeval.benchmarks.verify import verify_bundle
-from duplexeval.speech.tts import engine_class
+from duplexeval.app._demo import STAGES, run_demo
+from duplexeval.benchmarks._verify import verify_bundle
+from duplexeval.speech._tts import engine_class
 
 
 @pytest.mark.skipif(engine_class("piper").unavailable_reason() is not None,

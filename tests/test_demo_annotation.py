@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from duplexeval.app.demo import annotation_check, bundled_dataset
-from duplexeval.data.dialogue import Dataset
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.data.voice_bursts import voice_bursts
+from duplexeval.app._demo import annotation_check, bundled_dataset
+from duplexeval.data import Dataset, Need, load_dataset
+from duplexeval.data._voice_bursts import voice_bursts
 
 
 def _voiced(tmp_path: Path) -> Dataset:

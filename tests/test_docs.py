@@ -37,9 +37,9 @@ import pytest
 
 from browser import Elements, chromium
 from duplexeval.benchmarks import BENCHMARKS, Benchmark, Cell
-from duplexeval.benchmarks.m3 import M3
+from duplexeval.benchmarks._m3 import M3
 from duplexeval.cli import main
-from duplexeval.plan.samples import EvalProtocol
+from duplexeval.plan import EvalProtocol
 
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIAL = ROOT / "docs" / "getting-started" / "your-system.md"
@@ -130,8 +130,8 @@ def test_the_site_has_every_page_of_the_nav(site: Path) -> None:
     metrics = (site / "concepts" / "metrics.html").read_text(encoding="utf-8")
     assert "Smooth turn-taking (TURN_SHIFT" in metrics and "<code>user  uuuuuuuuuuuuu|" in metrics
     api = (site / "reference" / "api.html").read_text(encoding="utf-8")
-    for anchor in ("duplexeval.benchmarks.evaluate.evaluate", "duplexeval.runs.directory.open_run",
-                   "duplexeval.results.reader.load", "duplexeval.systems.base.System"):
+    for anchor in ("duplexeval.benchmarks._evaluate.evaluate", "duplexeval.runs._directory.open_run",
+                   "duplexeval.results._reader.load", "duplexeval.systems._base.System"):
         assert f'id="{anchor}"' in api, anchor
 
 

@@ -35,8 +35,8 @@ import pytest
 import soundfile as sf
 
 from duplexeval.cli import main
-from duplexeval.data.recipes.download import RELEASES, official_dataset, official_root
-from duplexeval.data.validate import Need, load_dataset
+from duplexeval.data import Need, load_dataset
+from duplexeval.data.recipes._download import RELEASES, official_dataset, official_root
 from duplexeval.errors import DuplexevalError
 
 RATE = 16000

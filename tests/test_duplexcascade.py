@@ -15,10 +15,10 @@ import soundfile as sf
 pytest.importorskip("websockets")
 
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.systems.base import SessionSpec, SystemFailure
-from duplexeval.systems.registry import load_system
+from duplexeval.data import Need, load_dataset
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+from duplexeval.systems import SessionSpec, SystemFailure
+from duplexeval.systems._registry import load_system
 from fake_duplexcascade import FRAME, RATE, FakeDuplexCascade
 from tiny_duplex import tiny_dataset
 from tls_cert import self_signed

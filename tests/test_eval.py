@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from duplexeval.benchmarks import BENCHMARKS, Benchmark, Cell, EvalManifest
-from duplexeval.benchmarks.m3 import M3
-from duplexeval.benchmarks.manifest import sha256_file
+from duplexeval.benchmarks._m3 import M3
+from duplexeval.benchmarks._manifest import sha256_file
 from duplexeval.cli import main
-from duplexeval.plan.samples import EvalProtocol
-from duplexeval.systems.base import Capabilities, Session, SessionSpec, System
-from duplexeval.systems.registry import load_system
+from duplexeval.plan import EvalProtocol
+from duplexeval.systems import Capabilities, Session, SessionSpec, System
+from duplexeval.systems._registry import load_system
 
 TINY = Benchmark(
     name="tiny-m3", version="0", title="tiny M3", seed="a test",

@@ -4,13 +4,12 @@ on its anchor event; and how the ``mtr`` variant reads them."""
 
 from __future__ import annotations
 
-from duplexeval.analysis.segments import Chunk, SpeechSegment
-from duplexeval.data.dialogue import Dialogue
+from duplexeval.analysis._segments import Chunk, SpeechSegment
+from duplexeval.data import Dialogue
 from duplexeval.events import Event, EventKind
-from duplexeval.metrics import get_variant
-from duplexeval.metrics.base import EventView
-from duplexeval.metrics.content.rounds import RoundFinder
-from duplexeval.metrics.score_run import with_rounds
+from duplexeval.metrics import EventView, get_variant
+from duplexeval.metrics._score_run import with_rounds
+from duplexeval.metrics.content._rounds import RoundFinder
 
 MTR = {"version": 1, "group": "feature", "label": "background", "user_channel": 0,
        "rounds": [{"round": 1, "features": ["smooth"], "user_span": [0.0, 2.0],

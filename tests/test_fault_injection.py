@@ -34,7 +34,7 @@ import numpy as np
 import pytest
 
 from duplexeval.judge import AnswerCache, JudgeClient, RetryPolicy, judge_batch
-from duplexeval.judge.retry import retry_after
+from duplexeval.judge._retry import retry_after
 from fake_judge import FakeJudge
 from test_judge import item
 
@@ -135,8 +135,8 @@ REALTIME_FAULTS = [
 def test_openai_realtime_faults_fail_the_session_with_the_reason(
         monkeypatch: pytest.MonkeyPatch, kind: str, after: int, reason: str) -> None:
     pytest.importorskip("websockets")
-    from duplexeval.systems.base import SessionSpec, SystemFailure
-    from duplexeval.systems.registry import load_system
+    from duplexeval.systems import SessionSpec, SystemFailure
+    from duplexeval.systems._registry import load_system
     from fake_realtime import RATE, FakeRealtimeServer
     from test_openai_realtime import FRAME, user_audio
 

@@ -1,4 +1,4 @@
-"""The FDB v1/v1.5 rules (``duplexeval.metrics.timing.fdb_rules``) on hand-made words and segments;
+"""The FDB v1/v1.5 rules (``duplexeval.metrics.timing._fdb_rules``) on hand-made words and segments;
 expected values worked out by hand from FDB's ``v1_v1.5/evaluation`` code as written."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import jensenshannon
 
-from duplexeval.metrics.timing.fdb_rules import (
+from duplexeval.metrics.timing._fdb_rules import (
     Word,
     backchannel_histogram,
     backchannel_jsd,

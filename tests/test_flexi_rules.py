@@ -1,5 +1,5 @@
-"""FLEXI's metric rules (:mod:`duplexeval.metrics.timing.flexi_rules`) and the model-backchannel
-segment reader (:mod:`duplexeval.peers.flexi.vad`) at their edges.  Expected values follow
+"""FLEXI's metric rules (:mod:`duplexeval.metrics.timing._flexi_rules`) and the model-backchannel
+segment reader (:mod:`duplexeval.peers.flexi._vad`) at their edges.  Expected values follow
 ``evaluate/eval_*.py`` of ``ChristineCHEN274/FLEXI`` @2247b0d as written."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 import soundfile as sf
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.metrics.timing import flexi_rules as rules
-from duplexeval.metrics.timing.flexi_rules import Word
-from duplexeval.peers.flexi import vad as flexi_vad
+from duplexeval.metrics.timing import _flexi_rules as rules
+from duplexeval.metrics.timing._flexi_rules import Word
+from duplexeval.peers.flexi import _vad as flexi_vad
 from duplexeval.timeline import Span
 from flexi_folders import silent_wav, vad_segments
 
@@ -176,7 +176,7 @@ def test_our_silero_mirrors_flexis_settings(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Without vad_segments.json our Silero runs with Silero's defaults (no refinement), then
     Silero's 30 ms padding."""
-    from duplexeval.speech import activity
+    from duplexeval.speech import _activity as activity
 
     seen = []
 

@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 
 from conftest import needs_extra
-from duplexeval.analysis.pipeline import AnalysisOptions
+from duplexeval.analysis._pipeline import AnalysisOptions
 from duplexeval.cli import main
-from duplexeval.metrics.score_run import score_run_dir
+from duplexeval.metrics._score_run import score_run_dir
 
 pytestmark = [needs_extra("tts-en", "asr"), pytest.mark.slow]
 
@@ -86,7 +86,7 @@ def test_the_flexi_benchmark_tables_show_each_protocols_scenarios(
     """``eval flexi`` (as the demo runs it) writes one table per protocol, with the scenarios
     that protocol measures, one row per system."""
     from duplexeval.benchmarks import BENCHMARKS, evaluate
-    from duplexeval.systems.registry import load_system
+    from duplexeval.systems._registry import load_system
 
     cells = []
     for name in ("reference", "silence"):

@@ -13,19 +13,19 @@ import numpy as np
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.data.flexi_record import ANCHOR_KINDS, FLEXI_FIELD, SCENARIOS, flexi_problems
-from duplexeval.data.validate import Need, check_dataset, load_dataset
+from duplexeval.data import Need, check_dataset, load_dataset
+from duplexeval.data._flexi_record import ANCHOR_KINDS, FLEXI_FIELD, SCENARIOS, flexi_problems
 from duplexeval.errors import DatasetInvalid
 from duplexeval.events import EventKind
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import dataset_hash
-from duplexeval.speech.clipbank import ClipBank, fill_span
-from duplexeval.speech.tts import TimedWord, Utterance
+from duplexeval.speech._clipbank import ClipBank, fill_span
+from duplexeval.speech._tts import TimedWord, Utterance
 from duplexeval.suites import SUITES, shift_samples, suite_path
-from duplexeval.suites.build import quick_min_shifts
-from duplexeval.synth.build import Synthesizer, SynthSettings, reference_gaps
-from duplexeval.synth.flexi_record import BIN_S, SIGMA_S, spread
-from duplexeval.synth.spec import FLEXI_SCENARIOS, DialogueSpec, load_spec, load_specs
+from duplexeval.suites._build import quick_min_shifts
+from duplexeval.synth._build import Synthesizer, SynthSettings, reference_gaps
+from duplexeval.synth._flexi_record import BIN_S, SIGMA_S, spread
+from duplexeval.synth._spec import FLEXI_SCENARIOS, DialogueSpec, load_spec, load_specs
 
 SUITE = SUITES["flexi-en"]
 

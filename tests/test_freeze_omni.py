@@ -21,10 +21,10 @@ pytest.importorskip("socketio")
 pytest.importorskip("werkzeug")
 
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.systems.base import SessionSpec, SystemFailure
-from duplexeval.systems.registry import load_system
+from duplexeval.data import Need, load_dataset
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+from duplexeval.systems import SessionSpec, SystemFailure
+from duplexeval.systems._registry import load_system
 from fake_freeze_omni import IN_RATE, FakeFreezeOmni
 from tiny_duplex import tiny_dataset
 from tls_cert import self_signed
@@ -191,7 +191,7 @@ def test_messages_are_handled_in_wire_order_in_the_reading_thread() -> None:
 
     import socketio
 
-    from duplexeval.systems.adapters.freeze_omni.link import _in_wire_order
+    from duplexeval.systems.adapters.freeze_omni._link import _in_wire_order
 
     client = socketio.Client(reconnection=False, handle_sigint=False)
     seen: list[tuple[int, threading.Thread]] = []

@@ -8,7 +8,7 @@ Inputs are random bytes, random text, random JSON values, and valid files with o
 replaced by a random JSON value (or removed), which reach past the first checks.  No reader
 may raise anything but what the command line reports as an input error, naming the file: a
 :class:`~duplexeval.errors.DuplexevalError`, or another of
-:data:`~duplexeval.cli.failures.INPUT_ERRORS` tagged with its file (or an ``OSError`` that names
+:data:`~duplexeval.cli._failures.INPUT_ERRORS` tagged with its file (or an ``OSError`` that names
 one).  The dataset checker (``check_dataset``) never raises at all.  Each reader gets
 :data:`FAST` examples in the fast suite and :data:`SLOW` in the slow one (10,000 or more in
 all).  The examples are derandomized (the same ones on every run), so that a CI run never
@@ -28,15 +28,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from duplexeval.analysis.segments import read_transcript
-from duplexeval.cli.failures import INPUT_ERRORS
-from duplexeval.data.m3 import read_alignment
-from duplexeval.data.validate import Need, check_dataset
+from duplexeval.analysis._segments import read_transcript
+from duplexeval.cli import INPUT_ERRORS
+from duplexeval.data import Need, check_dataset
+from duplexeval.data._m3 import read_alignment
 from duplexeval.errors import DuplexevalError, location
-from duplexeval.metrics.m3_metadata import read_m3_outputs
+from duplexeval.metrics._m3_metadata import read_m3_outputs
 from duplexeval.results import load as load_results
-from duplexeval.runs.directory import RunDir
-from duplexeval.synth.spec import load_spec
+from duplexeval.runs import RunDir
+from duplexeval.synth._spec import load_spec
 
 HERE = Path(__file__).parent
 SAMPLE_EN = HERE.parent / "src" / "duplexeval" / "bundled" / "sample-en"
@@ -233,7 +233,7 @@ def test_results_files(folders: dict[str, Path], examples: int) -> None:
 def test_a_transcript_with_an_infinite_channel_or_time_is_one_line(tmp_path: Path) -> None:
     """Found by fuzzing: ``"channel": Infinity`` raised OverflowError; a non-finite timestamp
     was read as given."""
-    from duplexeval.analysis.segments import read_transcript
+    from duplexeval.analysis._segments import read_transcript
     from duplexeval.errors import DuplexevalError
 
     path = tmp_path / "t.json"
@@ -266,7 +266,7 @@ def peers(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _peer_check(score: Callable[[str, Path, Path, Any], Any], task: str, root: Path,
                 out: Path) -> Callable[[], None]:
     """Score ``root`` as ``task`` into a fresh folder under ``out`` (one per example)."""
-    from duplexeval.peers.registry import PeerOptions
+    from duplexeval.peers import PeerOptions
 
     count = [0]
 
@@ -296,8 +296,8 @@ PEER_CASES = [
 @pytest.mark.parametrize(("peer", "task", "folder", "name"), PEER_CASES)
 def test_peer_folders(peers: Path, tmp_path: Path, examples: int, peer: str, task: str,
                       folder: str, name: str) -> None:
-    from duplexeval.peers.fdb.scorer import score_fdb
-    from duplexeval.peers.flexi.scorer import score_flexi
+    from duplexeval.peers.fdb._scorer import score_fdb
+    from duplexeval.peers.flexi._scorer import score_flexi
 
     path = peers / folder / name
     valid = json.loads(path.read_text())
@@ -310,7 +310,7 @@ def test_peer_folders(peers: Path, tmp_path: Path, examples: int, peer: str, tas
 @pytest.mark.parametrize("examples", BUDGETS)
 def test_m3_peer_folder(folders: dict[str, Path], tmp_path: Path, examples: int) -> None:
     """``--peer m3``: the official folder re-scored (its metadata fuzzed), outputs written."""
-    from duplexeval.peers.m3.scorer import score_official
+    from duplexeval.peers.m3._scorer import score_official
 
     path = folders["m3"] / "asr" / "metadata_mfa.jsonl"
     valid = _first_line(M3_FIXTURE / "asr" / "metadata_mfa.jsonl")
@@ -327,7 +327,7 @@ def test_m3_peer_folder(folders: dict[str, Path], tmp_path: Path, examples: int)
 def test_a_flexi_file_nested_too_deeply_skips_its_sample(tmp_path: Path) -> None:
     """Found by fuzzing: a ``pause.json`` of ``[`` x 5000 raised RecursionError naming no file;
     the pause evaluator now skips the sample with the reason, as it does for invalid JSON."""
-    from duplexeval.peers.flexi.io import try_load_json
+    from duplexeval.peers.flexi._io import try_load_json
 
     path = tmp_path / "pause.json"
     path.write_text("[" * 5000)

@@ -13,18 +13,18 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from duplexeval.data.dialogue import Dialogue
+from duplexeval.data import Dialogue
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind
-from duplexeval.runs.driver import DialogueAudio
-from duplexeval.runs.interactive import (
+from duplexeval.runs._driver import DialogueAudio
+from duplexeval.runs._interactive import (
     UserPolicy,
     read_log,
     replay_log,
     run_interactive,
     write_interactive,
 )
-from duplexeval.systems.builtin.scripted import ScriptedSystem
+from duplexeval.systems.builtin._scripted import ScriptedSystem
 
 RATE = 24000
 SPF = 480 / RATE  # scripted's default frame: 20 ms
@@ -206,8 +206,8 @@ def test_replay_cli_reproduces_and_reports_divergence(
     names; a log edited to name a slower system: exit 1, "diverges at frame"; no logs: exit 2,
     one line."""
     from duplexeval.cli import main
-    from duplexeval.data.validate import load_dataset
-    from duplexeval.runs.units import load_dialogue_audio
+    from duplexeval.data import load_dataset
+    from duplexeval.runs._units import load_dialogue_audio
 
     dataset, _ = load_dataset(sample_voiced)
     dialogue = dataset.dialogues[0]

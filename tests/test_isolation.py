@@ -26,12 +26,12 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from duplexeval.data.dialogue import Dialogue, Word
+from duplexeval.data import Dialogue, Word
 from duplexeval.events import Event, EventKind
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.runs.driver import DialogueAudio, run_group
-from duplexeval.runs.session_view import reference_transcript
-from duplexeval.systems.base import (
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+from duplexeval.runs._driver import DialogueAudio, run_group
+from duplexeval.runs._session_view import reference_transcript
+from duplexeval.systems import (
     Capabilities,
     Forced,
     Oracle,
@@ -40,7 +40,7 @@ from duplexeval.systems.base import (
     StepOutput,
     System,
 )
-from duplexeval.systems.builtin.cascade.responder import best_match, transcript_pairs
+from duplexeval.systems.builtin.cascade._responder import best_match, transcript_pairs
 from frame_oracle import frames_needed
 
 K = EventKind
@@ -307,7 +307,7 @@ def test_transcript_pairs_answer_with_the_next_system_turn() -> None:
 
 def test_run_config_records_the_oracle_kinds(tmp_path: Path) -> None:
     from conftest import make_dataset
-    from duplexeval.data.validate import Need, load_dataset
+    from duplexeval.data import Need, load_dataset
     from duplexeval.runs import execute_run
 
     root = make_dataset(tmp_path / "ds", {

@@ -26,7 +26,7 @@ from duplexeval.judge import (
     parse_answer,
     resolve_api_key,
 )
-from duplexeval.judge.retry import Backoff
+from duplexeval.judge._retry import Backoff
 from fake_judge import FakeJudge
 
 SECRET = "sk-test-Zq7pVb1tLr9wXy3K"
@@ -407,8 +407,8 @@ def test_half_points_are_scores_only_where_the_prompt_allows_them(
 def test_own_scale_prompts_keep_their_scale_in_the_aggregates() -> None:
     """FLEXI's TSS (0-5, own scale) is aggregated on 0-5; M3's relevance (0-2, normalised) on
     0-100; MTR's quality keeps half points."""
-    from duplexeval.metrics.content.summary import aggregate_content
-    from duplexeval.results.content import ContentRecord
+    from duplexeval.metrics.content._summary import aggregate_content
+    from duplexeval.results import ContentRecord
 
     def record(event: str, dimension: str, prompt: str, score: float, score_100: float
                ) -> ContentRecord:

@@ -15,19 +15,19 @@ from typing import Any
 import pytest
 
 from conftest import needs_extra
-from duplexeval.analysis.segments import Chunk, SpeechSegment, transcript_json
+from duplexeval._fileio import atomic_write_json, atomic_write_text, json_line
+from duplexeval.analysis._segments import Chunk, SpeechSegment, transcript_json
 from duplexeval.cli import main
-from duplexeval.fileio import atomic_write_json, atomic_write_text, json_line
-from duplexeval.metrics.content import agreement as agreement_module
-from duplexeval.metrics.content.agreement import (
+from duplexeval.metrics._stats import RESAMPLES
+from duplexeval.metrics.content import _agreement as agreement_module
+from duplexeval.metrics.content._agreement import (
     agreement,
     cohen_kappa,
     krippendorff_alpha,
 )
-from duplexeval.metrics.content.judge_pairs import compare_records
-from duplexeval.metrics.stats import RESAMPLES
-from duplexeval.results.content import ContentRecord
-from duplexeval.runs.directory import (
+from duplexeval.metrics.content._judge_pairs import compare_records
+from duplexeval.results import ContentRecord
+from duplexeval.runs._directory import (
     AnalysisInputs,
     AnalysisRow,
     DatasetInfo,

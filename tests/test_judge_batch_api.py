@@ -8,11 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from duplexeval.judge.batch import judge_batch
-from duplexeval.judge.batch_api import BatchApiOptions, prefetch_with_batch_api
-from duplexeval.judge.client import JudgeClient
-from duplexeval.judge.records import JudgeItem, JudgePrompt
-from duplexeval.judge.store import AnswerCache
+from duplexeval.judge import AnswerCache, JudgeClient, JudgeItem, JudgePrompt, judge_batch
+from duplexeval.judge._batch_api import BatchApiOptions, prefetch_with_batch_api
 from fake_batch_api import FakeBatchApi
 
 PROMPT = JudgePrompt("t.batch", 1, 0, 2)

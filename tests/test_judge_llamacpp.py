@@ -36,16 +36,16 @@ import openai
 import pytest
 from openai.resources.chat.completions import Completions
 
-from duplexeval.analysis.segments import Chunk, SpeechSegment
+from duplexeval.analysis._segments import Chunk, SpeechSegment
 from duplexeval.cli import main
 from duplexeval.data import Dialogue, Word
-from duplexeval.data.recipes.topiocqa import QaTurn, write_specs
+from duplexeval.data.recipes._topiocqa import QaTurn, write_specs
 from duplexeval.judge import AnswerCache, JudgeClient, JudgeItem, RetryPolicy, Sampling
-from duplexeval.judge.batch_api import prefetch_with_batch_api, request_lines
-from duplexeval.judge.client import JSON_MODE
-from duplexeval.metrics.base import EventView
-from duplexeval.metrics.content.judged import dimensions_for
-from duplexeval.metrics.content.score import JudgeSettings, score_content
+from duplexeval.judge._batch_api import prefetch_with_batch_api, request_lines
+from duplexeval.judge._client import JSON_MODE
+from duplexeval.metrics import EventView
+from duplexeval.metrics.content import JudgeSettings, score_content
+from duplexeval.metrics.content._judged import dimensions_for
 from duplexeval.rounds import SegmentSettings, segment_with_judge
 
 pytestmark = [pytest.mark.llamacpp, pytest.mark.slow]

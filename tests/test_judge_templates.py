@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from duplexeval.judge.templates import _parse, load_prompt, prompt_ids
+from duplexeval.judge._templates import _parse, load_prompt, prompt_ids
 
 TOML = '''
 id = "t.x"

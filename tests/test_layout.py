@@ -1,5 +1,5 @@
 """The house rules that keep the layout readable: small modules and functions, and one owner
-of the run directory's file names (:mod:`duplexeval.runs.directory`)."""
+of the run directory's file names (:mod:`duplexeval.runs._directory`)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 
 def test_only_the_run_directory_owner_spells_its_file_names() -> None:
-    """Code never spells a run-directory file name outside ``runs/directory.py`` (documents
+    """Code never spells a run-directory file name outside ``runs/_directory.py`` (documents
     may name them); a test of the test: the owner itself does."""
     found = []
     for path in _modules():

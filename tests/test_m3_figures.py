@@ -16,8 +16,8 @@ import csv
 import io
 from pathlib import Path
 
-from duplexeval.report.m3_figures import figure4_csv, figure5_csv, write_m3_figures
-from duplexeval.results.model import (
+from duplexeval.report._m3_figures import figure4_csv, figure5_csv, write_m3_figures
+from duplexeval.results._model import (
     AggregateRow,
     EventResult,
     Results,

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import SAMPLE_EN
-from duplexeval.data.dialogue import Dialogue, Word
-from duplexeval.data.m3 import format_alignment, read_alignment, write_dataset
-from duplexeval.data.validate import load_dataset
+from duplexeval._fileio import format_seconds
+from duplexeval.data import Dialogue, Word, load_dataset
+from duplexeval.data._m3 import format_alignment, read_alignment, write_dataset
 from duplexeval.events import Event, EventKind
-from duplexeval.fileio import format_seconds
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from duplexeval.analysis.segments import Chunk, SpeechSegment
-from duplexeval.metrics import get_variant
-from duplexeval.metrics.base import EventView
+from duplexeval.analysis._segments import Chunk, SpeechSegment
+from duplexeval.metrics import EventView, get_variant
 
 
 def _seg(channel: int, words: list[tuple[float, float]]) -> SpeechSegment:

@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 
-from duplexeval.analysis.segments import Chunk, SpeechSegment
-from duplexeval.metrics import get_variant
-from duplexeval.metrics.base import EventView
-from duplexeval.metrics.scoring import score_events
+from duplexeval.analysis._segments import Chunk, SpeechSegment
+from duplexeval.metrics import EventView, get_variant
+from duplexeval.metrics._scoring import score_events
 
 
 def _words(*spans: tuple[float, float]) -> tuple[SpeechSegment, ...]:

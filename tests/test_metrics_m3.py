@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from duplexeval.analysis.segments import Chunk, SpeechSegment
+from duplexeval.analysis._segments import Chunk, SpeechSegment
 from duplexeval.metrics import EventView, get_variant
-from duplexeval.metrics.timing.m3 import M3Timing
+from duplexeval.metrics.timing._m3 import M3Timing
 
 M3 = get_variant("m3")
 
@@ -217,7 +217,7 @@ def test_responders_latency_is_an_extra_with_its_own_n() -> None:
 
     Official mean (10 + 2 + 3) / 3 = 5.0 over n = 3 (unchanged, in aggregate.json);
     responders mean 2.5 over n = 2 (results.json only, not official)."""
-    from duplexeval.metrics.scoring import aggregate_rows, official_aggregate, score_events
+    from duplexeval.metrics._scoring import aggregate_rows, official_aggregate, score_events
 
     scores = score_events([event("TURN_HOLD", 2.0, 3.0), event("TURN_HOLD", 2.0, 3.0, seg(4, 6)),
                            event("TURN_HOLD", 2.0, 3.0, seg(5, 6))], M3)

@@ -9,12 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from duplexeval.analysis.segments import SpeechSegment
-from duplexeval.metrics import get_variant
-from duplexeval.metrics.base import EventView
-from duplexeval.metrics.distributions import compare_distributions, js_divergence
-from duplexeval.metrics.scoring import score_events
-from duplexeval.metrics.timing.realism_features import (
+from duplexeval.analysis._segments import SpeechSegment
+from duplexeval.metrics import EventView, get_variant
+from duplexeval.metrics._distributions import compare_distributions, js_divergence
+from duplexeval.metrics._scoring import score_events
+from duplexeval.metrics.timing._realism_features import (
     backchannel_rate,
     floor_transfer_offsets,
     measure,

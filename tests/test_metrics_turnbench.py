@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import pytest
 
-from duplexeval.analysis.segments import SpeechSegment
-from duplexeval.data.dialogue import Dialogue
+from duplexeval.analysis._segments import SpeechSegment
+from duplexeval.data import Dialogue
 from duplexeval.events import Event, EventKind
-from duplexeval.metrics import get_variant
-from duplexeval.metrics.base import EventView
-from duplexeval.metrics.scoring import aggregate_rows, official_aggregate, score_events
-from duplexeval.metrics.stats import quantiles
-from duplexeval.metrics.timing.bargein_cost import false_stop, missed_stop
-from duplexeval.metrics.timing.operating_point import (
+from duplexeval.metrics import EventView, get_variant
+from duplexeval.metrics._scoring import aggregate_rows, official_aggregate, score_events
+from duplexeval.metrics._stats import quantiles
+from duplexeval.metrics.timing._bargein_cost import false_stop, missed_stop
+from duplexeval.metrics.timing._operating_point import (
     TurnTakingPoint,
     operating_point,
     turn_taking_point,
 )
-from duplexeval.metrics.timing.turn_context import turn_context
+from duplexeval.metrics.timing._turn_context import turn_context
 
 T = 4.0
 

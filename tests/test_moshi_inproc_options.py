@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.systems.adapters.moshi_inproc.settings import parse_settings
-from duplexeval.systems.adapters.moshi_inproc.text import TextForcing, piece_text
-from duplexeval.systems.base import SessionSpec, SystemFailure
-from duplexeval.systems.registry import available_systems, load_system
+from duplexeval.systems import SessionSpec, SystemFailure
+from duplexeval.systems._registry import available_systems, load_system
+from duplexeval.systems.adapters.moshi_inproc._settings import parse_settings
+from duplexeval.systems.adapters.moshi_inproc._text import TextForcing, piece_text
 
 
 def test_listed_with_its_extra_and_capabilities() -> None:

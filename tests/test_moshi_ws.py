@@ -15,10 +15,10 @@ pytest.importorskip("sphn")
 pytest.importorskip("websockets")
 
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.systems.base import SessionSpec, SystemFailure
-from duplexeval.systems.registry import load_system
+from duplexeval.data import Need, load_dataset
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+from duplexeval.systems import SessionSpec, SystemFailure
+from duplexeval.systems._registry import load_system
 from fake_moshi import FRAME, RATE, FakeMoshiServer
 
 WINDOW = "2"

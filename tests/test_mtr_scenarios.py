@@ -34,7 +34,7 @@ import pytest
 
 from conftest import needs_extra
 from duplexeval.cli import main
-from duplexeval.metrics.score_run import score_run_dir
+from duplexeval.metrics._score_run import score_run_dir
 
 pytestmark = [needs_extra("tts-en", "asr"), pytest.mark.slow]
 
@@ -42,10 +42,10 @@ pytestmark = [needs_extra("tts-en", "asr"), pytest.mark.slow]
 def _built(tmp_path_factory: pytest.TempPathFactory, names: tuple[str, ...], label: str) -> Path:
     """The ``mtr-en`` dialogues ``names``, built with the suite's gaps into a dataset."""
     from duplexeval.suites import SUITES
-    from duplexeval.suites.build import suite_gaps
-    from duplexeval.synth.build import SynthSettings
-    from duplexeval.synth.mtr_synthesizer import MtrSynthesizer
-    from duplexeval.synth.spec import load_spec
+    from duplexeval.suites._build import suite_gaps
+    from duplexeval.synth._build import SynthSettings
+    from duplexeval.synth._mtr_synthesizer import MtrSynthesizer
+    from duplexeval.synth._spec import load_spec
 
     suite = SUITES["mtr-en"]
     synth = MtrSynthesizer(SynthSettings(gaps=suite_gaps(suite)))

@@ -15,16 +15,16 @@ import numpy as np
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.data.dialogue import Dialogue
-from duplexeval.data.mtr_record import FEATURE_SAMPLES, FEATURES, feature_round, mtr_problems
+from duplexeval.data import Dialogue
+from duplexeval.data._mtr_record import FEATURE_SAMPLES, FEATURES, feature_round, mtr_problems
 from duplexeval.errors import DatasetInvalid
 from duplexeval.events import EventKind
-from duplexeval.rounds.consensus import Round, assistant_windows
-from duplexeval.speech.tts import engine_class
+from duplexeval.rounds import Round, assistant_windows
+from duplexeval.speech._tts import engine_class
 from duplexeval.suites import SUITES, build_suite
-from duplexeval.synth.build import Synthesizer, SynthSettings, reference_gaps
-from duplexeval.synth.mtr_synthesizer import MtrSynthesizer, PlacedUtterance, mtr_record
-from duplexeval.synth.spec import DialogueSpec, load_spec, load_specs
+from duplexeval.synth._build import Synthesizer, SynthSettings, reference_gaps
+from duplexeval.synth._mtr_synthesizer import MtrSynthesizer, PlacedUtterance, mtr_record
+from duplexeval.synth._spec import DialogueSpec, load_spec, load_specs
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = SUITES["mtr-en"].spec_folder()
@@ -222,8 +222,8 @@ def test_every_round_gives_a_sample(feature: str) -> None:
         system                      |== reply ==|       gap > 0: a TURN_SHIFT sample
         system                   |== reply ==|          overlap: filtered, the round lost
     """
-    from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-    from duplexeval.suites.build import suite_gaps
+    from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+    from duplexeval.suites._build import suite_gaps
 
     suite = SUITES["mtr-en"]
     assert min(suite_gaps(suite)) > 0 and len(suite_gaps(suite)) >= 20

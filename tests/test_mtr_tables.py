@@ -15,10 +15,10 @@ from __future__ import annotations
 import csv
 import io
 
-from duplexeval.metrics.base import DimensionScore, EventScore, EventView
-from duplexeval.metrics.scoring import aggregate_rows, label_rows
-from duplexeval.metrics.timing.mtr import MtrTiming
-from duplexeval.report.mtr_tables import (
+from duplexeval.metrics import DimensionScore, EventScore, EventView
+from duplexeval.metrics._scoring import aggregate_rows, label_rows
+from duplexeval.metrics.timing._mtr import MtrTiming
+from duplexeval.report._mtr_tables import (
     ablation_table,
     feature_table,
     round_table,
@@ -26,10 +26,10 @@ from duplexeval.report.mtr_tables import (
     table_markdown,
     table_tex,
 )
-from duplexeval.results.model import AggregateRow, Results, SourceInfo, VariantInfo
-from duplexeval.suites.build import quick_by_label
-from duplexeval.suites.registry import get_suite
-from duplexeval.synth.spec import load_specs
+from duplexeval.results._model import AggregateRow, Results, SourceInfo, VariantInfo
+from duplexeval.suites import get_suite
+from duplexeval.suites._build import quick_by_label
+from duplexeval.synth._spec import load_specs
 
 VERDICTS = {"f01-smooth": ("smooth", [1, 0, 1]), "c01-s": ("S", [0, 0, 1]),
             "c02-si": ("S+I", [1, 1, 1])}

@@ -9,7 +9,7 @@ import numpy as np
 import soundfile as sf
 
 from duplexeval.cli import main
-from duplexeval.runs.directory import RunDir
+from duplexeval.runs import RunDir
 
 
 def _user_after_event(run: Path) -> dict[str, float]:

@@ -8,8 +8,8 @@ import base64
 import numpy as np
 import pytest
 
-from duplexeval.systems.base import SystemFailure
-from duplexeval.systems.realtime.pcm import StreamResampler, decode_pcm16, encode_pcm16, mime_rate
+from duplexeval.systems import SystemFailure
+from duplexeval.systems.realtime._pcm import StreamResampler, decode_pcm16, encode_pcm16, mime_rate
 
 
 def test_pcm16_round_trip_and_garbage() -> None:

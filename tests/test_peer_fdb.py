@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.peers.fdb.scorer import score_fdb
-from duplexeval.peers.registry import PeerOptions, get_peer
+from duplexeval.peers import PeerOptions, get_peer
+from duplexeval.peers.fdb._scorer import score_fdb
 from fdb_folders import chunks as _chunks
 from fdb_folders import event as _event
 from fdb_folders import score as _score

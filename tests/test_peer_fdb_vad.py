@@ -20,9 +20,9 @@ from scipy.spatial.distance import jensenshannon
 
 from duplexeval.cli import main
 from duplexeval.errors import DuplexevalError
-from duplexeval.peers.fdb import io as fdb_io
-from duplexeval.peers.fdb.scorer import score_fdb
-from duplexeval.peers.registry import PeerOptions
+from duplexeval.peers import PeerOptions
+from duplexeval.peers.fdb import _io as fdb_io
+from duplexeval.peers.fdb._scorer import score_fdb
 from duplexeval.timeline import Span
 from fdb_folders import chunks as _chunks
 from fdb_folders import score as _score

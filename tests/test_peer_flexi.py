@@ -17,8 +17,8 @@ import pytest
 
 from duplexeval.cli import main
 from duplexeval.errors import DuplexevalError
-from duplexeval.peers.flexi.scorer import score_flexi
-from duplexeval.peers.registry import PeerOptions
+from duplexeval.peers import PeerOptions
+from duplexeval.peers.flexi._scorer import score_flexi
 from flexi_folders import (
     backchannel_folder,
     interrupt_folder,

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from duplexeval.metrics.content.score import JudgeSettings
-from duplexeval.peers.flexi.scorer import score_flexi
-from duplexeval.peers.registry import PeerOptions
+from duplexeval.metrics.content import JudgeSettings
+from duplexeval.peers import PeerOptions
+from duplexeval.peers.flexi._scorer import score_flexi
 from fake_judge import FakeJudge
 from test_peer_flexi import build_model_interrupt, build_user_backchannel, build_user_interrupt
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.peers.vad_segments import read_vad_segments
+from duplexeval.peers import read_vad_segments
 from duplexeval.timeline import Span
 
 

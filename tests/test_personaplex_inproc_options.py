@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.systems.adapters.personaplex_inproc.settings import (
+from duplexeval.systems import SessionSpec, SystemFailure
+from duplexeval.systems._registry import available_systems, load_system
+from duplexeval.systems.adapters.personaplex_inproc._settings import (
     ASSISTANT_PROMPT,
     BUILTIN_CONFIG,
     CHAT_PROMPT,
@@ -21,8 +23,6 @@ from duplexeval.systems.adapters.personaplex_inproc.settings import (
     text_prompt_for,
     wrap_system_tags,
 )
-from duplexeval.systems.base import SessionSpec, SystemFailure
-from duplexeval.systems.registry import available_systems, load_system
 
 
 def test_listed_with_its_extra_and_capabilities() -> None:

@@ -21,9 +21,9 @@ import pytest
 
 from conftest import make_dataset
 from duplexeval.cli import main
-from duplexeval.data.dialogue import Dialogue
+from duplexeval.data import Dialogue
 from duplexeval.events import Event, EventKind
-from duplexeval.plan.samples import SAMPLE_JSON_KEYS, EvalProtocol, PlanOptions, build_plan
+from duplexeval.plan import SAMPLE_JSON_KEYS, EvalProtocol, PlanOptions, build_plan
 
 K = EventKind
 SINGLE, GEN, REF = EvalProtocol.SINGLE, EvalProtocol.MULTI_GEN, EvalProtocol.MULTI_REF
@@ -199,7 +199,7 @@ def test_shifting_the_dialogue_shifts_every_window() -> None:
 
 def test_official_toy_counts(m3_toy: dict[str, Path]) -> None:
     # counts of the official rules on the toy annotations (references/m3-official.md section 2)
-    from duplexeval.data.validate import load_dataset
+    from duplexeval.data import load_dataset
 
     chat, _ = load_dataset(m3_toy["chat"])
     task, _ = load_dataset(m3_toy["task"])
@@ -250,7 +250,7 @@ def test_a_dataset_plans_its_own_user_channels(
     writes it: mtr-en's user is channel 0) is planned on channel 0 alone, from the command
     line and from Python; any other folder on both, and an explicit ``channels`` still
     decides."""
-    from duplexeval.data.validate import load_dataset
+    from duplexeval.data import load_dataset
 
     events = {"0": [(e.kind.value, e.start, e.end) for e in H.events if e.channel == 0],
               "1": [(e.kind.value, e.start, e.end) for e in H.events if e.channel == 1]}

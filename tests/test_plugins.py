@@ -22,23 +22,23 @@ from duplexeval.cli import main
 from duplexeval.data.recipes import RECIPES, recipe
 from duplexeval.errors import DuplexevalError
 from duplexeval.metrics import VARIANTS, get_variant
-from duplexeval.peers.registry import PEERS, get_peer
+from duplexeval.peers._registry import PEERS, get_peer
 from duplexeval.registry import Registry
-from duplexeval.speech.tts import TTS_ENGINES, load_engine
+from duplexeval.speech._tts import TTS_ENGINES, load_engine
 from duplexeval.suites import SUITES, get_suite
-from duplexeval.systems.registry import SYSTEMS, load_system
+from duplexeval.systems._registry import SYSTEMS, load_system
 
 DIST = "duplexeval-plugin-demo"
 PLUGIN = '''
 import numpy as np
 from pathlib import Path
 
-from duplexeval.data.recipes.registry import Recipe
-from duplexeval.metrics.timing.m3 import M3Timing
-from duplexeval.peers.registry import PeerScorer
-from duplexeval.speech.tts import TtsEngine, Utterance
-from duplexeval.suites.registry import Suite
-from duplexeval.systems.builtin.replay import SilenceSystem
+from duplexeval.data.recipes import Recipe
+from duplexeval.metrics.timing._m3 import M3Timing
+from duplexeval.peers import PeerScorer
+from duplexeval.speech._tts import TtsEngine, Utterance
+from duplexeval.suites import Suite
+from duplexeval.systems.builtin._replay import SilenceSystem
 
 
 class QuietSystem(SilenceSystem):
@@ -84,9 +84,9 @@ class ToneEngine(TtsEngine):
 SUITE = Suite("plugin-suite", "the plugin's suite", "en", "chat",
               specs=Path(__file__).parent / "specs")
 
-from duplexeval.benchmarks.base import Benchmark, Cell
-from duplexeval.benchmarks.m3 import M3
-from duplexeval.plan.samples import EvalProtocol
+from duplexeval.benchmarks import Benchmark, Cell
+from duplexeval.benchmarks._m3 import M3
+from duplexeval.plan import EvalProtocol
 
 BENCH = Benchmark(name="plugin-bench", version="2", title="the plugin's benchmark", seed="none",
                   cells=(Cell("plugin-suite", EvalProtocol.MULTI_GEN, "plugin-m3"),),
@@ -187,9 +187,9 @@ def test_a_system_module_in_the_current_folder_is_found(tmp_path: Path,
     import sys
 
     (tmp_path / "mybot_here.py").write_text(
-        "from duplexeval.systems.builtin.replay import SilenceSystem as Bot\n")
+        "from duplexeval.systems.builtin._replay import SilenceSystem as Bot\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
-    from duplexeval.systems.registry import load_system
+    from duplexeval.systems._registry import load_system
 
     assert load_system("mybot_here:Bot").name == "silence"

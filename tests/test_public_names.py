@@ -25,10 +25,10 @@ def test_the_public_names_are_pinned() -> None:
 
 
 def test_each_public_name_is_the_object_the_docs_name() -> None:
-    from duplexeval.benchmarks.evaluate import evaluate
-    from duplexeval.benchmarks.verify import verify_bundle
+    from duplexeval.benchmarks import evaluate
+    from duplexeval.benchmarks._verify import verify_bundle
     from duplexeval.results import load
-    from duplexeval.runs.directory import open_run
+    from duplexeval.runs import open_run
     from duplexeval.version import __version__
 
     assert duplexeval.evaluate is evaluate
@@ -36,11 +36,11 @@ def test_each_public_name_is_the_object_the_docs_name() -> None:
     assert duplexeval.open_run is open_run
     assert duplexeval.results.load is load is duplexeval.load_results
     assert duplexeval.__version__ == __version__
-    from duplexeval.benchmarks.registry import BENCHMARKS
-    from duplexeval.data.dialogue import Dataset
+    from duplexeval.benchmarks import BENCHMARKS
+    from duplexeval.data import Dataset
     from duplexeval.registry import Registry
-    from duplexeval.systems.base import Capabilities, Session, SessionSpec, StepOutput, System
-    from duplexeval.systems.registry import SYSTEMS, load_system
+    from duplexeval.systems import Capabilities, Session, SessionSpec, StepOutput, System
+    from duplexeval.systems._registry import SYSTEMS, load_system
 
     assert (duplexeval.System, duplexeval.Session, duplexeval.SessionSpec,
             duplexeval.Capabilities, duplexeval.StepOutput) == (System, Session, SessionSpec,

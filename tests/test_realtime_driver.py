@@ -1,4 +1,4 @@
-"""The real-time driver (:mod:`duplexeval.systems.realtime.driver`) on a fake clock:
+"""The real-time driver (:mod:`duplexeval.systems.realtime._driver`) on a fake clock:
 absolute-deadline pacing without drift, the playout rule and the flush on an interrupt (hand-drawn
 timelines), the trace's statistics; then one short loopback run through ``duplexeval run`` whose
 trace file is written beside the sample."""
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from duplexeval.systems.base import SystemFailure
-from duplexeval.systems.realtime.driver import RealtimeDriver, jitter_stats
+from duplexeval.systems import SystemFailure
+from duplexeval.systems.realtime._driver import RealtimeDriver, jitter_stats
 
 pytestmark = pytest.mark.realtime
 
@@ -210,8 +210,8 @@ def test_a_wall_clock_run_writes_its_trace_file_beside_the_sample(realtime_run: 
 
 def test_the_html_event_view_shows_the_real_time_trace(realtime_run: Path) -> None:
     from duplexeval.cli import main
-    from duplexeval.report.event_cases import event_cases
-    from duplexeval.report.html_parts import case_html
+    from duplexeval.report._event_cases import event_cases
+    from duplexeval.report._html_parts import case_html
     from duplexeval.results import load_scored
 
     assert main(["score", str(realtime_run), "--vad", "energy", "--asr", "none"]) == 0
@@ -253,7 +253,7 @@ def test_objects_from_before_the_session_are_frozen_while_it_streams() -> None:
 def test_releasing_played_audio_changes_nothing_that_is_still_heard() -> None:
     """Random arrivals and flushes, frame by frame: a buffer that forgets each frame once it
     is returned (what the driver does) returns what one that keeps everything returns."""
-    from duplexeval.systems.realtime.playout import Playout
+    from duplexeval.systems.realtime._playout import Playout
 
     rng = np.random.default_rng(1)
     for _ in range(100):

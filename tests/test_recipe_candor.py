@@ -10,7 +10,7 @@ import pytest
 import soundfile as sf
 
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, check_dataset
+from duplexeval.data import Need, check_dataset
 from duplexeval.events import annotate_spans
 from recipe_fixtures import (
     CANDOR_WORDS,

@@ -8,7 +8,7 @@ import pytest
 import soundfile as sf
 
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, check_dataset
+from duplexeval.data import Need, check_dataset
 from duplexeval.events import EventKind, annotate_spans
 from duplexeval.timeline import Span
 from recipe_fixtures import MAGIC_ID, MAGIC_TXT, MAGIC_UTTERANCES, make_magicdata

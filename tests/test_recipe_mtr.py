@@ -20,7 +20,7 @@ import pytest
 import soundfile as sf
 
 from duplexeval.cli import main
-from duplexeval.data.validate import load_dataset
+from duplexeval.data import load_dataset
 
 TURNS = [{"start": 2.0, "end": 4.0}, {"start": 8.0, "end": 10.0}, {"start": 9.0, "end": 11.0},
          {"start": 14.0, "end": 16.0}]

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, check_dataset
+from duplexeval.data import Need, check_dataset
 from duplexeval.events import EventKind
-from duplexeval.speech.tts import engine_class
-from duplexeval.synth.spec import load_specs
+from duplexeval.speech._tts import engine_class
+from duplexeval.synth._spec import load_specs
 from recipe_fixtures import TOPIOCQA, make_topiocqa
 
 

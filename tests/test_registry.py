@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.systems.registry import available_systems, load_system
+from duplexeval.systems._registry import available_systems, load_system
 
 PLUGIN = '''
 import numpy as np
-from duplexeval.systems.base import Capabilities, Session, StepOutput, System
+from duplexeval.systems import Capabilities, Session, StepOutput, System
 
 class _Echo(Session):
     def step(self, user, force=None):
@@ -56,7 +56,7 @@ def test_third_party_system_is_found_listed_and_loaded(
 
 
 def test_module_class_form_and_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
-    assert load_system("duplexeval.systems.builtin.replay:SilenceSystem").name == "silence"
+    assert load_system("duplexeval.systems.builtin._replay:SilenceSystem").name == "silence"
     with pytest.raises(Exception, match="takes no argument"):
         load_system("silence", {"bogus": "1"})
     assert main(["run", "--system", "no.such.module:X", "--dataset", ".", "--protocol",
@@ -66,8 +66,8 @@ def test_module_class_form_and_bad_arguments(capsys: pytest.CaptureFixture[str])
 
 def test_yes_no_arguments_and_bearer_headers(monkeypatch: pytest.MonkeyPatch) -> None:
     from duplexeval.errors import DuplexevalError
-    from duplexeval.systems.base import SystemFailure
-    from duplexeval.systems.realtime import credentials
+    from duplexeval.systems import SystemFailure
+    from duplexeval.systems.realtime import _credentials as credentials
 
     system = load_system("duplexcascade", {"url": "ws://127.0.0.1:9", "verify": "No"})
     assert system.bool_arg("verify", True) is False and system.bool_arg("absent", True) is True

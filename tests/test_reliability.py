@@ -17,16 +17,15 @@ from pydantic import BaseModel, ValidationError
 from tqdm import tqdm
 
 from conftest import needs_extra
-from duplexeval.cli import main
-from duplexeval.cli.failures import failure_lines, print_lines
-from duplexeval.errors import located, number_problem
-from duplexeval.fileio import (
+from duplexeval._fileio import (
     atomic_write_json,
     atomic_write_text,
     json_line,
     remove_stale_temporaries,
     strict_json,
 )
+from duplexeval.cli import failure_lines, main, print_lines
+from duplexeval.errors import located, number_problem
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -123,7 +122,7 @@ def test_a_killed_writers_temporary_files_are_removed_a_live_ones_kept(tmp_path:
 def test_a_run_refused_after_it_started_leaves_nothing(
         sample_voiced: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import duplexeval.runs.execution as execution
+    import duplexeval.runs._execution as execution
     from duplexeval.errors import DuplexevalError
 
     def refuse(*args: object, **kwargs: object) -> list[object]:  # after config.json is written

@@ -12,8 +12,8 @@ pytest.importorskip("matplotlib")
 
 from matplotlib.figure import Figure
 
-from duplexeval.report import plots
-from duplexeval.report.event_cases import (
+from duplexeval.report import _plots as plots
+from duplexeval.report._event_cases import (
     EventCase,
     event_cases,
     matched_across_languages,
@@ -118,7 +118,7 @@ def test_side_by_side_shades_the_context_of_the_multi_turn_protocols(
 def test_the_inline_svg_timeline_draws_the_same_series(cases: list[EventCase]) -> None:
     from xml.etree import ElementTree
 
-    from duplexeval.report.svg_timeline import timeline_svg
+    from duplexeval.report._svg_timeline import timeline_svg
 
     for case in cases:
         svg = ElementTree.fromstring(timeline_svg(case))
@@ -156,7 +156,7 @@ def test_realism_distributions_overlay_the_two_sides_per_feature(
         scored: list[ScoredRun], tmp_path: Path) -> None:
     """One row per realism-scored run, one panel per feature, the ``reference`` and ``system``
     stairs each summing to 1 over the bins; runs without the section are left out."""
-    from duplexeval.metrics.distributions import compare_distributions
+    from duplexeval.metrics._distributions import compare_distributions
 
     timelines = {"d": [{"fto": [0.2, 0.4, 1.0], "pause": [0.6], "turn_length": [2.0]}]}
     shifted = {"d": [{"fto": [1.2, 1.4, 2.0], "pause": [0.6], "turn_length": [4.0]}]}

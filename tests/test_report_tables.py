@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.report.render_csv import render_csv
-from duplexeval.report.render_md import render_markdown
-from duplexeval.report.render_tex import render_latex
-from duplexeval.report.table_data import label_runs, merge_rows, row_sources
-from duplexeval.report.tables import CellValue, RowSource, table5, table6
-from duplexeval.results.content import ContentAggregate, ContentResults
-from duplexeval.results.model import (
+from duplexeval.report._render_csv import render_csv
+from duplexeval.report._render_md import render_markdown
+from duplexeval.report._render_tex import render_latex
+from duplexeval.report._table_data import label_runs, merge_rows, row_sources
+from duplexeval.report._tables import CellValue, RowSource, table5, table6
+from duplexeval.results._content import ContentAggregate, ContentResults
+from duplexeval.results._model import (
     AggregateRow,
     DatasetRef,
     EventResult,
@@ -262,7 +262,7 @@ def test_latex_domain_header_spans_the_metric_columns() -> None:
 
 
 def test_table5_lines_for_the_demo() -> None:
-    from duplexeval.report.paper_tables import table5_lines
+    from duplexeval.report._paper_tables import table5_lines
 
     lines = table5_lines([("cascade", make_results("cascade", 0.8, 1.0)),
                           ("silence", make_results("silence", 0.0, 2.0, n=10))])
@@ -309,7 +309,7 @@ def test_another_variants_timing_never_fills_an_m3_column() -> None:
     """An ``mtr``-scored run has a ``latency ↓`` of TURN_SHIFT events too (floored at 0, from
     another window): it must not land in Table 5's SHIFT latency column, nor be bolded there;
     a run with nothing for M3's columns gives no row at all."""
-    from duplexeval.report.paper_tables import sources_of, write_tables
+    from duplexeval.report._paper_tables import sources_of, write_tables
 
     mtr = make_results("scripted", 0.9, 0.1)
     mtr = mtr.model_copy(update={"variant": mtr.variant.model_copy(update={"name": "mtr"})})

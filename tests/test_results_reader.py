@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from duplexeval import results as reader
+from duplexeval._fileio import atomic_write_json
 from duplexeval.cli import main
 from duplexeval.errors import DuplexevalError
-from duplexeval.fileio import atomic_write_json
-from duplexeval.results.model import SCHEMA_VERSION, EventResult
-from duplexeval.runs.directory import DatasetInfo, RunConfigFile, RunDir, SystemInfo
+from duplexeval.results._model import SCHEMA_VERSION, EventResult
+from duplexeval.runs._directory import DatasetInfo, RunConfigFile, RunDir, SystemInfo
 from test_report_tables import make_results
 
 SCHEMA_COPY = Path(__file__).resolve().parents[1] / "schemas" / "results.schema.json"
@@ -128,7 +128,7 @@ def test_results_schema_command_prints_or_writes(tmp_path: Path,
 def test_audio_is_a_relative_path_never_embedded() -> None:
     """The results model has no field that could hold audio data, and the scorer keeps only a
     relative wav path (absolute ones are dropped)."""
-    from duplexeval.metrics.score_outputs import _audio
+    from duplexeval.metrics._score_outputs import _audio
 
     assert _audio({"output_audio_path": "samples/d1/e1.wav"}) == "samples/d1/e1.wav"
     assert _audio({"output_audio_path": "/abs/e1.wav"}) is None

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.data.recipes.topiocqa import QaTurn, write_specs
+from duplexeval.data.recipes._topiocqa import QaTurn, write_specs
 from duplexeval.judge import load_prompt
-from duplexeval.synth.spec import load_specs
+from duplexeval.synth._spec import load_specs
 from fake_judge import FakeJudge
 
 LINE = re.compile(r"^\d+\. (USER|SYSTEM): (.*)$", re.M)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from duplexeval.app.rtcheck.sessions import _Script, _stalls, analyse_session
+from duplexeval.app.rtcheck._sessions import _Script, _stalls, analyse_session
 from duplexeval.cli import main
 from fake_realtime import FakeRealtimeServer
 

@@ -19,12 +19,11 @@ import soundfile as sf
 
 from conftest import make_dataset
 from duplexeval.cli import main
-from duplexeval.data.dialogue import Dataset
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.runs.driver import DialogueAudio, run_group
-from duplexeval.systems.base import Capabilities, Forced, Session, SessionSpec, StepOutput, System
-from duplexeval.systems.registry import load_system
+from duplexeval.data import Dataset, Need, load_dataset
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+from duplexeval.runs._driver import DialogueAudio, run_group
+from duplexeval.systems import Capabilities, Forced, Session, SessionSpec, StepOutput, System
+from duplexeval.systems._registry import load_system
 from frame_oracle import frames_needed
 
 
@@ -395,7 +394,7 @@ def test_a_kill_late_in_a_pass_keeps_every_fork_finished_before_it(chat_voiced: 
                                                not returned)
     """
     from duplexeval.runs import execute_run
-    from duplexeval.runs.units import plan_units
+    from duplexeval.runs._units import plan_units
 
     plan = build_plan(chat_voiced, PlanOptions(protocol=EvalProtocol.MULTI_GEN))
     first = plan_units(plan, chat_voiced)[0]

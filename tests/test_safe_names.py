@@ -12,19 +12,18 @@ from pathlib import Path
 import pytest
 
 from conftest import make_dataset, write_jsonl
+from duplexeval._fileio import name_problem, safe_name
 from duplexeval.cli import main
-from duplexeval.data.dialogue import Dialogue
-from duplexeval.data.m3 import alignment_path, audio_path, write_dataset
-from duplexeval.data.validate import load_dataset
+from duplexeval.data import Dialogue, load_dataset
+from duplexeval.data._m3 import alignment_path, audio_path, write_dataset
 from duplexeval.errors import DatasetInvalid, DuplexevalError
 from duplexeval.events import Event, EventKind
-from duplexeval.fileio import name_problem, safe_name
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.suites import SUITES, Suite
-from duplexeval.synth.spec import load_spec
-from duplexeval.systems.builtin.replay import SilenceSystem
-from duplexeval.systems.registry import load_system
+from duplexeval.synth._spec import load_spec
+from duplexeval.systems._registry import load_system
+from duplexeval.systems.builtin._replay import SilenceSystem
 from test_validate import BAD_IDS
 
 # ch0  hello there          okay

@@ -23,7 +23,7 @@ import pytest
 from duplexeval.data import Dialogue, Word
 from duplexeval.judge import AnswerCache, JudgeClient, RetryPolicy
 from duplexeval.rounds import Round, SegmentSettings, segment_with_judge
-from duplexeval.rounds.propose import PROPOSAL_TEMPERATURE, proposal_sampling
+from duplexeval.rounds._propose import PROPOSAL_TEMPERATURE, proposal_sampling
 from fake_judge import FakeJudge
 
 USER_TURNS = [(0.5, 2.5), (6.0, 9.0), (15.0, 18.0)]

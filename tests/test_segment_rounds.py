@@ -1,4 +1,4 @@
-"""From k proposals to definite rounds (duplexeval.rounds.consensus): the 30 % overlap (IoU),
+"""From k proposals to definite rounds (duplexeval.rounds._consensus): the 30 % overlap (IoU),
 medians, the majority vote, overlap resolution and the assistant windows, on hand-drawn
 timelines, plus properties of random proposals."""
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from duplexeval.rounds.consensus import (
+from duplexeval.rounds._consensus import (
     Round,
     assistant_windows,
     combine_proposals,

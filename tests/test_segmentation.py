@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from duplexeval.data.dialogue import Word
-from duplexeval.data.segmentation import (
+from duplexeval.data import Word
+from duplexeval.data._segmentation import (
     cut_events,
     cut_words,
     plan_segments,
@@ -103,7 +103,7 @@ def test_cut_events_equal_annotating_the_segment_alone() -> None:
 
 def test_data_segment_equals_importing_in_segments(tmp_path: Path) -> None:
     from duplexeval.cli import main
-    from duplexeval.data.validate import Need, check_dataset
+    from duplexeval.data import Need, check_dataset
     from recipe_fixtures import make_candor
 
     src = make_candor(tmp_path / "src")

@@ -15,15 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from duplexeval.cli import main
-from duplexeval.data.dialogue import Dataset
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.metrics.base import DimensionScore, EventScore, EventView
-from duplexeval.metrics.stability import pass_at, pass_hat, stability
-from duplexeval.metrics.timing.m3 import M3Timing
-from duplexeval.plan.samples import PlanOptions, build_plan, split_repeat
-from duplexeval.report.text import stability_lines
+from duplexeval.data import Dataset, Need, load_dataset
+from duplexeval.metrics import DimensionScore, EventScore, EventView
+from duplexeval.metrics._stability import pass_at, pass_hat, stability
+from duplexeval.metrics.timing._m3 import M3Timing
+from duplexeval.plan._samples import PlanOptions, build_plan, split_repeat
+from duplexeval.report._text import stability_lines
 from duplexeval.results import load
-from duplexeval.runs.execution import _plan_config
+from duplexeval.runs._execution import _plan_config
 
 
 @pytest.fixture(scope="module")

@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from duplexeval.analysis import pipeline
-from duplexeval.analysis.pipeline import AnalysisOptions, stale_reason
-from duplexeval.app.demo import bundled_dataset
+from duplexeval.analysis import _pipeline as pipeline
+from duplexeval.analysis._pipeline import AnalysisOptions, stale_reason
+from duplexeval.app._demo import bundled_dataset
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.data.voice_bursts import voice_bursts
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.data import Need, load_dataset
+from duplexeval.data._voice_bursts import voice_bursts
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
-from duplexeval.speech.activity import ActivityOptions, VadEngine
-from duplexeval.systems.registry import load_system
+from duplexeval.speech._activity import ActivityOptions, VadEngine
+from duplexeval.systems._registry import load_system
 
 
 @pytest.fixture

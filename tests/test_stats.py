@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from duplexeval.metrics.stats import FEW_EVENTS, summarize, wilson_interval
+from duplexeval.metrics._stats import FEW_EVENTS, summarize, wilson_interval
 
 
 @given(st.lists(st.floats(-10, 10, allow_nan=False), min_size=2, max_size=60))

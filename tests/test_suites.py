@@ -8,7 +8,7 @@ import pytest
 
 from duplexeval.cli import main
 from duplexeval.suites import SUITES, suite_path
-from duplexeval.synth.spec import load_specs
+from duplexeval.synth._spec import load_specs
 
 
 def test_bundled_specs_are_valid_and_translations_match() -> None:
@@ -38,14 +38,14 @@ def test_suite_builds_are_keyed_by_content(tmp_path: Path,
     assert full != first and full.parent == tmp_path / "suites"
     assert suite_path("m3-qa-en") == full  # stable
     # the synthesizer's code is part of the key: a changed synthesizer never reads an old build
-    from duplexeval.suites import build
+    from duplexeval.suites import _build as build
 
     monkeypatch.setattr(build, "synthesizer_digest", lambda: "another synthesizer")
     assert suite_path("m3-qa-en") != full
 
 
 def test_the_synthesizer_digest_follows_its_files_and_nothing_else(tmp_path: Path) -> None:
-    from duplexeval.suites.build import SYNTHESIZER_SOURCES, sources_digest, synthesizer_digest
+    from duplexeval.suites._build import SYNTHESIZER_SOURCES, sources_digest, synthesizer_digest
 
     (tmp_path / "synth" / "__pycache__").mkdir(parents=True)
     (tmp_path / "synth" / "place.py").write_text("GAP = 0.2\n")
@@ -61,7 +61,7 @@ def test_the_synthesizer_digest_follows_its_files_and_nothing_else(tmp_path: Pat
     assert changed != before
     (tmp_path / "synth" / "place.py").rename(tmp_path / "synth" / "placement.py")
     assert sources_digest(tmp_path, sources) != changed  # a renamed file too
-    from duplexeval.suites import build
+    from duplexeval.suites import _build as build
 
     package = Path(build.__file__).resolve().parents[1]
     assert all((package / s).exists() for s in SYNTHESIZER_SOURCES)
@@ -89,7 +89,7 @@ def test_concurrent_builds_of_one_key_build_once(tmp_path: Path,
     import threading
     import time
 
-    from duplexeval.suites import build as suite_build
+    from duplexeval.suites import _build as suite_build
 
     monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path))
     calls: list[str] = []

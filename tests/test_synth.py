@@ -10,12 +10,12 @@ import pytest
 import soundfile as sf
 
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, load_dataset
+from duplexeval.data import Need, load_dataset
 from duplexeval.events import EventKind
-from duplexeval.speech.tts import engine_class
-from duplexeval.synth.build import Synthesizer, SynthSettings, reference_gaps
-from duplexeval.synth.quality import gap_distance, normalize_en
-from duplexeval.synth.spec import DialogueSpec, load_spec
+from duplexeval.speech._tts import engine_class
+from duplexeval.synth._build import Synthesizer, SynthSettings, reference_gaps
+from duplexeval.synth._quality import gap_distance, normalize_en
+from duplexeval.synth._spec import DialogueSpec, load_spec
 
 needs_piper = pytest.mark.skipif(engine_class("piper").unavailable_reason() is not None,
                                  reason="piper (duplexeval[tts-en]) not installed")
@@ -167,8 +167,8 @@ class _WordlessEngine:
         return "clip"
 
     def synthesize(self, text: str, voice: str | None = None, speed: float = 1.0):
-        from duplexeval.speech.clipbank import ClipBank
-        from duplexeval.speech.tts import Utterance
+        from duplexeval.speech._clipbank import ClipBank
+        from duplexeval.speech._tts import Utterance
 
         clip = next(c for c in ClipBank.load().clips("en") if c.text.strip() == text.strip())
         audio = np.concatenate([np.zeros(3200, np.float32), clip.audio,
@@ -177,7 +177,7 @@ class _WordlessEngine:
 
 
 def test_engines_without_word_timing_are_aligned_with_asr() -> None:
-    from duplexeval.speech.clipbank import ClipBank
+    from duplexeval.speech._clipbank import ClipBank
 
     clip = max(ClipBank.load().clips("en", "utterance"), key=lambda c: len(c.text.split()))
     synth = Synthesizer()
@@ -221,8 +221,8 @@ def test_engine_pauses_longer_than_the_cap_are_shortened() -> None:
 
     The 0.6 s pause is cut to 0.4 s from its middle (w2 and w3 move back 0.2 s); the 0.3 s one
     stays; the words keep their lengths."""
-    from duplexeval.speech.tts import TimedWord
-    from duplexeval.synth.build import _cap_natural_pauses
+    from duplexeval.speech._tts import TimedWord
+    from duplexeval.synth._build import _cap_natural_pauses
 
     rate = 16_000
     t = np.arange(round(2.4 * rate)) / rate
@@ -253,8 +253,8 @@ def test_a_short_first_word_is_joined_to_the_next() -> None:
 
     The silence goes (LONE_WORD_GAP_S = 0), w2 moves back 0.3 s and keeps its length; a first
     word as long as LONE_WORD_MAX_S is left alone by the synthesizer's rule."""
-    from duplexeval.speech.tts import TimedWord
-    from duplexeval.synth.build import LONE_WORD_GAP_S, LONE_WORD_MAX_S, _join_lone_first_word
+    from duplexeval.speech._tts import TimedWord
+    from duplexeval.synth._build import LONE_WORD_GAP_S, LONE_WORD_MAX_S, _join_lone_first_word
 
     assert LONE_WORD_GAP_S == 0.0 and LONE_WORD_MAX_S == 0.2
     rate = 16_000

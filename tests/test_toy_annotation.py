@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from duplexeval.data.annotate import annotate_alignment_files
-from duplexeval.data.validate import load_dataset
+from duplexeval.data import load_dataset
+from duplexeval.data._annotate import annotate_alignment_files
 from duplexeval.timeline import approx_eq
 
 

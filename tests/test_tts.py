@@ -1,4 +1,4 @@
-"""The TTS layer (duplexeval.speech.tts): every engine whose package is installed, offline.
+"""The TTS layer (duplexeval.speech._tts): every engine whose package is installed, offline.
 
 Word timing is checked against the audio itself: words cover the speech (10 ms frames more than
 40 dB below the loudest frame are silence), are ordered and non-overlapping, and at a comma
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from duplexeval.errors import DuplexevalError
-from duplexeval.speech import tts
-from duplexeval.speech.tts import (
+from duplexeval.speech import _tts as tts
+from duplexeval.speech._tts import (
     TimedWord,
     TtsEngine,
     TtsError,
@@ -192,7 +192,7 @@ def test_timed_word_needs_positive_length() -> None:
 
 def test_kokoro_cache_dir_defaults_to_duplexeval_cache(monkeypatch: pytest.MonkeyPatch,
                                                        tmp_path) -> None:
-    from duplexeval.speech.engines.kokoro import kokoro_cache_dir
+    from duplexeval.speech.engines._kokoro import kokoro_cache_dir
 
     monkeypatch.delenv("KOKORO_JA_CACHE", raising=False)
     monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path))
@@ -202,7 +202,7 @@ def test_kokoro_cache_dir_defaults_to_duplexeval_cache(monkeypatch: pytest.Monke
 
 
 def test_piper_noise_does_not_depend_on_its_length() -> None:
-    from duplexeval.speech.engines.piper import _noise
+    from duplexeval.speech.engines._piper import _noise
 
     digest = bytes(range(32))
     short, long = _noise(digest, 1, 10), _noise(digest, 1, 25)
@@ -221,7 +221,7 @@ def test_onnx_patch_rejects_non_models() -> None:
 def test_espeak_wav_stream_with_placeholder_sizes() -> None:
     import struct
 
-    from duplexeval.speech.engines.espeak import _read_wav
+    from duplexeval.speech.engines._espeak import _read_wav
 
     pcm = np.array([0, 16384, -32768, 32767], dtype="<i2").tobytes()
     fmt = struct.pack("<HHIIHH", 1, 1, 22050, 44100, 2, 16)
@@ -308,7 +308,7 @@ def test_openjtalk_two_words_with_comma(openjtalk: TtsEngine) -> None:
     "今日はいい天気ですね。", "3時に行きます！", "電車で二十分くらいです。",
     "2017年に、「東京」へ行きました。", "ABCの本を読んだ。"])
 def test_openjtalk_words_match_segment_words(openjtalk: TtsEngine, text: str) -> None:
-    from duplexeval.speech.japanese import segment_words
+    from duplexeval.speech._japanese import segment_words
 
     utt = openjtalk.synthesize(text)
     assert [w.text for w in utt.words] == segment_words(text)
@@ -332,7 +332,7 @@ def test_openjtalk_voices_shift_pitch_not_timing(openjtalk: TtsEngine,
 def test_kokoro(kokoro: TtsEngine) -> None:
     import os
 
-    from duplexeval.speech.engines.kokoro import kokoro_cache_dir
+    from duplexeval.speech.engines._kokoro import kokoro_cache_dir
 
     text = "はい、そうです。"
     before = os.environ.get("KOKORO_JA_CACHE")

@@ -17,12 +17,11 @@ from typing import Any
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.data.locate import bundled_dataset
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.data.voice_bursts import voice_bursts
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.data import Need, bundled_dataset, load_dataset
+from duplexeval.data._voice_bursts import voice_bursts
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
-from duplexeval.systems.registry import load_system
+from duplexeval.systems._registry import load_system
 
 SYSTEMS = {"yields": {"ignore_shorter": "0"}, "ignores": {"ignore_shorter": "1"}}
 COMMON = {"continue_forced": "1", "delay": "1.0", "duration": "6"}

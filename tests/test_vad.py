@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import soxr
 
-from duplexeval.speech.activity import ActivityOptions, VadEngine, detect_activity
-from duplexeval.speech.clipbank import ClipBank, fill_span
+from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.speech._clipbank import ClipBank, fill_span
 from duplexeval.timeline import Span
 
 pytest.importorskip("faster_whisper", reason="needs the asr extra: pip install duplexeval[asr]")

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import make_dataset, write_jsonl, write_stereo
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, check_dataset
+from duplexeval.data import Need, check_dataset
 
 GOOD_EVENTS = {"0": [("TURN", 0.5, 2.0)], "1": [("TURN_SHIFT", 2.0, 2.3), ("TURN", 2.3, 4.0)]}
 GOOD_WORDS = [(0, 0.5, 1.2, "hello"), (0, 1.2, 2.0, "there"), (1, 2.3, 4.0, "hi")]

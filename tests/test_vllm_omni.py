@@ -15,8 +15,8 @@ import soundfile as sf
 pytest.importorskip("websockets")
 
 from duplexeval.cli import main
-from duplexeval.systems.base import SessionSpec, SystemFailure
-from duplexeval.systems.registry import load_system
+from duplexeval.systems import SessionSpec, SystemFailure
+from duplexeval.systems._registry import load_system
 from fake_vllm_omni import FakeVllmOmniServer
 from tone_dataset import (
     has_driver_trace,
@@ -112,7 +112,7 @@ def test_the_server_refuses_a_first_ack_sent_after_a_later_commit() -> None:
     follow the appended audio, not the clock."""
     from websockets.sync.client import connect
 
-    from duplexeval.systems.realtime.pcm import encode_pcm16
+    from duplexeval.systems.realtime._pcm import encode_pcm16
 
     def append(ws, seconds: float, voiced: bool) -> None:
         n = round(seconds * 16000)

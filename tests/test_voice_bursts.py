@@ -11,7 +11,7 @@ import soundfile as sf
 
 from conftest import SAMPLE_EN
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, load_dataset
+from duplexeval.data import Need, load_dataset
 
 
 def test_voice_bursts_fills_word_spans(tmp_path: Path,

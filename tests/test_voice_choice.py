@@ -11,11 +11,10 @@ import pytest
 import soundfile as sf
 
 from duplexeval.cli import main
-from duplexeval.data.dialogue import AudioInfo, Dialogue, Word
-from duplexeval.data.m3 import write_dataset
+from duplexeval.data import AudioInfo, Dialogue, Word, write_dataset
 from duplexeval.events import Event, EventKind
-from duplexeval.speech.pitch import gender_of, median_f0
-from duplexeval.synth.voice_choice import Profile, assign_voices, closest_voice
+from duplexeval.speech._pitch import gender_of, median_f0
+from duplexeval.synth._voice_choice import Profile, assign_voices, closest_voice
 
 RATE = 16_000
 

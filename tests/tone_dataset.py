@@ -13,8 +13,8 @@ import numpy as np
 import soundfile as sf
 
 from conftest import write_jsonl
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, Sample, build_plan
+from duplexeval.data import Need, load_dataset
+from duplexeval.plan import EvalProtocol, PlanOptions, Sample, build_plan
 
 RATE = 16000
 

@@ -26,7 +26,7 @@ def tiny_args(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def tiny_system(tiny_args: dict[str, str]) -> Any:
-    from duplexeval.systems.registry import load_system
+    from duplexeval.systems._registry import load_system
 
     return load_system("moshi", tiny_args)
 
@@ -44,7 +44,7 @@ def plex_args(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def plex_system(plex_args: dict[str, str]) -> Any:
-    from duplexeval.systems.registry import load_system
+    from duplexeval.systems._registry import load_system
 
     return load_system("personaplex", {**plex_args, "text_prompt": "hello there"})
 
@@ -54,8 +54,8 @@ def fork_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The row count of every ``fork_batch`` call on a Moshi-family session: Moshi's and
     PersonaPlex's, which defines its own (a count of Moshi's alone stays empty for a
     PersonaPlex run), so a test can show that continuations really ran as batch rows."""
-    from duplexeval.systems.adapters.moshi_inproc.session import MoshiSession
-    from duplexeval.systems.adapters.personaplex_inproc.session import PersonaPlexSession
+    from duplexeval.systems.adapters.moshi_inproc._session import MoshiSession
+    from duplexeval.systems.adapters.personaplex_inproc._session import PersonaPlexSession
 
     calls: list[int] = []
 

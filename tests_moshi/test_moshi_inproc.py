@@ -15,10 +15,10 @@ import torch
 from moshi.models.lm import LMGen
 from moshi.utils.compile import no_compile
 
-from duplexeval.systems.adapters.moshi_inproc.session import MoshiSession
-from duplexeval.systems.adapters.moshi_inproc.stepper import LMStepper, Sampling
-from duplexeval.systems.adapters.moshi_inproc.streams import StreamSet
-from duplexeval.systems.base import Forced, SessionSpec, StepOutput
+from duplexeval.systems import Forced, SessionSpec, StepOutput
+from duplexeval.systems.adapters.moshi_inproc._session import MoshiSession
+from duplexeval.systems.adapters.moshi_inproc._stepper import LMStepper, Sampling
+from duplexeval.systems.adapters.moshi_inproc._streams import StreamSet
 
 FRAME = 1920
 
@@ -200,7 +200,7 @@ def test_a_batch_of_one_row_equals_a_single_fork(tiny_system: Any) -> None:
 
 def test_a_shared_batch_codec_gives_the_same_tokens(tiny_args: dict[str, str]) -> None:
     """``batch_codec=1``: the rows' Mimi as one batch; the same text, audio within rounding."""
-    from duplexeval.systems.registry import load_system
+    from duplexeval.systems._registry import load_system
 
     system = load_system("moshi", {**tiny_args, "batch_codec": "1"})
     session = open_session(system)
@@ -230,8 +230,8 @@ def test_a_text_card_that_is_not_the_tokenizers_size_is_refused_on_loading(
     once said: moshi's server crashed in ``IdToPiece`` on id 60) is one line naming both."""
     from tiny import LM_CONFIG, write_checkpoint
 
-    from duplexeval.systems.base import SystemFailure
-    from duplexeval.systems.registry import load_system
+    from duplexeval.systems import SystemFailure
+    from duplexeval.systems._registry import load_system
 
     args = write_checkpoint(tmp_path, {**LM_CONFIG, "text_card": 64})
     system = load_system("moshi", args)

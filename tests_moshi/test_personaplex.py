@@ -19,16 +19,16 @@ import torch
 from moshi.utils.compile import no_compile
 from tiny import LM_CONFIG, PERSONAPLEX_CONFIG
 
-from duplexeval.systems.adapters.moshi_inproc.stepper import LMStepper, Sampling
-from duplexeval.systems.adapters.moshi_inproc.streams import StreamSet
-from duplexeval.systems.adapters.personaplex_inproc.prompt import (
+from duplexeval.systems import Forced, SessionSpec, StepOutput
+from duplexeval.systems.adapters.moshi_inproc._stepper import LMStepper, Sampling
+from duplexeval.systems.adapters.moshi_inproc._streams import StreamSet
+from duplexeval.systems.adapters.personaplex_inproc._prompt import (
     SPACER_FRAMES,
     build_prompt,
     read_voice_prompt,
 )
-from duplexeval.systems.adapters.personaplex_inproc.session import PersonaPlexSession
-from duplexeval.systems.adapters.personaplex_inproc.settings import wrap_system_tags
-from duplexeval.systems.base import Forced, SessionSpec, StepOutput
+from duplexeval.systems.adapters.personaplex_inproc._session import PersonaPlexSession
+from duplexeval.systems.adapters.personaplex_inproc._settings import wrap_system_tags
 
 FRAME = 1920
 RATE = 24000
@@ -249,7 +249,7 @@ def test_an_eight_codebook_depformer_loads_into_the_personaplex_lm(tmp_path: Pat
     from moshi.models import loaders
     from safetensors.torch import save_file
 
-    from duplexeval.systems.adapters.personaplex_inproc.loading import load_lm
+    from duplexeval.systems.adapters.personaplex_inproc._loading import load_lm
 
     torch.manual_seed(0)
     small = loaders.get_moshi_lm(None, lm_kwargs=dict(LM_CONFIG), device="cpu",
@@ -280,7 +280,7 @@ def test_weights_that_do_not_fit_are_refused_by_name(tmp_path: Path) -> None:
     from moshi.models import loaders
     from safetensors.torch import save_file
 
-    from duplexeval.systems.adapters.personaplex_inproc.loading import load_lm
+    from duplexeval.systems.adapters.personaplex_inproc._loading import load_lm
 
     small = loaders.get_moshi_lm(None, lm_kwargs=dict(LM_CONFIG), device="cpu",
                                  dtype=torch.float32)
@@ -300,7 +300,7 @@ def test_a_voice_named_without_a_folder_comes_from_the_repository_voices(
 
     import huggingface_hub
 
-    from duplexeval.systems.adapters.personaplex_inproc.loading import voice_prompt_path
+    from duplexeval.systems.adapters.personaplex_inproc._loading import voice_prompt_path
 
     (tmp_path / "src" / "voices").mkdir(parents=True)
     (tmp_path / "src" / "voices" / "NATF2.pt").write_bytes(b"voice")
@@ -324,12 +324,12 @@ def test_the_text_prompt_follows_the_domain_and_can_be_left_out(plex_args: dict[
     """By default the chat domain gets M3's chat prompt, others PersonaPlex's teacher prompt,
     each in system tags, one frame per piece between the two 6-frame spacers (no voice prompt
     with random weights); ``text_prompt=none`` leaves only the spacers."""
-    from duplexeval.systems.adapters.personaplex_inproc.settings import (
+    from duplexeval.systems import DialogueInfo
+    from duplexeval.systems._registry import load_system
+    from duplexeval.systems.adapters.personaplex_inproc._settings import (
         ASSISTANT_PROMPT,
         CHAT_PROMPT,
     )
-    from duplexeval.systems.base import DialogueInfo
-    from duplexeval.systems.registry import load_system
 
     system = load_system("personaplex", plex_args)
     tokenizer = system.models().tokenizer

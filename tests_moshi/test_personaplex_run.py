@@ -14,11 +14,11 @@ import pytest
 import soundfile as sf
 from tiny import write_dataset
 
-from duplexeval.audio import read_audio
+from duplexeval._audio import read_audio
 from duplexeval.cli import main
-from duplexeval.data.validate import Need, load_dataset
-from duplexeval.plan.samples import EvalProtocol, PlanOptions, build_plan
-from duplexeval.runs.driver import DialogueAudio, run_group
+from duplexeval.data import Need, load_dataset
+from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+from duplexeval.runs._driver import DialogueAudio, run_group
 
 
 @pytest.mark.parametrize("protocol", ["single", "multi-gen", "multi-ref"])

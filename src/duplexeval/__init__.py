@@ -13,16 +13,16 @@ The public facade::
 
 What a user needs, by topic (each name is the object of the module in brackets):
 
-* evaluating: ``evaluate``, ``EvalResult`` [:mod:`duplexeval.benchmarks.evaluate`],
-  ``verify`` [:func:`duplexeval.benchmarks.verify.verify_bundle`], ``Benchmark``, ``Cell``
-  [:mod:`duplexeval.benchmarks.base`];
-* reading: ``open_run`` [:mod:`duplexeval.runs.directory`], ``load_results`` and the module
+* evaluating: ``evaluate``, ``EvalResult`` [:mod:`duplexeval.benchmarks._evaluate`],
+  ``verify`` [:func:`duplexeval.benchmarks._verify.verify_bundle`], ``Benchmark``, ``Cell``
+  [:mod:`duplexeval.benchmarks._base`];
+* reading: ``open_run`` [:mod:`duplexeval.runs._directory`], ``load_results`` and the module
   ``results`` [:mod:`duplexeval.results`];
 * writing a system: ``System``, ``Session``, ``SessionSpec``, ``Capabilities``,
-  ``StepOutput`` [:mod:`duplexeval.systems.base`], ``load_system``
-  [:mod:`duplexeval.systems.registry`];
-* data: ``Dataset``, ``Dialogue`` [:mod:`duplexeval.data.dialogue`], ``load_dataset``
-  [:mod:`duplexeval.data.validate`];
+  ``StepOutput`` [:mod:`duplexeval.systems._base`], ``load_system``
+  [:mod:`duplexeval.systems._registry`];
+* data: ``Dataset``, ``Dialogue`` [:mod:`duplexeval.data._dialogue`], ``load_dataset``
+  [:mod:`duplexeval.data._validate`];
 * the registries a package extends through entry points: ``Registry``
   [:mod:`duplexeval.registry`], ``SYSTEMS``, ``VARIANTS``, ``BENCHMARKS``, ``SUITES``,
   ``RECIPES``, ``PEERS``, ``TTS_ENGINES``.
@@ -45,30 +45,30 @@ __all__ = [
 ]
 
 _LAZY: dict[str, tuple[str, str]] = {
-    "evaluate": ("duplexeval.benchmarks.evaluate", "evaluate"),
-    "EvalResult": ("duplexeval.benchmarks.evaluate", "EvalResult"),
-    "verify": ("duplexeval.benchmarks.verify", "verify_bundle"),
-    "Benchmark": ("duplexeval.benchmarks.base", "Benchmark"),
-    "Cell": ("duplexeval.benchmarks.base", "Cell"),
-    "BENCHMARKS": ("duplexeval.benchmarks.registry", "BENCHMARKS"),
-    "open_run": ("duplexeval.runs.directory", "open_run"),
+    "evaluate": ("duplexeval.benchmarks._evaluate", "evaluate"),
+    "EvalResult": ("duplexeval.benchmarks._evaluate", "EvalResult"),
+    "verify": ("duplexeval.benchmarks._verify", "verify_bundle"),
+    "Benchmark": ("duplexeval.benchmarks._base", "Benchmark"),
+    "Cell": ("duplexeval.benchmarks._base", "Cell"),
+    "BENCHMARKS": ("duplexeval.benchmarks._registry", "BENCHMARKS"),
+    "open_run": ("duplexeval.runs._directory", "open_run"),
     "load_results": ("duplexeval.results", "load"),
-    "System": ("duplexeval.systems.base", "System"),
-    "Session": ("duplexeval.systems.base", "Session"),
-    "SessionSpec": ("duplexeval.systems.base", "SessionSpec"),
-    "Capabilities": ("duplexeval.systems.base", "Capabilities"),
-    "StepOutput": ("duplexeval.systems.base", "StepOutput"),
-    "load_system": ("duplexeval.systems.registry", "load_system"),
-    "SYSTEMS": ("duplexeval.systems.registry", "SYSTEMS"),
-    "Dataset": ("duplexeval.data.dialogue", "Dataset"),
-    "Dialogue": ("duplexeval.data.dialogue", "Dialogue"),
-    "load_dataset": ("duplexeval.data.validate", "load_dataset"),
+    "System": ("duplexeval.systems._base", "System"),
+    "Session": ("duplexeval.systems._base", "Session"),
+    "SessionSpec": ("duplexeval.systems._base", "SessionSpec"),
+    "Capabilities": ("duplexeval.systems._base", "Capabilities"),
+    "StepOutput": ("duplexeval.systems._base", "StepOutput"),
+    "load_system": ("duplexeval.systems._registry", "load_system"),
+    "SYSTEMS": ("duplexeval.systems._registry", "SYSTEMS"),
+    "Dataset": ("duplexeval.data._dialogue", "Dataset"),
+    "Dialogue": ("duplexeval.data._dialogue", "Dialogue"),
+    "load_dataset": ("duplexeval.data._validate", "load_dataset"),
     "Registry": ("duplexeval.registry", "Registry"),
-    "VARIANTS": ("duplexeval.metrics.base", "VARIANTS"),
-    "SUITES": ("duplexeval.suites.registry", "SUITES"),
-    "RECIPES": ("duplexeval.data.recipes.registry", "RECIPES"),
-    "PEERS": ("duplexeval.peers.registry", "PEERS"),
-    "TTS_ENGINES": ("duplexeval.speech.tts", "TTS_ENGINES"),
+    "VARIANTS": ("duplexeval.metrics._base", "VARIANTS"),
+    "SUITES": ("duplexeval.suites._registry", "SUITES"),
+    "RECIPES": ("duplexeval.data.recipes._registry", "RECIPES"),
+    "PEERS": ("duplexeval.peers._registry", "PEERS"),
+    "TTS_ENGINES": ("duplexeval.speech._tts", "TTS_ENGINES"),
 }
 """Public name -> (module, attribute), imported on first use."""
 

@@ -3,7 +3,7 @@
 Two rules shared by every stage live here too:
 
 - :func:`located` tags an exception raised while reading a file with the file (and 1-based
-  line), so that the command line's one error line (``duplexeval.cli.failures``) can name it
+  line), so that the command line's one error line (``duplexeval.cli._failures``) can name it
   whatever the exception (``UnicodeDecodeError``, pydantic's ``ValidationError``,
   ``RecursionError``, ...); :func:`location` reads the tag back.
 - :func:`number_problem` is the one rule for numbers a user gives (options, ``--system-arg``
@@ -100,7 +100,7 @@ def number_type(kind: type[float] | type[int] = float, low: float | None = None,
                 unit: str = "") -> Callable[[str], Any]:
     """An argparse ``type=``: a number of ``kind`` (``float`` or ``int``) that
     :func:`number_problem` accepts; every numeric option of every subcommand is one (named
-    instances in ``duplexeval.cli.options``).  ``unit`` (e.g. ``"seconds"``) is named in the
+    instances in ``duplexeval.cli._options``).  ``unit`` (e.g. ``"seconds"``) is named in the
     message."""
     what = "an integer" if kind is int else (unit or "a number")
 

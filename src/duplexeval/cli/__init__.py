@@ -1,7 +1,7 @@
 """The ``duplexeval`` command: one builder per subcommand, in the order of the data flow.
 
 Errors caused by input (bad files, bad arguments) print one line per problem to stderr and exit
-with code 2, never a traceback: :mod:`duplexeval.cli.failures` says which exceptions those are and
+with code 2, never a traceback: :mod:`duplexeval.cli._failures` says which exceptions those are and
 how each reads.  A bad argument is one line too (:class:`OneLineParser`).
 """
 
@@ -12,19 +12,19 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from duplexeval.cli.accuracy_commands import add_accuracy
-from duplexeval.cli.agreement_commands import add_judge_agreement
-from duplexeval.cli.bc_commands import add_bc_reference
-from duplexeval.cli.data_commands import add_annotate, add_data, add_synth, add_validate
-from duplexeval.cli.eval_commands import add_eval
-from duplexeval.cli.failures import INPUT_ERRORS, failure_lines, print_lines
-from duplexeval.cli.replay_commands import add_replay
-from duplexeval.cli.report_commands import add_compare, add_report, add_results
-from duplexeval.cli.rtcheck_commands import add_rtcheck
-from duplexeval.cli.run_commands import add_plan, add_run, add_systems
-from duplexeval.cli.score_commands import add_analyze, add_demo, add_score
-from duplexeval.cli.segment_commands import add_segment
-from duplexeval.cli.verify_commands import add_verify
+from duplexeval.cli._accuracy_commands import add_accuracy
+from duplexeval.cli._agreement_commands import add_judge_agreement
+from duplexeval.cli._bc_commands import add_bc_reference
+from duplexeval.cli._data_commands import add_annotate, add_data, add_synth, add_validate
+from duplexeval.cli._eval_commands import add_eval
+from duplexeval.cli._failures import INPUT_ERRORS, failure_lines, print_lines
+from duplexeval.cli._replay_commands import add_replay
+from duplexeval.cli._report_commands import add_compare, add_report, add_results
+from duplexeval.cli._rtcheck_commands import add_rtcheck
+from duplexeval.cli._run_commands import add_plan, add_run, add_systems
+from duplexeval.cli._score_commands import add_analyze, add_demo, add_score
+from duplexeval.cli._segment_commands import add_segment
+from duplexeval.cli._verify_commands import add_verify
 from duplexeval.version import describe
 
 __all__ = ["OneLineParser", "build_parser", "main"]

@@ -5,10 +5,10 @@ Public names for users and third-party code::
     from duplexeval.data import Dataset, Dialogue, Word, load_dataset
 """
 
-from duplexeval.data.dialogue import AudioInfo, Dataset, Dialogue, Word
-from duplexeval.data.locate import bundled_dataset, find_m3_toy
-from duplexeval.data.m3 import write_dataset
-from duplexeval.data.validate import Need, ValidationReport, check_dataset, load_dataset
+from duplexeval.data._dialogue import AudioInfo, Dataset, Dialogue, Word
+from duplexeval.data._locate import bundled_dataset, find_m3_toy
+from duplexeval.data._m3 import write_dataset
+from duplexeval.data._validate import Need, ValidationReport, check_dataset, load_dataset
 
 __all__ = [
     "AudioInfo",

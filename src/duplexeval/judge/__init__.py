@@ -34,14 +34,14 @@ Example::
 
 from __future__ import annotations
 
-from duplexeval.judge.batch import BatchOutcome, judge_batch
-from duplexeval.judge.client import JudgeClient, resolve_api_key
-from duplexeval.judge.meter import Prices, UsageMeter
-from duplexeval.judge.parse import ParsedAnswer, parse_answer, parse_json_object
-from duplexeval.judge.records import JudgeItem, JudgePrompt, JudgeResult, Sampling
-from duplexeval.judge.retry import RetryPolicy
-from duplexeval.judge.store import AnswerCache, cache_key, default_cache_path
-from duplexeval.judge.templates import PromptTemplate, load_prompt, prompt_ids
+from duplexeval.judge._batch import BatchOutcome, judge_batch
+from duplexeval.judge._client import JudgeClient, resolve_api_key
+from duplexeval.judge._meter import Prices, UsageMeter
+from duplexeval.judge._parse import ParsedAnswer, parse_answer, parse_json_object
+from duplexeval.judge._records import JudgeItem, JudgePrompt, JudgeResult, Sampling
+from duplexeval.judge._retry import RetryPolicy
+from duplexeval.judge._store import AnswerCache, cache_key, default_cache_path
+from duplexeval.judge._templates import PromptTemplate, load_prompt, prompt_ids
 
 __all__ = [
     "AnswerCache",

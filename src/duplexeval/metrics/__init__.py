@@ -1,7 +1,7 @@
-"""Timing metric variants (see :mod:`duplexeval.metrics.base`); importing this package
-lists them (:data:`~duplexeval.metrics.base.VARIANTS`)."""
+"""Timing metric variants (see :mod:`duplexeval.metrics._base`); importing this package
+lists them (:data:`~duplexeval.metrics._base.VARIANTS`)."""
 
-from duplexeval.metrics.base import (
+from duplexeval.metrics._base import (
     VARIANTS,
     DimensionScore,
     EventScore,

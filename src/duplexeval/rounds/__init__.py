@@ -12,13 +12,13 @@ The layer sits between ``metrics`` (MTR dialogue quality per round reads its rou
 ``judge``; it imports ``judge``, ``data`` and the core modules.
 """
 
-from duplexeval.rounds.consensus import (
+from duplexeval.rounds._consensus import (
     OVERLAP_THRESHOLD,
     Round,
     assistant_windows,
     combine_proposals,
 )
-from duplexeval.rounds.pipeline import (
+from duplexeval.rounds._pipeline import (
     JudgeInfo,
     Segmentation,
     SegmentSettings,

@@ -1,7 +1,7 @@
 """Runs: executing a plan into a run directory, and reading one back.
 
 :func:`open_run` is the documented way into a run directory (its files are described in
-:mod:`duplexeval.runs.directory`)::
+:mod:`duplexeval.runs._directory`)::
 
     from duplexeval.runs import open_run
 
@@ -10,13 +10,13 @@
     rows = run.read_metadata()          # one row per finished sample
     record = run.read_record(rows[0].sample_id, rows[0].event_id)   # trace, seed, frames
 
-:func:`execute_run` runs a plan's work units (:mod:`duplexeval.runs.units`) on an executor:
+:func:`execute_run` runs a plan's work units (:mod:`duplexeval.runs._units`) on an executor:
 :class:`LocalExecutor` (in process, the default) or :class:`DaskExecutor` (a Dask cluster,
-:mod:`duplexeval.runs.dask_executor`); the run directory comes out the same.
+:mod:`duplexeval.runs._dask_executor`); the run directory comes out the same.
 """
 
-from duplexeval.runs.dask_executor import DaskExecutor
-from duplexeval.runs.directory import (
+from duplexeval.runs._dask_executor import DaskExecutor
+from duplexeval.runs._directory import (
     AnalysisFiles,
     MetadataRow,
     RunConfigFile,
@@ -26,7 +26,7 @@ from duplexeval.runs.directory import (
     ScoreFiles,
     open_run,
 )
-from duplexeval.runs.execution import (
+from duplexeval.runs._execution import (
     Executor,
     LocalExecutor,
     RunConfig,

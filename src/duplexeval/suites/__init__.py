@@ -7,21 +7,21 @@
 ``m3-chat-ja``         casual conversations, Japanese
 ``flexi-en``           FLEXI's six scenarios (turn taking, pause handling, user and model
                        interrupt, user and model backchannel), 30 one-item dialogues each,
-                       English; each record's ``flexi`` field (:mod:`duplexeval.data.flexi_record`)
+                       English; each record's ``flexi`` field (:mod:`duplexeval.data._flexi_record`)
                        holds the scenario's annotations
 ``mtr-en``             MTR-DuplexBench-style 10-round dialogues (features, combinations,
                        instruction following, safety; round annotations in the record's
-                       ``mtr`` field, see :mod:`duplexeval.data.mtr_record`)
+                       ``mtr`` field, see :mod:`duplexeval.data._mtr_record`)
 ``m3-toy-ja-voiced``   the official M3 toy annotations voiced with OpenJTalk (needs the
                        third-party toy data: ``$DUPLEXEVAL_M3_TOY`` or ``shared/m3_toy/ja``)
 =====================  ==========================================================
 
-A suite is built deterministically (:class:`~duplexeval.synth.build.Synthesizer`, seed 0) into
+A suite is built deterministically (:class:`~duplexeval.synth._build.Synthesizer`, seed 0) into
 ``cache_root()/suites/NAME-KEY``, where KEY hashes the specs, the synthesis settings and the TTS
 engines' settings, so a change to any of them builds anew and an unchanged suite is reused.  The
 build writes into a temporary folder that is renamed into place when complete, so an interrupted
 build leaves nothing half-written.  Each built suite holds ``quality.json`` (see
-:mod:`duplexeval.synth.quality`; without the ASR round trip for subsets such as the quick
+:mod:`duplexeval.synth._quality`; without the ASR round trip for subsets such as the quick
 subsets, whose TTS is the full suite's).
 
 The *quick subset* of a suite (``limit="quick"``, what ``duplexeval demo`` runs) is the smallest
@@ -31,8 +31,14 @@ prefix of its dialogues whose multi-gen plan has :data:`QUICK_MIN_SHIFTS` (or th
 samples on the suite's user channels; it is found while synthesizing, dialogue by dialogue.
 """
 
-from duplexeval.suites.build import build_suite, shift_samples, subset_label, suite_path, suite_rows
-from duplexeval.suites.registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
+from duplexeval.suites._build import (
+           build_suite,
+           shift_samples,
+           subset_label,
+           suite_path,
+           suite_rows,
+)
+from duplexeval.suites._registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
 
 __all__ = ["QUICK_MIN_SHIFTS", "SUITES", "Suite", "build_suite", "get_suite", "shift_samples",
            "subset_label", "suite_path", "suite_rows"]

@@ -1,6 +1,6 @@
-"""Dialogue synthesis from text specs (speech from :mod:`duplexeval.speech.tts`)."""
+"""Dialogue synthesis from text specs (speech from :mod:`duplexeval.speech._tts`)."""
 
-from duplexeval.speech.tts import (
+from duplexeval.speech._tts import (
     ENGINES,
     TimedWord,
     TtsEngine,

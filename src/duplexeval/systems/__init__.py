@@ -5,7 +5,7 @@ Third-party systems implement the interface re-exported here::
     from duplexeval.systems import Capabilities, Session, SessionSpec, StepOutput, System
 """
 
-from duplexeval.systems.base import (
+from duplexeval.systems._base import (
     Capabilities,
     ClockKind,
     DialogueInfo,

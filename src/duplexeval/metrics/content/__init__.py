@@ -10,14 +10,14 @@
 
 from __future__ import annotations
 
-from duplexeval.metrics.content.inputs import (
+from duplexeval.metrics.content._inputs import (
     ContentInput,
     ContentMode,
     ContentOptions,
     HistorySource,
 )
-from duplexeval.metrics.content.score import ContentOutcome, JudgeSettings, score_content
-from duplexeval.results.content import (
+from duplexeval.metrics.content._score import ContentOutcome, JudgeSettings, score_content
+from duplexeval.results._content import (
     ContentAggregate,
     ContentRecord,
     ContentResults,

@@ -10,6 +10,6 @@ Only a deterministic toy module with the same API surface was run here (tests); 
 (a 9B LM, the GLM-4-Voice tokenizer and decoder, a GPU) was not.
 """
 
-from duplexeval.systems.adapters.bayling.system import BayLingDuplexSystem
+from duplexeval.systems.adapters.bayling._system import BayLingDuplexSystem
 
 __all__ = ["BayLingDuplexSystem"]

@@ -6,6 +6,6 @@ and audio formats are in :mod:`.wire`, the Socket.IO connection in :mod:`.link`,
 timeline in :mod:`.session`.  Needs the ``servers`` extra (``python-socketio[client]``).
 """
 
-from duplexeval.systems.adapters.freeze_omni.system import FreezeOmniSystem
+from duplexeval.systems.adapters.freeze_omni._system import FreezeOmniSystem
 
 __all__ = ["FreezeOmniSystem"]

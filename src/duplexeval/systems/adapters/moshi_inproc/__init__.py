@@ -9,6 +9,6 @@
 :mod:`.system` import without torch.
 """
 
-from duplexeval.systems.adapters.moshi_inproc.system import MoshiSystem
+from duplexeval.systems.adapters.moshi_inproc._system import MoshiSystem
 
 __all__ = ["MoshiSystem"]

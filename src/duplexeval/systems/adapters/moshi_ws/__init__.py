@@ -6,6 +6,6 @@ timelines (lockstep: input-clocked; real time: deadline-paced with a playout buf
 :mod:`.session`.  Needs the ``servers`` extra (``websockets``, ``sphn``).
 """
 
-from duplexeval.systems.adapters.moshi_ws.system import MoshiWsSystem
+from duplexeval.systems.adapters.moshi_ws._system import MoshiWsSystem
 
 __all__ = ["MoshiWsSystem"]

@@ -6,6 +6,6 @@ playout and barge-in (cancel + truncate with the amount played) in :mod:`.sessio
 ``servers`` extra (``websockets``).
 """
 
-from duplexeval.systems.adapters.openai_realtime.system import OpenAIRealtimeSystem
+from duplexeval.systems.adapters.openai_realtime._system import OpenAIRealtimeSystem
 
 __all__ = ["OpenAIRealtimeSystem"]

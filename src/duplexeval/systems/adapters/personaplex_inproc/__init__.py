@@ -8,6 +8,6 @@ sessions with PersonaPlex's output delay (:mod:`.session`).  Only :mod:`.setting
 :mod:`.system` import without torch.
 """
 
-from duplexeval.systems.adapters.personaplex_inproc.system import PersonaPlexSystem
+from duplexeval.systems.adapters.personaplex_inproc._system import PersonaPlexSystem
 
 __all__ = ["PersonaPlexSystem"]

@@ -27,7 +27,7 @@ content hash, so forks do not recompute them.
   in the session state; onset at probability >= ``vad_threshold``, offset after
   ``vad_hangover`` below ``vad_neg_threshold``; end of turn after ``eot_silence`` of silence
   (optionally earlier when Smart Turn v3 calls the turn complete, ``smart_turn=1``).
-* Understanding: Whisper base (:class:`~duplexeval.speech.asr.Transcriber`) on the turn's
+* Understanding: Whisper base (:class:`~duplexeval.speech._asr.Transcriber`) on the turn's
   audio from ``pre_roll`` before its first onset to ``post_roll`` after its last offset.
 * Responding: with ``llm_url`` an OpenAI-compatible chat endpoint (:mod:`.llm`), else
   :mod:`.responder`: ``responder=reference`` (default) is a retrieval baseline over oracle
@@ -56,7 +56,7 @@ Arguments (``--system-arg``) are the fields of :class:`~.config.CascadeConfig`.
 
 from __future__ import annotations
 
-from duplexeval.systems.builtin.cascade.config import CascadeConfig
-from duplexeval.systems.builtin.cascade.system import CascadeSystem
+from duplexeval.systems.builtin.cascade._config import CascadeConfig
+from duplexeval.systems.builtin.cascade._system import CascadeSystem
 
 __all__ = ["CascadeConfig", "CascadeSystem"]

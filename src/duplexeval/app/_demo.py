@@ -1,0 +1,404 @@
+"""``duplexeval demo``: the main job on the bundled data, which is ``duplexeval eval``.
+
+1. Data: the bundled suites (:mod:`duplexeval.suites`) built offline or taken from the cache;
+   their quick subsets by default, everything with ``--full``.
+2. Annotation check (:func:`annotation_check`): each dataset's events re-annotated from its
+   voiced audio (the audio the runs are fed) and compared with its events from the word
+   alignments, per event kind.
+3. Plans under the three protocols, with the model-seconds of the official per-event execution
+   and of shared-prefix execution.
+4. ``eval`` (:func:`duplexeval.benchmarks._evaluate`) of the bundled benchmarks
+   (:data:`DEMO_BENCHMARKS`: M3 under Multi (gen), its Table 5; FLEXI under both its protocols)
+   on each built-in system (:data:`DEMO_SYSTEMS`: ``cascade``, ``reference`` = the human row,
+   ``silence`` = the floor), one verifiable bundle per system in ``runs/demo/SYSTEM/``:
+   runs (resumable), analysis (Silero VAD + Whisper base, cached), scores, tables.
+5. Each benchmark's tables over every system together in ``runs/demo/tables/BENCH/``, printed.
+6. The HTML report of every cell, ``runs/demo/report/index.html`` (its path is printed): every
+   event with its timeline, audio, transcripts (:mod:`duplexeval.report._html_report`).
+7. The wall time of each stage (printed, and ``runs/demo/demo_timing.json``).
+
+The official M3 toy data is third-party and not shipped: it is looked up in
+``$DUPLEXEVAL_M3_TOY`` or a ``shared/m3_toy`` folder beside the working directory or its
+parents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from duplexeval._audio import read_audio
+from duplexeval._fileio import atomic_write_json
+from duplexeval.benchmarks._base import Benchmark, Cell, SystemCell
+from duplexeval.data._dialogue import Dataset
+from duplexeval.data._locate import bundled_dataset, find_m3_toy
+from duplexeval.data._validate import Need, load_dataset
+from duplexeval.events import EventKind
+from duplexeval.plan._samples import EvalProtocol, PlanOptions, build_plan
+from duplexeval.registry import Registry
+from duplexeval.report._text import PLAN_HEADER, format_table, plan_row
+from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.systems._registry import load_system
+
+__all__ = ["AnnotationCheck", "DemoDataset", "annotation_check", "default_datasets",
+           "demo_suites", "run_demo"]
+
+
+@dataclass(frozen=True)
+class DemoDataset:
+    """A dataset folder and the user channels its plans evaluate (``None``: the dataset's)."""
+
+    name: str
+    root: Path
+    channels: tuple[int, ...] | None = None
+    suite: str = ""
+    """The bundled suite it comes from ('' for other datasets)."""
+
+
+def default_datasets() -> list[DemoDataset]:
+    """The demo's datasets: bundled ones, plus the M3 toy sets when present."""
+    out = [DemoDataset("sample-en", bundled_dataset("sample-en"))]
+    toy = find_m3_toy()
+    if toy is not None:
+        # the official toy sets have no dataset.json: their QA set asks from channel 1
+        out.append(DemoDataset("m3-toy-ja-chat", toy / "chat" / "magicdata_toy"))
+        out.append(DemoDataset("m3-toy-ja-task", toy / "task" / "topiocqa_ja_toy", (1,)))
+    return out
+
+
+ANNOTATION_TOLERANCE = 0.1
+"""Seconds: an event annotated from audio recovers a reference event of the same kind and
+channel when both its start and its end are within this of the reference's."""
+
+
+@dataclass(frozen=True)
+class AnnotationCheck:
+    """Events annotated from a dataset's voiced audio vs. its events from the word alignments.
+
+    ``recovered[kind]`` = (reference events of ``kind`` recovered, reference events of
+    ``kind``); ``spurious[kind]`` = events annotated from the audio that match no reference
+    event of their kind (each audio event matches at most one reference event).
+    """
+
+    recovered: dict[str, tuple[int, int]]
+    spurious: dict[str, int]
+
+    def line(self) -> str:
+        """One line: per kind ``KIND found/total`` and the spurious count."""
+        parts = [f"{kind} {found}/{total}" for kind, (found, total) in self.recovered.items()]
+        extra = sum(self.spurious.values())
+        return (", ".join(parts) or "no events") + f"; {extra} spurious"
+
+
+def annotation_check(dataset: Dataset, tolerance: float = ANNOTATION_TOLERANCE,
+                     activity: ActivityOptions | None = None) -> AnnotationCheck:
+    """Annotate every dialogue's stereo audio from voice activity (Silero, as the analysis;
+    no words) and compare with its shipped events (made from the word alignments).
+
+    Matching is greedy in reference order: a reference event is recovered by the first unused
+    audio event of the same kind and channel whose start and end are both within
+    ``tolerance`` seconds (inclusive).  Dialogues without audio are skipped.
+    """
+    from duplexeval.events import annotate_spans
+
+    options = activity or ActivityOptions(engine=VadEngine.SILERO)
+    found: dict[str, list[int]] = {}
+    spurious: dict[str, int] = {}
+    for d in dataset.dialogues:
+        if d.audio is None:
+            continue
+        x, rate = read_audio(d.audio.path)
+        spans = {ch: detect_activity(np.ascontiguousarray(x[:, ch]), rate, options)
+                 for ch in (0, 1)}
+        derived = list(annotate_spans(spans))
+        used = [False] * len(derived)
+        for ref in d.events:
+            counts = found.setdefault(ref.kind.value, [0, 0])
+            counts[1] += 1
+            for i, e in enumerate(derived):
+                if (not used[i] and e.kind == ref.kind and e.channel == ref.channel
+                        and abs(e.start - ref.start) <= tolerance
+                        and abs(e.end - ref.end) <= tolerance):
+                    used[i] = True
+                    counts[0] += 1
+                    break
+        for e, hit in zip(derived, used, strict=True):
+            if not hit:
+                spurious[e.kind.value] = spurious.get(e.kind.value, 0) + 1
+    order = [k.value for k in EventKind]
+    return AnnotationCheck({k: (found[k][0], found[k][1]) for k in order if k in found},
+                           {k: spurious[k] for k in order if k in spurious})
+
+
+def demo_suites(full: bool, names: list[str] | None = None,
+                limit: int | None = None) -> list[DemoDataset]:
+    """Build (or reuse) the bundled suites: their quick subsets (the smallest prefix of
+    dialogues with :data:`~duplexeval.suites.QUICK_MIN_SHIFTS` smooth-turn-taking samples)
+    unless ``full``, or their first ``limit`` dialogues.  Without ``names``: the suites marked
+    ``in_demo``, the toy-based suite only when the toy data is found (its first dialogue unless
+    ``full``)."""
+    from duplexeval.suites import SUITES, build_suite
+
+    chosen = names if names is not None else [
+        n for n, s in SUITES.all().items()
+        if s.in_demo and (not s.from_toy or find_m3_toy() is not None)]
+    out = []
+    for name in chosen:
+        suite = SUITES.get(name)
+        subset: int | str | None = (None if full else limit if limit is not None
+                                    else 1 if suite.from_toy else "quick")
+        root = build_suite(name, limit=subset)
+        label = name if subset is None else f"{name} (quick)" if subset == "quick" \
+            else f"{name} (first {subset})"
+        out.append(DemoDataset(label, root, suite=name))
+    return out
+
+
+STAGES = ("synthesis", "annotation check", "planning", "runs", "analysis", "tables", "report")
+"""The demo's stages, in order, as timed in ``RUN_ROOT/demo_timing.json`` (``runs``,
+``analysis`` and ``tables`` are the evaluations' own: :attr:`EvalResult.seconds`)."""
+
+
+class StageTimer:
+    """Wall-clock seconds per named stage (``with timer("runs"): ...``; repeated use adds)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(stage, time.perf_counter() - start)
+
+    def add(self, stage: str, seconds: float) -> None:
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
+
+    def line(self) -> str:
+        """``Demo wall time: 312 s (synthesis 120 s, ...)``."""
+        parts = ", ".join(f"{k} {v:.0f} s" for k, v in self.seconds.items())
+        return f"Demo wall time: {sum(self.seconds.values()):.0f} s ({parts})"
+
+
+@dataclass(frozen=True)
+class DemoSystem:
+    """One row of the demo tables: a label, a system with its arguments, and the suites'
+    domains and language it runs on (``None``: every suite)."""
+
+    label: str
+    system: str
+    args: tuple[tuple[str, str], ...] = ()
+    domains: tuple[str, ...] | None = None
+    language: str | None = None
+    """Only suites of this language (``None``: every language)."""
+    variant: bool = False
+    """A variant row run only with ``--variants`` (the default demo stays in its budget)."""
+
+    def runs_on(self, suite: str) -> bool:
+        """Whether this row evaluates the cells of the bundled suite ``suite``."""
+        from duplexeval.suites import SUITES
+
+        found = SUITES.find(suite)
+        if found is None:
+            return self.domains is None and self.language is None
+        return ((self.domains is None or found.domain in self.domains)
+                and (self.language is None or found.language == self.language))
+
+
+DEMO_SYSTEMS: tuple[DemoSystem, ...] = (
+    DemoSystem("cascade", "cascade"),
+    DemoSystem("cascade-eot0.2", "cascade", (("eot_silence", "0.2"),), ("chat",), "en", True),
+    DemoSystem("cascade-half", "cascade", (("half_duplex", "1"),), ("chat",), "en", True),
+    DemoSystem("reference", "reference"),
+    DemoSystem("silence", "silence"),
+)
+"""The rows of the demo tables: the CPU cascade (the system measured; end of turn after 0.6 s
+of silence), on English chat also an eager one (end of turn after 0.2 s: it answers sooner and
+talks into the longer held pauses) and a half-duplex one (it does not listen while it answers:
+barge-ins no longer stop it), the human reference and the floor."""
+
+DEMO_BENCHMARKS = ("m3", "flexi")
+"""The benchmarks the demo evaluates (``mtr`` is one ``duplexeval eval mtr`` away: its quick
+subset is eleven 10-round dialogues, more than the demo's budget)."""
+
+DEMO_PROTOCOLS: dict[str, tuple[EvalProtocol, ...]] = {
+    "m3": (EvalProtocol.MULTI_GEN,),
+    "flexi": (EvalProtocol.MULTI_GEN, EvalProtocol.MULTI_REF),
+}
+"""The protocols of each benchmark's cells in the demo: M3's Table 5 is Multi (gen) (its
+Table 6, every protocol, is ``duplexeval eval m3``); FLEXI's scenarios need both."""
+
+
+def _slug(name: str) -> str:
+    """A folder name: runs of other characters become one hyphen."""
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", name).strip("-")
+
+
+def _selector(row: DemoSystem, suites: list[str] | None,
+              benchmarks: tuple[str, ...]) -> Callable[[Benchmark, Cell], bool]:
+    def keep(bench: Benchmark, cell: Cell) -> bool:
+        if cell.protocol not in DEMO_PROTOCOLS.get(bench.name, tuple(EvalProtocol)):
+            return False
+        if suites is not None and bench.name == "m3" and cell.suite not in suites:
+            return False
+        return row.runs_on(cell.suite)
+    return keep
+
+
+def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool = False,
+             suites: list[str] | None = None, limit: int | None = None,
+             flexi: bool | None = None, variants: bool = False) -> int:
+    """The demo (see the module docstring): ``duplexeval eval`` of the bundled benchmarks on
+    the built-in systems, each system's bundle in ``runs_root/SYSTEM/``, then the tables of
+    all systems together in ``runs_root/tables/`` and the HTML report; returns the exit code.
+    ``suites`` names the M3 suites (default: those marked ``in_demo``); ``limit`` takes their
+    first dialogues instead of the quick subsets; ``flexi`` (default: when no suites are
+    named) adds FLEXI.  ``extra`` dataset folders are evaluated as M3 Multi (gen) cells.  The
+    wall time of each stage (:data:`STAGES`) is printed last and written to
+    ``runs_root/demo_timing.json`` (seconds, with the CPU count and load average)."""
+    from duplexeval.benchmarks import BENCHMARKS
+
+    timer = StageTimer()
+    for stage in STAGES:
+        timer.add(stage, 0.0)
+    flexi = suites is None if flexi is None else flexi
+    if find_m3_toy() is None:
+        print("note: the official M3 toy sets were not found (set DUPLEXEVAL_M3_TOY); "
+              "using the bundled data only", file=sys.stderr)
+    with timer("synthesis"):
+        datasets = demo_suites(full, suites, limit)
+        if flexi:
+            datasets += demo_suites(full, ["flexi-en"], limit)
+        datasets += [DemoDataset(p.name, p) for p in extra]
+    _print_checks(datasets, timer)
+    subset: int | str | None = None if full else limit if limit is not None else "quick"
+    chosen = tuple(b for b in DEMO_BENCHMARKS if b != "flexi" or flexi)
+    m3_suites = [d.suite for d in datasets if d.suite and d.suite != "flexi-en"]
+    cells = _evaluate_systems(chosen, m3_suites, runs_root, subset, extra, limit, variants,
+                              timer)
+    with timer("tables"):
+        lines = _write_tables(cells, runs_root, BENCHMARKS)
+    print("\n".join(lines))
+    with timer("report"):
+        print("\n".join(_write_report([c.run_dir for cs in cells.values() for _, c in cs
+                                       if c.results is not None], runs_root)))
+    print()
+    print(timer.line())
+    _write_timing(timer, runs_root, full, datasets)
+    return 0
+
+
+def _evaluate_systems(chosen: tuple[str, ...], m3_suites: list[str], runs_root: Path,
+                      subset: int | str | None, extra: list[Path], limit: int | None,
+                      variants: bool, timer: StageTimer) -> dict[str, list[SystemCell]]:
+    """``eval`` of each demo system into ``runs_root/SYSTEM/`` (and of each ``extra``
+    dataset); every benchmark's cells of every system, with the stages timed."""
+    from duplexeval.benchmarks import evaluate
+
+    cells: dict[str, list[SystemCell]] = {b: [] for b in chosen}
+    for row in DEMO_SYSTEMS:
+        if row.variant and not variants:
+            continue
+        system = load_system(row.system, dict(row.args))
+        results = [evaluate(system, list(chosen), runs_root / _slug(row.label), subset,
+                            select=_selector(row, m3_suites, chosen))]
+        results += [evaluate(system, [_extra_benchmark(path)],
+                             runs_root / _slug(row.label) / "data" / _slug(path.name),
+                             limit, data=path) for path in extra]
+        for result in results:
+            for stage, seconds in result.seconds.items():
+                timer.add(stage, seconds)
+            for bench, mine in result.cells.items():
+                cells.setdefault(bench, []).extend((row.label, r) for r in mine)
+    return cells
+
+
+def _write_timing(timer: StageTimer, runs_root: Path, full: bool,
+                  datasets: list[DemoDataset]) -> None:
+    """``runs_root/demo_timing.json``: seconds per stage, the CPU count and load average."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    runs_root.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(runs_root / "demo_timing.json", {
+        "seconds": {k: round(v, 2) for k, v in timer.seconds.items()},
+        "total_seconds": round(sum(timer.seconds.values()), 2),
+        "cpu_count": os.cpu_count(), "loadavg_at_end": list(load) if load else None,
+        "full": full, "suites": [d.name for d in datasets]})
+
+
+def _extra_benchmark(path: Path) -> Benchmark:
+    """An M3 Multi (gen) evaluation of a dataset folder the user gave (``demo --data``)."""
+    from duplexeval.benchmarks._m3 import M3
+
+    return Benchmark(name="m3", version=M3.version, title=f"M3 on {path.name}",
+                     seed=M3.seed, cells=(Cell(path.name, EvalProtocol.MULTI_GEN, "m3"),),
+                     write_tables=M3.write_tables, notes={"data": f"the dataset {path}"})
+
+
+def _print_checks(datasets: list[DemoDataset], timer: StageTimer) -> None:
+    """The annotation check and the plans' costs of every dataset."""
+    with timer("annotation check"):
+        print(f"Annotation check: events annotated from each dataset's voiced audio (Silero "
+              f"VAD, no words) vs. its events from the word alignments; recovered = same kind "
+              f"and channel, start and end within {ANNOTATION_TOLERANCE * 1000:.0f} ms")
+        for demo in tqdm(datasets, desc="annotation check", unit="dataset", file=sys.stderr):
+            dataset, _ = load_dataset(demo.root, audio=Need.REQUIRE)
+            print(f"  {demo.name}: {annotation_check(dataset).line()}")
+        print()
+    with timer("planning"):
+        rows = []
+        for demo in tqdm(datasets, desc="planning", unit="dataset", file=sys.stderr):
+            dataset, _ = load_dataset(demo.root)
+            for protocol in EvalProtocol:
+                plan = build_plan(dataset,
+                                  PlanOptions(protocol=protocol, channels=demo.channels))
+                rows.append(plan_row(demo.name, plan))
+        print("What a run executes (per-event = official cost; shared prefix = duplexeval)")
+        print("\n".join(format_table(PLAN_HEADER, rows)))
+
+
+def _write_tables(cells: dict[str, list[SystemCell]], runs_root: Path,
+                  benchmarks: Registry[Benchmark]) -> list[str]:
+    """Every benchmark's tables over all the demo's systems into ``runs_root/tables/BENCH/``;
+    the lines to print (the Markdown tables)."""
+    lines = []
+    for name, mine in cells.items():
+        if not mine:
+            continue
+        bench = benchmarks.get(name)
+        folder = runs_root / "tables" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        written = bench.write_tables(mine, folder)
+        lines += ["", f"{bench.title} (v{bench.version}), every system: {folder}"]
+        for label, cell in mine:
+            if cell.skipped is not None:
+                lines.append(f"  {label} {cell.cell.name}: not run: {cell.skipped}")
+        for path in written:
+            if path.suffix == ".md":
+                lines += ["", *path.read_text(encoding="utf-8").splitlines()]
+    lines += ["", "Each system's bundle (runs, analysis, scores, tables, eval.json) is "
+              "runs_root/SYSTEM/; `duplexeval verify` recomputes it; `duplexeval eval m3 "
+              "--system NAME -o OUT` evaluates every protocol; judged content "
+              "(relevance, consistency, QA): add --judge-url URL --judge-model MODEL"]
+    return lines
+
+
+def _write_report(runs: list[Path], runs_root: Path) -> list[str]:
+    """The HTML report of every demo run into ``runs_root/report``; the lines to print."""
+    from duplexeval.report._html_report import html_report_of
+
+    if not runs:
+        return []
+    index = html_report_of(runs, runs_root / "report")
+    return ["", "HTML report (tables, figures, every event with its timeline, audio and "
+            f"transcripts; open it in a browser): {index}"]

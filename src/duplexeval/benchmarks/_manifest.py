@@ -1,0 +1,106 @@
+"""``eval.json``: the manifest of an evaluation bundle, and the hashes it keeps.
+
+Layout of a bundle (``duplexeval eval ... -o OUT``)::
+
+    OUT/
+      eval.json                      this manifest (written last)
+      cells/{benchmark}/{cell}/      one run directory per cell; its scores in scores/{variant}/
+      tables/{benchmark}/            the benchmark's tables (md, csv, tex) and figures
+      judge-cache.sqlite             the judge's answers (with a judge): verify reads only these
+
+``files`` maps every file a number depends on (relative to ``OUT``, ``/``-separated) to its
+SHA-256: each cell's sample wavs and records, its analysis and its scores, and the tables.  A
+run's ``.lock`` and ``run_summary.json`` (wall times) are left out: they change on a resume
+that changes no number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from duplexeval.runs._directory import RunDir
+from duplexeval.version import __version__
+
+VOLATILE = frozenset(p.name for p in RunDir(Path()).volatile_files())
+"""Names of run files no number depends on."""
+
+__all__ = ["MANIFEST_FILE", "MANIFEST_VERSION", "CellEntry", "EvalManifest", "file_hashes",
+           "sha256_file"]
+
+MANIFEST_FILE = "eval.json"
+MANIFEST_VERSION: Final = 2
+"""2: ``data`` of each cell and ``judge_cache``; 1: the first."""
+
+
+class CellEntry(BaseModel):
+    """One cell of the evaluation."""
+
+    model_config = ConfigDict(extra="forbid")
+    benchmark: str
+    cell: str
+    suite: str
+    subset: str
+    """``quick``, ``full`` or ``first N``: which dialogues of the suite."""
+    protocol: str
+    variant: str
+    mute: bool
+    status: Literal["done", "skipped"]
+    reason: str | None = None
+    """Why a skipped cell was not run."""
+    run: str
+    """The run directory, relative to the bundle."""
+    results: str | None = None
+    """The results file, relative to the bundle (``None`` when skipped)."""
+    samples: int = 0
+    failed: int = 0
+    data: str = ""
+    """What the cell ran on: ``suite NAME (SUBSET)`` for a bundled suite's build, or the
+    dataset folder given with ``--data`` ('' in a version-1 manifest or a skipped cell)."""
+
+
+class EvalManifest(BaseModel):
+    """``eval.json`` (``schema_version`` changes with any incompatible change)."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_version: Literal[1, 2] = 2
+    tool: str = Field(default_factory=lambda: f"duplexeval {__version__}")
+    git_revision: str | None = None
+    benchmarks: dict[str, str]
+    """Name -> version of each benchmark evaluated."""
+    system: dict[str, Any]
+    """Name, version, arguments and capabilities of the system under test."""
+    judge: dict[str, Any] | None = None
+    """The judge's model and endpoint, and the prompt versions (``None``: no judged metric)."""
+    judge_cache: str | None = None
+    """The judge's answer cache, relative to the bundle when it is inside it
+    (``judge-cache.sqlite``; ``verify`` answers only from it), else its path."""
+    cells: list[CellEntry]
+    tables: dict[str, list[str]]
+    """Benchmark -> its table files, relative to the bundle."""
+    files: dict[str, str]
+    """Relative path -> SHA-256 of every file a number depends on."""
+
+
+def sha256_file(path: Path) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
+    h = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_hashes(root: Path, folders: list[Path]) -> dict[str, str]:
+    """Relative path -> SHA-256 of every file under ``folders`` (sorted; temporary files and
+    a run's volatile files left out: :meth:`~duplexeval.runs._directory.RunDir.volatile_files`)."""
+    out: dict[str, str] = {}
+    for folder in folders:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            if path.name in VOLATILE or ".tmp-" in path.name:
+                continue
+            out[path.relative_to(root).as_posix()] = sha256_file(path)
+    return dict(sorted(out.items()))

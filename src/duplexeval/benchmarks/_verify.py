@@ -1,0 +1,188 @@
+"""``duplexeval verify OUT``: an evaluation bundle recomputed offline and checked.
+
+Three checks, every one without the model (and without calling a judge: judged content is
+answered only from the bundle's ``judge-cache.sqlite``, and an answer missing there is a
+difference):
+
+1. **Hashes.**  Every file ``eval.json`` lists is present and has its SHA-256.
+2. **Scores.**  Each cell that ran is scored again from its own samples and analysis, in a
+   temporary copy of its run directory, by the variant of the manifest; its per-event rows and
+   aggregate must be byte-identical to the bundle's, its results equal but for paths.
+3. **Tables.**  Each benchmark's tables are written again from the cells' results and must be
+   byte-identical to the bundle's; a figure's data CSV is, and its images are checked by hash
+   (their bytes depend on the installed matplotlib and fonts).
+
+Each difference is one line naming the file or cell; :func:`verify_bundle` returns them (none:
+the bundle holds).  A missing or malformed ``eval.json`` is a one-line error.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from duplexeval.analysis._pipeline import AnalysisOptions
+from duplexeval.benchmarks._base import Benchmark, CellResult
+from duplexeval.benchmarks._evaluate import content_events, write_cells_note
+from duplexeval.benchmarks._manifest import MANIFEST_FILE, CellEntry, EvalManifest, sha256_file
+from duplexeval.benchmarks._registry import BENCHMARKS
+from duplexeval.data._validate import load_dataset
+from duplexeval.errors import DuplexevalError
+from duplexeval.metrics._score_run import score_run_dir
+from duplexeval.metrics.content._score import JudgeSettings
+from duplexeval.report._m3_figures import is_image
+from duplexeval.results import load
+from duplexeval.runs._directory import RunDir
+from duplexeval.suites._build import Subset
+
+__all__ = ["VerifyReport", "read_manifest", "verify_bundle"]
+
+
+@dataclass
+class VerifyReport:
+    """What :func:`verify_bundle` checked and found."""
+
+    files: int = 0
+    cells: int = 0
+    tables: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every hash, score and table held."""
+        return not self.problems
+
+
+def read_manifest(out: Path) -> EvalManifest:
+    """The bundle's ``eval.json``; a one-line error naming it when absent or malformed."""
+    path = out / MANIFEST_FILE
+    try:
+        return EvalManifest.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise DuplexevalError(f"{path}: cannot read the manifest ({exc.strerror})") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "top level"
+        raise DuplexevalError(f"{path}: {where}: {first['msg']}") from None
+
+
+def _check_hashes(out: Path, manifest: EvalManifest, report: VerifyReport) -> None:
+    for rel, digest in manifest.files.items():
+        path = out / rel
+        report.files += 1
+        if not path.is_file():
+            report.problems.append(f"{rel}: missing")
+        elif sha256_file(path) != digest:
+            report.problems.append(f"{rel}: changed (its SHA-256 is not the manifest's)")
+
+
+def _without_paths(data: dict[str, Any]) -> dict[str, Any]:
+    source = dict(data.get("source") or {})
+    source.pop("path", None)
+    source.pop("metadata", None)
+    if isinstance(source.get("dataset"), dict):
+        source["dataset"] = {k: v for k, v in source["dataset"].items() if k != "path"}
+    return {**data, "source": source}
+
+
+def _bundle_judge(out: Path, manifest: EvalManifest, tmp: Path) -> JudgeSettings | None:
+    """The manifest's judge answering only from a copy of the bundle's cache (``None``: no
+    judge, or its cache is outside the bundle)."""
+    judge, cache = manifest.judge, manifest.judge_cache
+    if not judge or cache is None or Path(cache).is_absolute() or not (out / cache).is_file():
+        return None
+    copy = tmp / "judge-cache.sqlite"
+    shutil.copyfile(out / cache, copy)
+    return JudgeSettings(base_url=str(judge.get("base_url", "")), model=str(judge["model"]),
+                         cache_path=copy, cache_only=True)
+
+
+def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport,
+             manifest: EvalManifest) -> None:
+    cell = bench.cell(entry.cell)
+    run = out / entry.run
+    files = RunDir(run).scores(variant=entry.variant)
+    with tempfile.TemporaryDirectory(prefix="duplexeval-verify-") as tmp:
+        copy = Path(tmp) / run.name
+        skip = {files.root.parent.name, RunDir(run).lock_path.name}
+        shutil.copytree(run, copy, ignore=lambda _, names: [n for n in names if n in skip])
+        again = RunDir(copy).scores(variant=entry.variant)
+        judge = _bundle_judge(out, manifest, Path(tmp)) if cell.content_events else None
+        try:
+            dataset, _ = load_dataset(Path(RunDir(copy).read_config().dataset.path))
+            events = content_events(cell, dataset, judge)
+            results, _ = score_run_dir(
+                copy, again.root, entry.variant, progress=False,
+                judge=judge if events else None,
+                options=AnalysisOptions(content_event_types=events))
+        except DuplexevalError as exc:
+            report.problems.append(f"{entry.run}: cannot be scored again ({exc})")
+            return
+        for mine, theirs in ((again.per_event, files.per_event),
+                             (again.aggregate, files.aggregate)):
+            if not theirs.is_file() or mine.read_bytes() != theirs.read_bytes():
+                report.problems.append(f"{theirs.relative_to(out).as_posix()}: "
+                                       "differs from the cell scored again")
+        given = files.results
+        if given.is_file() and _without_paths(load(given).model_dump(mode="json")) \
+                != _without_paths(results.model_dump(mode="json")):
+            report.problems.append(f"{given.relative_to(out).as_posix()}: differs from the "
+                                   "cell scored again")
+    report.cells += 1
+
+
+def _subset(entries: list[CellEntry]) -> Subset:
+    name = entries[0].subset if entries else "quick"
+    return None if name == "full" else "quick" if name == "quick" else int(name.split()[-1])
+
+
+def _check_tables(out: Path, manifest: EvalManifest, bench: Benchmark,
+                  report: VerifyReport) -> None:
+    entries = [c for c in manifest.cells if c.benchmark == bench.name]
+    cells = []
+    for entry in entries:
+        results = load(out / entry.results) if entry.results is not None \
+            and (out / entry.results).is_file() else None
+        cells.append(CellResult(bench.cell(entry.cell), out / entry.run, results,
+                                skipped=entry.reason if entry.status == "skipped" else None))
+    with tempfile.TemporaryDirectory(prefix="duplexeval-verify-") as tmp:
+        again = Path(tmp)
+        label = str(manifest.system.get("name", ""))
+        written = bench.write_tables([(label, c) for c in cells], again)
+        written.append(write_cells_note(bench, cells, _subset(entries), again,
+                                        [e.data for e in entries]))
+        for path in written:
+            rel = f"tables/{bench.name}/{path.name}"
+            mine = out / rel
+            report.tables += 1
+            if is_image(path):
+                continue  # a figure: its data CSV is compared, its bytes hash-checked
+            if not mine.is_file():
+                report.problems.append(f"{rel}: missing")
+            elif mine.read_bytes() != path.read_bytes():
+                report.problems.append(f"{rel}: differs from the table written again from "
+                                       "the cells")
+
+
+def verify_bundle(out: str | Path) -> VerifyReport:
+    """Check the bundle ``out`` (see the module docstring)."""
+    out = Path(out)
+    manifest = read_manifest(out)
+    report = VerifyReport()
+    _check_hashes(out, manifest, report)
+    for name, version in manifest.benchmarks.items():
+        bench = BENCHMARKS.get(name)
+        if bench.version != version:
+            report.problems.append(f"benchmark {name}: the bundle has v{version}, this "
+                                   f"duplexeval declares v{bench.version}")
+            continue
+        for entry in manifest.cells:
+            if entry.benchmark == name and entry.status == "done":
+                _rescore(out, entry, bench, report, manifest)
+        _check_tables(out, manifest, bench, report)
+    return report

@@ -1,0 +1,571 @@
+"""Executing a plan's samples on a system: the offline, frame-synchronous driver.
+
+Frame grid
+----------
+A pass starts at dialogue time ``T0`` (the context start for multi-turn protocols, the input
+start for ``single``); frame ``k`` covers ``[T0 + k*F/sr, T0 + (k+1)*F/sr)`` at the system's
+native rate ``sr`` with ``F`` samples per frame.  A sample forks from the continuous pass at the
+frame boundary at or before its ``fork_time`` (frame ``floor((fork_time - T0) * sr / F)``): all
+frames before it are fed the same input in the shared pass and in the sample's own replay.
+
+Protocols
+---------
+* single: a fresh session per sample over [input_start, input_end], user muted from mute_start.
+* multi-gen: one pass per (dialogue, user channel) over the unmuted user channel from T0, a
+  snapshot at each fork frame; then per sample: restore, reseed, continue to input_end with the
+  user muted from mute_start.
+* multi-ref: the pass is teacher-forced with the reference system channel (and its words)
+  up to each fork frame (the frame boundary at or before event_start), then as multi-gen.
+* Systems without ``snapshot`` replay the prefix from T0 for every sample (the official cost);
+  for deterministic systems the outputs are bit-identical either way.
+* Systems with ``batch`` (and ``snapshot``) step the continuations after the shared prefix
+  together: the samples of a pass, in plan order, are cut into batches of at most
+  ``batch_size`` rows (:meth:`~duplexeval.systems._base.Session.fork_batch`); row ``i`` starts
+  at its own fork frame and steps ``end_i - fork_i`` frames, the batch steps until its longest
+  row ends, an ended row gets ``None``::
+
+      t (batch step)  0    1    2    3    4
+      row 0 (fork 3)  f3   f4   f5   -    -      ends at frame 6
+      row 1 (fork 7)  f7   f8   f9   f10  f11    ends at frame 12
+
+  Each sample's output is composed exactly as on the single path (the same prefix frames, the
+  same continuation frames), so the outputs are byte-identical, and frames are counted as
+  there: one per row per step it took (a sample's ``frames`` is its continuation's length).
+  ``batch_size=1`` is the single path.  A row that fails is recorded for its sample alone.
+* Whole-file systems (clock ``file``) replay too: each sample's session is handed the sample's
+  whole input (:meth:`~duplexeval.systems._base.Session.load_input`) before its first step.
+
+Context: a pass starts at its samples' ``context_start``, so every sample hears exactly its own
+context ``[context_start, input_start)`` and nothing earlier.  Without ``context_max_len`` all
+samples of a (dialogue, user channel) start at 0 and share one pass; with it, only samples with
+the same context start share a pass (:meth:`~duplexeval.plan._samples.Plan.passes`).
+
+Seeds: the pass uses ``derive_seed(run_seed, "{dialogue}/ch{user}/{protocol}")`` (with
+``"@{context_start}"`` appended when that start is not 0); each sample
+reseeds at its fork with ``derive_seed(run_seed, event_id + "/" + protocol)`` (a counterfactual
+twin with its original's event id: :attr:`~duplexeval.plan._samples.Sample.seed_key`), so a
+sample's output never depends on which other samples ran or in which order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import soxr
+
+from duplexeval.data._dialogue import Dialogue, Word
+from duplexeval.plan._samples import EvalProtocol, Sample, split_passes
+from duplexeval.runs._session_view import session_spec
+from duplexeval.systems._base import (
+    BatchRowFailure,
+    BatchSession,
+    Capabilities,
+    ClockKind,
+    Forced,
+    Session,
+    StepOutput,
+    System,
+    SystemFailure,
+)
+
+__all__ = ["DEFAULT_BATCH_SIZE", "DialogueAudio", "SampleOutput", "derive_seed", "open_session",
+           "protocol_problem", "run_group"]
+
+DEFAULT_BATCH_SIZE = 8
+"""Rows per batch of continuations (systems with the ``batch`` capability); 1: no batching."""
+
+
+def protocol_problem(protocol: EvalProtocol, capabilities: Capabilities) -> str | None:
+    """Why a system with ``capabilities`` cannot run ``protocol`` (``None``: it can): multi-ref
+    teacher-forces the reference system audio, which needs ``teacher_forcing_audio``."""
+    if protocol is EvalProtocol.MULTI_REF and not capabilities.teacher_forcing_audio:
+        return "multi-ref needs teacher forcing (capability teacher_forcing_audio), which it " \
+               "does not declare"
+    return None
+
+
+def derive_seed(run_seed: int, key: str) -> int:
+    """A 63-bit seed from the run seed and a key (stable across Python versions)."""
+    digest = hashlib.sha256(f"{run_seed}:{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+@dataclass
+class DialogueAudio:
+    """A dialogue's stereo audio at the dataset rate, with native-rate channels cached."""
+
+    audio: np.ndarray
+    """float32, shape (samples, 2)."""
+    sample_rate: int
+    _native: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
+
+    def channel(self, channel: int, rate: int) -> np.ndarray:
+        """One channel resampled once (soxr) to ``rate``."""
+        key = (channel, rate)
+        if key not in self._native:
+            x = np.ascontiguousarray(self.audio[:, channel], dtype=np.float32)
+            if rate != self.sample_rate:
+                x = soxr.resample(x, self.sample_rate, rate).astype(np.float32)
+            self._native[key] = x
+        return self._native[key]
+
+
+def _slice(x: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """``x[start:stop]`` zero-padded outside the array."""
+    out = np.zeros(max(0, stop - start), dtype=np.float32)
+    a, b = max(start, 0), min(stop, len(x))
+    if b > a:
+        out[a - start:b - start] = x[a:b]
+    return out
+
+
+@dataclass
+class SampleOutput:
+    """What one sample produced, at the dataset rate."""
+
+    sample: Sample
+    user: np.ndarray
+    system: np.ndarray
+    context_user: np.ndarray | None
+    context_system: np.ndarray | None
+    frames: int
+    """Frames stepped for this sample alone (its continuation, or its whole replay)."""
+    trace: dict[str, Any]
+    """What the session reported (:meth:`Session.trace`), in session time."""
+    seed: int
+    start_time: float = 0.0
+    """Dialogue time (s) of the session's first frame: session sample ``n`` of its trace is
+    dialogue time ``start_time + n / sample_rate``."""
+
+
+class _Grid:
+    def __init__(self, t0: float, rate: int, frame: int) -> None:
+        self.t0, self.rate, self.frame = t0, rate, frame
+
+    def floor_frame(self, t: float) -> int:
+        return max(0, math.floor((t - self.t0) * self.rate / self.frame + 1e-9))
+
+    def ceil_frame(self, t: float) -> int:
+        return max(0, math.ceil((t - self.t0) * self.rate / self.frame - 1e-9))
+
+    def sample(self, t: float) -> int:
+        return round((t - self.t0) * self.rate)
+
+
+def _words_by_frame(words: Iterable[Word], channel: int, grid: _Grid) -> dict[int, str]:
+    out: dict[int, list[str]] = {}
+    for w in words:
+        if w.channel == channel and w.start >= grid.t0:
+            out.setdefault(grid.floor_frame(w.start), []).append(w.text)
+    return {k: " ".join(v) for k, v in out.items()}
+
+
+class _Inputs:
+    """Native-rate input streams of one pass."""
+
+    def __init__(self, audio: DialogueAudio, dialogue: Dialogue, user: int, grid: _Grid) -> None:
+        self.grid = grid
+        self.user = audio.channel(user, grid.rate)
+        self.reference = audio.channel(1 - user, grid.rate)
+        self.offset = round(grid.t0 * grid.rate)
+        self.words = _words_by_frame(dialogue.words or (), 1 - user, grid)
+
+    def user_frame(self, k: int, mute_sample: int | None = None) -> np.ndarray:
+        f = self.grid.frame
+        start = self.offset + k * f
+        x = _slice(self.user, start, start + f)
+        if mute_sample is not None:
+            cut = self.offset + mute_sample - start
+            if cut < f:
+                x[max(0, cut):] = 0.0
+        return x
+
+    def forced(self, k: int) -> Forced:
+        f = self.grid.frame
+        start = self.offset + k * f
+        return Forced(_slice(self.reference, start, start + f), self.words.get(k, ""))
+
+
+def _concat(frames: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(frames) if frames else np.zeros(0, np.float32)
+
+
+def _to_dataset_rate(x: np.ndarray, native: int, target: int, length: int) -> np.ndarray:
+    if native != target:
+        x = soxr.resample(x, native, target).astype(np.float32)
+    if len(x) < length:
+        x = np.concatenate([x, np.zeros(length - len(x), dtype=np.float32)])
+    return x[:length]
+
+
+def _muted_user(audio: DialogueAudio, s: Sample) -> np.ndarray:
+    sr = audio.sample_rate
+    a, b = round(s.input_start * sr), round(s.input_end * sr)
+    x = _slice(np.ascontiguousarray(audio.audio[:, s.user_channel]), a, b)
+    cut = round(s.mute_start * sr) - a
+    x[max(0, cut):] = 0.0
+    return x
+
+
+def run_group(
+    system: System,
+    dialogue: Dialogue,
+    audio: DialogueAudio,
+    samples: list[Sample],
+    protocol: EvalProtocol,
+    run_seed: int,
+    use_snapshot: bool | None = None,
+    on_error: Callable[[Sample, BaseException], None] | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    on_output: Callable[[SampleOutput], None] | None = None,
+) -> tuple[list[SampleOutput], int]:
+    """Run the samples of one (dialogue, user channel); returns their outputs (in the order of
+    ``samples``) and the total number of frames stepped; samples with different context starts
+    run in separate passes.  ``use_snapshot=None`` uses snapshots when the system has them;
+    ``batch_size`` rows at most step together when the system has ``batch``.  ``on_output``
+    is handed each output as soon as its fork (or batch) finishes, before the pass goes on, so
+    that a caller can save it at once: a kill late in a long pass then loses only the forks in
+    flight."""
+    caps = system.capabilities
+    if use_snapshot is None:
+        use_snapshot = caps.snapshot
+    if caps.clock is ClockKind.FILE:
+        use_snapshot = False  # a whole-file session replays each sample's own input
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    problem = protocol_problem(protocol, caps)
+    if problem is not None:
+        raise ValueError(f"system {system.name!r}: {problem}")
+    outputs: list[SampleOutput] = []
+    frames = 0
+    if protocol is EvalProtocol.SINGLE:
+        for s in samples:
+            out, n = _run_single(system, dialogue, audio, s, run_seed, on_error)
+            frames += n
+            if out is not None:
+                outputs.append(out)
+                if on_output is not None:
+                    on_output(out)
+        return outputs, frames
+    for members in split_passes(samples):
+        run = _Pass(system, dialogue, audio, members, protocol, run_seed)
+        run.on_output = on_output
+        batch = batch_size if use_snapshot and caps.batch else 1
+        outs, n = _run_shared(run, members, use_snapshot, on_error, batch)
+        outputs += outs
+        frames += n
+    order = {s.event_id: i for i, s in enumerate(samples)}
+    return sorted(outputs, key=lambda o: order[o.sample.event_id]), frames
+
+
+def open_session(system: System, dialogue: Dialogue, audio: DialogueAudio, system_channel: int,
+                 t0: float, seed: int) -> Session:
+    """A session shown the redacted dialogue and exactly the oracle data it declared."""
+    caps = system.capabilities
+
+    def reference_audio() -> np.ndarray:
+        ref = audio.channel(system_channel, caps.sample_rate)
+        return ref[round(t0 * caps.sample_rate):]
+
+    return system.open(session_spec(caps, dialogue, system_channel, seed, reference_audio))
+
+
+def _run_single(system: System, dialogue: Dialogue, audio: DialogueAudio, s: Sample,
+                run_seed: int, on_error: Callable[[Sample, BaseException], None] | None,
+                ) -> tuple[SampleOutput | None, int]:
+    caps = system.capabilities
+    grid = _Grid(s.input_start, caps.sample_rate, caps.frame_size)
+    inputs = _Inputs(audio, dialogue, s.user_channel, grid)
+    seed = derive_seed(run_seed, f"{s.seed_key}/{EvalProtocol.SINGLE.value}")
+    end = grid.ceil_frame(s.input_end)
+    mute = grid.sample(s.mute_start)
+    frames: list[np.ndarray] = []
+    try:
+        session = open_session(system, dialogue, audio, s.system_channel, grid.t0, seed)
+        if caps.clock is ClockKind.FILE:
+            session.load_input(_concat([inputs.user_frame(k, mute) for k in range(end)]))
+        for k in range(end):
+            frames.append(session.step(inputs.user_frame(k, mute)).audio)
+        trace = session.trace()
+        session.close()
+    except Exception as exc:  # a system failure is recorded for this sample
+        if on_error is None:
+            raise
+        on_error(s, exc)
+        return None, len(frames)
+    native = np.concatenate(frames) if frames else np.zeros(0, np.float32)
+    length = round(s.input_end * audio.sample_rate) - round(s.input_start * audio.sample_rate)
+    system_out = _to_dataset_rate(native[:grid.sample(s.input_end)], caps.sample_rate,
+                                  audio.sample_rate, length)
+    return SampleOutput(s, _muted_user(audio, s), system_out, None, None, end, trace, seed,
+                        grid.t0), end
+
+
+class _Pass:
+    """One continuous pass over a (dialogue, user channel) from a shared context start: its
+    frame grid, input streams and seeds (see the module docstring)."""
+
+    def __init__(self, system: System, dialogue: Dialogue, audio: DialogueAudio,
+                 samples: list[Sample], protocol: EvalProtocol, run_seed: int) -> None:
+        caps = system.capabilities
+        self.system, self.dialogue, self.audio = system, dialogue, audio
+        self.protocol, self.run_seed = protocol, run_seed
+        self.t0 = samples[0].context_start  # one pass: every sample has this context start
+        self.grid = _Grid(self.t0, caps.sample_rate, caps.frame_size)
+        user = samples[0].user_channel
+        self.system_channel = samples[0].system_channel
+        self.inputs = _Inputs(audio, dialogue, user, self.grid)
+        self.forced = protocol is EvalProtocol.MULTI_REF
+        key = f"{dialogue.id}/ch{user}/{protocol.value}" + (
+            f"@{self.t0:.6f}" if self.t0 > 0 else "")
+        self.seed = derive_seed(run_seed, key)
+        self.forks = {s.event_id: self.grid.floor_frame(s.fork_time) for s in samples}
+        self.on_output: Callable[[SampleOutput], None] | None = None
+        """Handed each finished output at once (:func:`run_group`)."""
+
+    def emit(self, outputs: list[SampleOutput]) -> list[SampleOutput]:
+        """``outputs``, each first handed to :attr:`on_output`."""
+        if self.on_output is not None:
+            for out in outputs:
+                self.on_output(out)
+        return outputs
+
+    def sample_seed(self, s: Sample) -> int:
+        """The seed sample ``s`` reseeds with at its fork."""
+        return derive_seed(self.run_seed, f"{s.seed_key}/{self.protocol.value}")
+
+    def open(self) -> Session:
+        return open_session(self.system, self.dialogue, self.audio, self.system_channel,
+                            self.t0, self.seed)
+
+    def load_whole(self, session: Session, s: Sample) -> None:
+        """Clock ``file``: hand the session sample ``s``'s whole replay input (the prefix
+        unmuted, the continuation muted from ``mute_start``, the reference forced before the
+        fork under multi-ref) before its first step."""
+        if self.system.capabilities.clock is not ClockKind.FILE:
+            return
+        fork, end = self.forks[s.event_id], self.grid.ceil_frame(s.input_end)
+        mute = self.grid.sample(s.mute_start)
+        user = _concat([self.inputs.user_frame(k, mute if k >= fork else None)
+                        for k in range(end)])
+        reference = None
+        if self.forced:
+            reference = np.zeros_like(user)
+            forced = _concat([self.inputs.forced(k).audio for k in range(fork)])
+            reference[:len(forced)] = forced
+        session.load_input(user, reference)
+
+    def prefix_step(self, session: Session, k: int) -> np.ndarray:
+        """Frame ``k`` before a fork: unmuted user input (and forcing under multi-ref)."""
+        if self.forced:
+            f = self.inputs.forced(k)
+            session.step(self.inputs.user_frame(k), f)
+            return f.audio
+        return session.step(self.inputs.user_frame(k)).audio
+
+    def shared_prefix(self) -> tuple[Session, list[np.ndarray], dict[int, Any]]:
+        """Step one session to the last fork, snapshotting at every fork frame; returns it,
+        the prefix output frames and the snapshots by frame."""
+        wanted = set(self.forks.values())
+        last = max(wanted)
+        session = self.open()
+        out: list[np.ndarray] = []
+        snapshots: dict[int, Any] = {}
+        for k in range(last):
+            if k in wanted:
+                snapshots[k] = session.snapshot()
+            out.append(self.prefix_step(session, k))
+        snapshots[last] = session.snapshot()
+        return session, out, snapshots
+
+    def continuation(self, s: Sample, session: Session, prefix: list[np.ndarray],
+                     counter: list[int]) -> SampleOutput:
+        """Reseed at the fork, step to ``input_end`` with the user muted from ``mute_start``;
+        frames stepped are added to ``counter[0]`` as they happen."""
+        fork, end = self.forks[s.event_id], self.grid.ceil_frame(s.input_end)
+        mute = self.grid.sample(s.mute_start)
+        seed = self.sample_seed(s)
+        session.reseed(seed)
+        cont = []
+        for k in range(fork, end):
+            cont.append(session.step(self.inputs.user_frame(k, mute)).audio)
+            counter[0] += 1
+        return self.compose(s, prefix + cont, session.trace(), counter[0])
+
+    def compose(self, s: Sample, native: list[np.ndarray], trace: dict[str, Any],
+                frames: int) -> SampleOutput:
+        """Sample ``s``'s output from its native frames (the prefix, then its own)."""
+        stream = np.concatenate(native) if native else np.zeros(0, np.float32)
+        return _compose(s, stream, self.grid, self.audio, self.forced, trace, frames,
+                        self.sample_seed(s), self.inputs)
+
+
+OnError = Callable[[Sample, BaseException], None] | None
+
+
+def _run_shared(run: _Pass, samples: list[Sample], use_snapshot: bool, on_error: OnError,
+                batch_size: int = 1) -> tuple[list[SampleOutput], int]:
+    total_frames = 0
+    shared: Session | None = None
+    pass_out: list[np.ndarray] = []
+    snapshots: dict[int, Any] = {}
+    if use_snapshot:
+        try:
+            shared, pass_out, snapshots = run.shared_prefix()
+        except Exception as exc:
+            if on_error is None:
+                raise
+            for s in samples:
+                on_error(s, exc)
+            return [], 0
+        total_frames = max(run.forks.values())
+    if shared is not None and batch_size > 1:
+        outputs, frames = _run_batched(run, samples, shared, pass_out, snapshots, batch_size,
+                                       on_error)
+        shared.close()
+        return outputs, total_frames + frames
+    replayed: list[SampleOutput] = []
+    for s in samples:
+        fork = run.forks[s.event_id]
+        own = [0]  # frames this sample stepped on its own
+        try:
+            if shared is not None:
+                shared.restore(snapshots[fork])
+                replayed += run.emit([run.continuation(s, shared, pass_out[:fork], own)])
+            else:
+                session = run.open()
+                run.load_whole(session, s)
+                prefix = []
+                for k in range(fork):
+                    prefix.append(run.prefix_step(session, k))
+                    own[0] += 1
+                replayed += run.emit([run.continuation(s, session, prefix, own)])
+                session.close()
+        except Exception as exc:
+            if on_error is None:
+                raise
+            on_error(s, exc)
+        total_frames += own[0]
+    if shared is not None:
+        shared.close()
+    return replayed, total_frames
+
+
+def _run_batched(run: _Pass, samples: list[Sample], shared: Session, prefix: list[np.ndarray],
+                 snapshots: dict[int, Any], batch_size: int, on_error: OnError,
+                 ) -> tuple[list[SampleOutput], int]:
+    """The continuations of a pass in batches of at most ``batch_size`` rows (module
+    docstring); returns the outputs of the samples that did not fail and the frames stepped."""
+    outputs: list[SampleOutput] = []
+    frames = 0
+    for first in range(0, len(samples), batch_size):
+        rows = _Rows(run, samples[first:first + batch_size], on_error)
+        try:
+            batch = shared.fork_batch([snapshots[f] for f in rows.forks],
+                                      [run.sample_seed(s) for s in rows.samples])
+        except Exception as exc:
+            rows.fail(range(len(rows.samples)), exc)
+            continue
+        try:
+            rows.step_all(batch)
+            outputs += run.emit(rows.finish(batch, prefix))
+        finally:
+            batch.close()
+        frames += rows.frames
+    return outputs, frames
+
+
+class _Rows:
+    """The samples of one batch: their frame ranges, continuation frames and failures."""
+
+    def __init__(self, run: _Pass, samples: list[Sample], on_error: OnError) -> None:
+        self.run, self.samples, self.on_error = run, samples, on_error
+        self.forks = [run.forks[s.event_id] for s in samples]
+        self.ends = [run.grid.ceil_frame(s.input_end) for s in samples]
+        self.mutes = [run.grid.sample(s.mute_start) for s in samples]
+        self.alive = [True] * len(samples)
+        self.cont: list[list[np.ndarray]] = [[] for _ in samples]
+        self.frames = 0
+
+    def fail(self, rows: Iterable[int], exc: BaseException) -> None:
+        """Record rows as failed (raise without ``on_error``); they are stepped no more."""
+        for i in rows:
+            if self.alive[i]:
+                self.alive[i] = False
+                if self.on_error is None:
+                    raise exc
+                self.on_error(self.samples[i], exc)
+
+    def users(self, t: int) -> list[np.ndarray | None]:
+        """Batch step ``t``'s input: row ``i``'s frame ``fork_i + t``, None once it ended."""
+        return [self.run.inputs.user_frame(f + t, m) if alive and f + t < e else None
+                for f, e, m, alive in zip(self.forks, self.ends, self.mutes, self.alive,
+                                          strict=True)]
+
+    def step_all(self, batch: BatchSession) -> None:
+        """Step the rows together until the longest has ended."""
+        for t in range(max(e - f for f, e in zip(self.forks, self.ends, strict=True))):
+            users = self.users(t)
+            if all(u is None for u in users):
+                break
+            try:
+                outs: list[StepOutput | None] = list(batch.step(users))
+            except BatchRowFailure as exc:
+                outs = exc.outputs
+                for i, why in exc.failed.items():
+                    self.fail([i], SystemFailure(why))
+            except Exception as exc:
+                self.fail([i for i, u in enumerate(users) if u is not None], exc)
+                return
+            if len(outs) != len(users):
+                self.fail(range(len(users)), SystemFailure(
+                    f"the batch returned {len(outs)} outputs for {len(users)} rows"))
+                return
+            for i, (u, out) in enumerate(zip(users, outs, strict=True)):
+                if u is not None and self.alive[i] and out is not None:
+                    self.cont[i].append(out.audio)
+                    self.frames += 1
+
+    def finish(self, batch: BatchSession, prefix: list[np.ndarray]) -> list[SampleOutput]:
+        """The outputs of the rows that did not fail, composed as on the single path."""
+        outputs = []
+        for i, s in enumerate(self.samples):
+            if not self.alive[i]:
+                continue
+            try:
+                trace = batch.trace(i)
+            except Exception as exc:
+                self.fail([i], exc)
+                continue
+            outputs.append(self.run.compose(s, prefix[:self.forks[i]] + self.cont[i], trace,
+                                            len(self.cont[i])))
+        return outputs
+
+
+def _compose(s: Sample, native: np.ndarray, grid: _Grid, audio: DialogueAudio, forced: bool,
+             trace: dict[str, Any], frames: int, seed: int, inputs: _Inputs) -> SampleOutput:
+    """Cut a sample's native-rate output stream into its context and input parts."""
+    sr_d, sr_n = audio.sample_rate, grid.rate
+    if forced:  # the saved system channel is the reference until event_start
+        cut = grid.sample(s.event_start)
+        native = native.copy()
+        ref = _slice(inputs.reference, inputs.offset, inputs.offset + cut)
+        native[:min(cut, len(native))] = ref[:min(cut, len(native))]
+    a, b = grid.sample(s.input_start), grid.sample(s.input_end)
+    length = round(s.input_end * sr_d) - round(s.input_start * sr_d)
+    system_out = _to_dataset_rate(_slice(native, a, b), sr_n, sr_d, length)
+    ctx_user = ctx_system = None
+    if s.has_context:
+        c0 = grid.sample(s.context_start)
+        c_len = round(s.context_end * sr_d) - round(s.context_start * sr_d)
+        ctx_system = _to_dataset_rate(_slice(native, c0, a), sr_n, sr_d, c_len)
+        d0 = round(s.context_start * sr_d)
+        ctx_user = _slice(np.ascontiguousarray(audio.audio[:, s.user_channel]), d0, d0 + c_len)
+    return SampleOutput(s, _muted_user(audio, s), system_out, ctx_user, ctx_system, frames,
+                        trace, seed, grid.t0)
+

@@ -1,0 +1,386 @@
+"""Executing a run: provenance, atomic per-sample outputs, resume, summary.
+
+The files are those of :mod:`duplexeval.runs._directory` (written through :class:`RunDir`).
+A sample is finished when its record says ``ok`` (written last, after its wavs, every file
+atomically), so killing the process at any moment loses no finished sample and leaves no
+half-written file; re-running the same command continues.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from tqdm import tqdm
+
+from duplexeval._fileio import safe_name
+from duplexeval.conditions import Condition
+from duplexeval.conditions._apply import ordered
+from duplexeval.data._dialogue import Dataset
+from duplexeval.data._m3 import ALIGN_DIR, AUDIO_DIR
+from duplexeval.errors import DuplexevalError
+from duplexeval.plan._samples import Plan
+from duplexeval.runs._directory import (
+    DatasetInfo,
+    MetadataRow,
+    RunConfigFile,
+    RunDir,
+    RunSummary,
+    SystemInfo,
+)
+from duplexeval.runs._driver import DEFAULT_BATCH_SIZE, protocol_problem
+from duplexeval.runs._units import OnDone, UnitReport, UnitTask, plan_units, run_unit
+from duplexeval.systems._base import System
+from duplexeval.version import __version__
+
+__all__ = ["Executor", "LocalExecutor", "RunConfig", "RunResult", "TaskMap", "dataset_hash",
+           "execute_run", "summary_lines"]
+
+A = TypeVar("A")
+R = TypeVar("R")
+
+PACKAGES = ("numpy", "soundfile", "soxr", "scipy", "onnxruntime", "ctranslate2", "faster-whisper",
+            "torch", "pydantic")
+"""The distributions whose versions `config.json` records (those installed)."""
+
+
+def dataset_hash(dataset: Dataset) -> str:
+    """sha256 over the split's jsonl, its alignments and audio files (names and bytes)."""
+    digest = hashlib.sha256()
+    root = dataset.root
+    files = [root / f"{dataset.split}.jsonl"]
+    for d in dataset.dialogues:
+        files += [root / ALIGN_DIR / f"{d.id}.txt", root / AUDIO_DIR / f"{d.id}.wav"]
+    for path in files:
+        if path.exists():
+            digest.update(str(path.relative_to(root)).encode())
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()
+
+
+def _git_revision() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             cwd=Path(__file__).parent, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _package_versions() -> dict[str, str]:
+    found = {}
+    for name in PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The resolved configuration of a run (what its hash covers)."""
+
+    system: str
+    system_args: dict[str, str]
+    system_version: str
+    dataset: str
+    dataset_hash: str
+    split: str
+    plan: dict[str, Any]
+    seed: int
+    duplexeval_version: str = __version__
+    conditions: tuple[dict[str, float | str], ...] = ()
+    """The acoustic conditions (:mod:`duplexeval.conditions`), in the order they compose;
+    left out of the hash when empty, so a clean run hashes as before conditions existed."""
+
+    def config_hash(self) -> str:
+        """sha256 of the canonical JSON of this configuration."""
+        fields = asdict(self)
+        if not self.conditions:
+            del fields["conditions"]
+        text = json.dumps(fields, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class RunResult:
+    """What :func:`execute_run` did."""
+
+    out: Path
+    samples: int
+    failed: int
+    frames_stepped: int
+    model_seconds: float
+    wall_seconds: float
+    skipped: int
+
+
+def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Dataset,
+                  batch_size: int) -> None:
+    new_hash = config.config_hash()
+    if run.config_path.exists():
+        old = run.read_config()
+        if old.config_hash != new_hash:
+            new_cfg = json.loads(json.dumps(asdict(config)))
+            changed = [k for k, v in new_cfg.items() if old.config.get(k) != v]
+            raise DuplexevalError(
+                f"{run.root} holds a run with a different configuration (changed: "
+                f"{', '.join(changed) or 'unknown'}); choose another --out or remove it")
+        return
+    run.write_config(RunConfigFile(
+        config=asdict(config), config_hash=new_hash,
+        system=SystemInfo(name=system.name,
+                          class_=f"{type(system).__module__}:{type(system).__qualname__}",
+                          version=system.version, args=system.args,
+                          capabilities=system.capabilities.to_json()),
+        dataset=DatasetInfo(path=str(dataset.root.resolve()), name=dataset.name,
+                            split=dataset.split, language=dataset.language,
+                            domain=dataset.domain, content_hash=config.dataset_hash),
+        protocol=config.plan["protocol"], seed=config.seed, batch_size=batch_size,
+        duplexeval_version=__version__,
+        git_revision=_git_revision(), python=platform.python_version(),
+        packages=_package_versions()))
+
+
+def _plan_config(plan: Plan) -> dict[str, Any]:
+    """The plan options as the configuration records them; ``counterfactual`` only when set
+    and ``repeats`` only when above 1, so a run made before those options existed keeps its
+    configuration hash (and resumes as it did)."""
+    out = {**asdict(plan.options), "protocol": plan.options.protocol.value,
+           "ignored_events": sorted(plan.options.ignored_events)}
+    if not out["counterfactual"]:
+        del out["counterfactual"]
+    if out["repeats"] == 1:
+        del out["repeats"]
+    return out
+
+
+def _metadata(run: RunDir, plan: Plan, system: System) -> tuple[int, int]:
+    """Rewrite the metadata from the finished samples (plan order); returns (ok, failed)."""
+    rows, failed = [], 0
+    for s in plan.samples:
+        try:
+            record = run.read_record(s.sample_id, s.event_id)
+        except DuplexevalError:
+            record = None
+        if record is None:
+            continue
+        if record.status != "ok":
+            failed += 1
+            continue
+        files = run.sample_files(s.sample_id, s.event_id)
+        meta = {k: v for k, v in s.to_json().items() if k != "fork_time"}
+        rows.append(MetadataRow(
+            **meta, model=system.name, trigger_time=meta["input_start"],
+            input_audio_path=run.relative(files.wav),
+            context_audio_path=run.relative(files.context_wav) if s.has_context else "",
+            alignment_path=None, output_audio_path=run.relative(files.wav),
+            use_context=plan.options.protocol.uses_context,
+            context_mode=plan.options.protocol.value))
+    run.write_metadata(rows)
+    return len(rows), failed
+
+
+def execute_run(
+    system: System,
+    dataset: Dataset,
+    plan: Plan,
+    out: Path,
+    seed: int = 0,
+    fail_fast: bool = False,
+    use_snapshot: bool | None = None,
+    progress: bool = True,
+    executor: Executor | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    on_samples: Callable[[int], None] | None = None,
+    conditions: Sequence[Condition] = (),
+) -> RunResult:
+    """Run (or resume) ``plan`` into ``out`` on ``executor`` (default: :class:`LocalExecutor`).
+    ``on_samples(k)`` is told each time ``k`` more samples are finished (first those a resumed
+    run already has), for a caller's own progress display.
+    Sample and system names that are not safe file names (:func:`~duplexeval._fileio.safe_name`)
+    are refused before anything is written.  ``batch_size``: continuations stepped together
+    by a system with the ``batch`` capability (1: one at a time); it changes no output, so it
+    is recorded in ``config.json`` (``batch_size``, as the run was started) outside the
+    configuration hash, and a resumed run may use another.  ``conditions``: acoustic
+    conditions on what the system hears (:mod:`duplexeval.conditions`), recorded in the
+    configuration, so resuming with other conditions is refused."""
+    chosen = tuple(ordered(conditions))
+    if batch_size < 1:
+        raise DuplexevalError(f"--batch-size must be at least 1, got {batch_size}")
+    problem = protocol_problem(plan.options.protocol, system.capabilities)
+    if problem is not None:  # refused before anything is written
+        raise DuplexevalError(f"system {system.name!r}: {problem}")
+    safe_name(system.name, "system name")
+    for s in plan.samples:
+        safe_name(s.sample_id, "dialogue id")
+        safe_name(s.event_id, "event id")
+    started = time.monotonic()
+    config = RunConfig(system=system.name, system_args=dict(system.args),
+                       system_version=system.version, dataset=str(dataset.root.resolve()),
+                       dataset_hash=dataset_hash(dataset), split=dataset.split,
+                       plan=_plan_config(plan), seed=seed,
+                       conditions=tuple(c.to_json() for c in chosen))
+    run = RunDir(out)
+    before = _Before.of(run)
+    with run.locked():
+        try:
+            return _execute_locked(system, dataset, plan, run, config,
+                                   _Settings(executor or LocalExecutor(), fail_fast,
+                                             use_snapshot, progress, batch_size, on_samples,
+                                             chosen),
+                                   started)
+        except BaseException:
+            before.undo(run)  # still holding the lock: no other run is writing here
+            raise
+
+
+@dataclass(frozen=True)
+class _Before:
+    """What of a run directory existed before this invocation, so that a run refused or
+    failed before any sample was written leaves nothing behind (no ``config.json`` that
+    would make the corrected command "a different configuration", no ``.lock``, no empty
+    folders): :meth:`undo` removes what this invocation created, and only while no sample
+    file exists (a sample is work to keep, and its config is needed to resume it)."""
+
+    created: tuple[Path, ...]
+    """Files and folders absent before, deepest first: the config, the lock, the folder
+    and any parents ``--out`` needed."""
+
+    @staticmethod
+    def of(run: RunDir) -> _Before:
+        absent = [p for p in (run.config_path, run.lock_path) if not p.exists()]
+        folder = run.root
+        while not folder.exists() and folder != folder.parent:
+            absent.append(folder)
+            folder = folder.parent
+        return _Before(tuple(absent))
+
+    def undo(self, run: RunDir) -> None:
+        if run.samples_dir.exists():
+            return
+        for path in self.created:
+            with contextlib.suppress(OSError):  # a folder another process wrote into stays
+                if path.is_dir() and not path.is_symlink():
+                    path.rmdir()
+                else:
+                    path.unlink()
+
+
+@dataclass(frozen=True)
+class _Settings:
+    executor: Executor
+    fail_fast: bool
+    use_snapshot: bool | None
+    progress: bool
+    batch_size: int = DEFAULT_BATCH_SIZE
+    on_samples: Callable[[int], None] | None = None
+    conditions: tuple[Condition, ...] = ()
+
+
+class LocalExecutor:
+    """Runs the units one after another in this process, with the caller's system."""
+
+    def run(self, tasks: Sequence[UnitTask], system: System, done: OnDone) -> None:
+        """Run every task; ``done`` is called after each."""
+        for task in tasks:
+            done(task, run_unit(task, system))
+
+    def map(self, fn: Callable[[A], R], items: Sequence[A],
+            done: Callable[[int, R], None]) -> None:
+        """``done(i, fn(items[i]))`` for every item, in order, in this process."""
+        for i, item in enumerate(items):
+            done(i, fn(item))
+
+
+class TaskMap(Protocol):
+    """Where the work after a run is spread (analysis, judge calls): ``map`` calls
+    ``done(i, fn(items[i]))`` in the calling process once per item, in any order, and returns
+    when every item is done; ``fn`` runs where the executor puts it (this process for
+    :class:`LocalExecutor`, a Dask worker for
+    :class:`~duplexeval.runs._dask_executor.DaskExecutor`), so it must be a module-level
+    function and the items picklable.  An exception of ``fn`` is raised by ``map``."""
+
+    def map(self, fn: Callable[[A], R], items: Sequence[A],
+            done: Callable[[int, R], None]) -> None:
+        """Run ``fn`` on every item; call ``done(index, result)`` for each, in any order."""
+        ...
+
+
+class Executor(Protocol):
+    """Where a run's units run: :class:`LocalExecutor`, or
+    :class:`~duplexeval.runs._dask_executor.DaskExecutor` on a Dask cluster.  ``run`` calls
+    ``done`` once per task (in any order) in the calling process, and returns when every task
+    is done; the files of a unit's samples are written by whoever runs it."""
+
+    def run(self, tasks: Sequence[UnitTask], system: System, done: OnDone) -> None:
+        """Run every task on ``system``; call ``done`` once per task, in this process."""
+        ...
+
+
+def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
+                    config: RunConfig, settings: _Settings, started: float) -> RunResult:
+    for stale in list(run.temporary_files()):  # left by a killed run; never a finished file
+        stale.unlink(missing_ok=True)
+    _write_config(run, config, system, dataset, settings.batch_size)
+    protocol = plan.options.protocol
+    finished = {s.event_id for s in plan.samples if run.finished(s.sample_id, s.event_id)}
+    done = len(finished)
+    tasks = [UnitTask(run.root, unit, protocol, config.seed, settings.use_snapshot,
+                      settings.fail_fast, settings.batch_size, settings.conditions)
+             for unit in plan_units(plan, dataset)
+             if any(s.event_id not in finished for s in unit.samples)]
+    frames = 0
+    if settings.on_samples is not None and done:
+        settings.on_samples(done)
+    with tqdm(total=len(plan.samples), initial=done, desc=f"{system.name} {protocol.value}",
+              unit="sample", file=sys.stderr, disable=not settings.progress) as bar:
+
+        def unit_done(task: UnitTask, report: UnitReport) -> None:
+            nonlocal frames
+            frames += report.frames
+            bar.update(report.ran)
+            if settings.on_samples is not None and report.ran:
+                settings.on_samples(report.ran)
+            for error in report.errors:  # "EVENT_ID: reason", on its own line above the bar
+                bar.write(f"duplexeval: failed sample {' '.join(error.split())}",
+                          file=sys.stderr)
+
+        settings.executor.run(tasks, system, unit_done)
+    for stale in list(run.temporary_files()):  # left by a worker killed mid-write
+        stale.unlink(missing_ok=True)
+    ok, failed = _metadata(run, plan, system)
+    frame_seconds = system.capabilities.frame_seconds
+    previous = run.read_summary() or RunSummary()
+    total_frames = previous.frames_stepped + frames
+    wall = previous.wall_seconds + time.monotonic() - started
+    run.write_summary(RunSummary(samples=ok, failed=failed, frames_stepped=total_frames,
+                                 model_seconds=round(total_frames * frame_seconds, 6),
+                                 wall_seconds=round(wall, 3)))
+    return RunResult(run.root, ok, failed, frames, frames * frame_seconds, wall, done)
+
+
+def summary_lines(result: RunResult, system: System, plan: Plan) -> Sequence[str]:
+    """The one-screen summary printed at the end of a run."""
+    per_event = plan.model_seconds_per_event()
+    return [
+        f"run: {result.out}",
+        f"  system {system.name} v{system.version}, protocol {plan.options.protocol.value}",
+        f"  samples ok {result.samples}, failed {result.failed}, resumed past {result.skipped}",
+        f"  frames stepped {result.frames_stepped} ({result.model_seconds:.1f} model-s; "
+        f"official per-event cost {per_event:.1f} s)",
+        f"  wall {result.wall_seconds:.1f} s",
+    ]

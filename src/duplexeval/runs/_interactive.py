@@ -1,0 +1,533 @@
+"""The ``interactive`` protocol: a deterministic, reactive simulated user.
+
+The user replays the reference user turns of a dialogue (the same audio) but schedules each in
+reaction to what it *hears* of the system, its output audio, through a declared streaming
+detector (:class:`StreamDetector`); it never reads the system's internals.  One session runs
+per (dialogue, user channel) from time 0, frame by frame, with no fork: every user decision
+after the first depends on the system, so no two runs of different systems (or seeds) share a
+prefix past it, and the executor's shared prefixes and batched forks do not apply.
+
+Items: the reference user IPUs (TURN and BC events of the user channel) in start order.  A
+TURN that starts a user BARGE_IN event is a barge-in item.
+
+Scheduling (``t`` in realised dialogue seconds, decisions at frame ends)::
+
+    first item          at its reference start time
+    turn                gap_i after the detector declares the system's offset, or
+                        patience after the previous user item ended when the system is silent
+                        (no system onset heard since)
+    barge-in            barge_in_after after the detector declares a system onset
+    backchannel         bc_after after a system onset, if the system is still heard then
+                        (else skipped, logged)
+    yield               user stops its turn yield_delay after a system onset heard while it
+                        talks, when the reference has a system BARGE_IN inside that user turn
+
+``gap_i`` is drawn, item by item before the session starts, from the suite's reference gap
+pool (:func:`reference_gaps`) with ``derive_seed(seed, "{dialogue}/ch{user}/interactive/user")``,
+so the draws never depend on timing.  Same dialogue, system and seed: bit-identical run.
+
+Detector latency: an onset is declared after ``onset_frames`` consecutive active frames, an
+offset after ``offset_frames`` silent ones; the declared time is the frame end where it is
+decided (so the latency is counted, and logged in the header).
+
+Decision log (JSONL, strict JSON): a header ``{"kind": "header", ...}``, then one line per
+decision ``{"kind": "decision", "frame", "t", "action", "item", "why", "heard"}``, where
+``heard`` is the detector's state at that frame.  :func:`replay_log` rebuilds the user input
+from the log alone, runs the system open-loop, and reports the first frame where what the
+detector hears would have decided differently (``None``: reproduced).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from duplexeval._audio import write_audio
+from duplexeval._fileio import atomic_write_json, atomic_write_text, read_json, safe_name
+from duplexeval.data._dialogue import Dataset, Dialogue
+from duplexeval.errors import DuplexevalError
+from duplexeval.events import Event, EventKind, annotate_spans
+from duplexeval.runs._directory import RunDir
+from duplexeval.runs._driver import DialogueAudio, derive_seed, open_session
+from duplexeval.systems._base import ClockKind, System
+from duplexeval.timeline import Span, time_le
+
+__all__ = [
+    "INTERACTIVE_DIR",
+    "InteractiveResult",
+    "StreamDetector",
+    "UserItem",
+    "UserPolicy",
+    "read_log",
+    "reference_gaps",
+    "replay_log",
+    "run_interactive",
+    "user_items",
+    "write_interactive",
+]
+
+
+def reference_gaps(dialogues: Iterable[Dialogue]) -> tuple[float, ...]:
+    """The suite's reference gap distribution: ``end - start`` of every TURN_SHIFT with a
+    positive gap (seconds), in dataset order."""
+    return tuple(e.end - e.start for d in dialogues for e in d.events
+                 if e.kind is EventKind.TURN_SHIFT and e.end > e.start)
+
+
+@dataclass(frozen=True)
+class UserPolicy:
+    """How the simulated user reacts (seconds); recorded in the log header."""
+
+    gaps: tuple[float, ...] = (0.4,)
+    """Pool the turn gaps are drawn from (:func:`reference_gaps`)."""
+    patience: float = 3.0
+    barge_in_after: float = 1.0
+    bc_after: float = 1.0
+    yield_delay: float = 0.2
+    yield_to_barge_in: bool = True
+    """Yield when the system barges in, where the reference dialogue says the user yielded."""
+    threshold_db: float = -45.0
+    """Detector: a frame is system speech when its RMS is above this (dBFS)."""
+    onset_frames: int = 3
+    offset_frames: int = 25
+    """Detector hangover: silent frames before an offset (25 x 20 ms bridges the pauses
+    inside a spoken turn)."""
+    tail: float = 2.0
+    """Seconds stepped after the last item ends (and the system falls silent)."""
+
+    def __post_init__(self) -> None:
+        values = (*self.gaps, self.patience, self.barge_in_after, self.bc_after,
+                  self.yield_delay, self.tail)
+        if not self.gaps or any(not np.isfinite(v) or v < 0 for v in values):
+            raise ValueError("interactive user policy: gaps and delays must be finite, >= 0")
+        if self.onset_frames < 1 or self.offset_frames < 1:
+            raise ValueError("interactive user policy: detector frames must be >= 1")
+
+
+class StreamDetector:
+    """A causal energy detector with hysteresis over the system's output frames."""
+
+    def __init__(self, threshold_db: float, onset_frames: int, offset_frames: int) -> None:
+        self.level = 10 ** (threshold_db / 20)
+        self.onset_frames, self.offset_frames = onset_frames, offset_frames
+        self.speaking = False
+        self.run = 0
+        self.onset_frame: int | None = None
+        self.offset_frame: int | None = None
+
+    def push(self, frame: np.ndarray, k: int) -> str | None:
+        """Feed output frame ``k``; returns ``"onset"``/``"offset"`` when one is declared."""
+        x = np.asarray(frame, dtype=np.float64)
+        active = bool(len(x)) and float(np.sqrt(np.mean(x * x))) > self.level
+        if active != self.speaking:
+            self.run += 1
+            if active and self.run >= self.onset_frames:
+                self.speaking, self.run, self.onset_frame = True, 0, k
+                return "onset"
+            if not active and self.run >= self.offset_frames:
+                self.speaking, self.run, self.offset_frame = False, 0, k
+                return "offset"
+        else:
+            self.run = 0
+        return None
+
+    def state(self) -> dict[str, Any]:
+        """What the user hears now (for the log)."""
+        return {"system_speaking": self.speaking, "onset_frame": self.onset_frame,
+                "offset_frame": self.offset_frame}
+
+
+@dataclass(frozen=True)
+class UserItem:
+    """One reference user IPU to replay: ``kind`` is turn, barge_in or backchannel."""
+
+    index: int
+    kind: str
+    ref: Span
+    yields: bool
+    """The reference has a system BARGE_IN inside this turn (the user yielded there)."""
+
+
+def user_items(dialogue: Dialogue, user: int) -> list[UserItem]:
+    """The user channel's TURN and BC events as items, in start order."""
+    system = 1 - user
+    barge = [e.start for e in dialogue.events if e.channel == user
+             and e.kind is EventKind.BARGE_IN]
+    sys_barge = [e.start for e in dialogue.events if e.channel == system
+                 and e.kind is EventKind.BARGE_IN]
+    ipus = sorted((e for e in dialogue.events if e.channel == user
+                   and e.kind in (EventKind.TURN, EventKind.BC)), key=lambda e: e.start)
+    items = []
+    for i, e in enumerate(ipus):
+        kind = "backchannel" if e.kind is EventKind.BC else (
+            "barge_in" if any(abs(b - e.start) < 1e-6 for b in barge) else "turn")
+        yields = any(time_le(e.start, b) and time_le(b, e.end) for b in sys_barge)
+        items.append(UserItem(i, kind, Span(e.start, e.end), yields))
+    return items
+
+
+@dataclass
+class InteractiveResult:
+    """A realised interactive dialogue at the system's native rate."""
+
+    user: np.ndarray
+    system: np.ndarray
+    sample_rate: int
+    user_spans: list[Span]
+    system_spans: list[Span]
+    events: list[Event]
+    log: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def duration(self) -> float:
+        """Realised length in seconds."""
+        return len(self.user) / self.sample_rate
+
+    def timeline_json(self, user_channel: int) -> dict[str, Any]:
+        """The realised timeline (seconds): spans per role and the re-annotated events."""
+        ch = {user_channel: "user", 1 - user_channel: "system"}
+        return {"duration": self.duration, "user_channel": user_channel,
+                "user": [[s.start, s.end] for s in self.user_spans],
+                "system": [[s.start, s.end] for s in self.system_spans],
+                "events": [{"role": ch[e.channel], **e.to_json()} for e in self.events]}
+
+    def log_jsonl(self) -> str:
+        """The decision log as strict JSONL."""
+        return "".join(json.dumps(r, allow_nan=False, sort_keys=True) + "\n" for r in self.log)
+
+
+class _User:
+    """The scheduling state machine (module docstring); acts on frame boundaries."""
+
+    def __init__(self, items: list[UserItem], gaps: list[float], policy: UserPolicy,
+                 spf: float) -> None:
+        self.items, self.gaps, self.p, self.spf = items, gaps, policy, spf
+        self.next = 0
+        self.playing: dict[int, tuple[int, int]] = {}  # item -> (start frame, end frame)
+        self.done_frame = 0
+        self.pending: tuple[int, str, str] | None = None  # (frame, action, why)
+        self.onset_seen_after_done = False
+
+    def frames(self, seconds: float) -> int:
+        return max(0, round(seconds / self.spf))
+
+    def decide(self, k: int, heard: str | None, det: StreamDetector) -> list[tuple[str, int, str]]:
+        """Actions effective from frame ``k + 1`` after hearing frame ``k``."""
+        out: list[tuple[str, int, str]] = []
+        turn = next((i for i in self.playing if self.items[i].kind != "backchannel"), None)
+        if heard == "onset":
+            self.onset_seen_after_done = True
+            if turn is not None and self.items[turn].yields and self.p.yield_to_barge_in:
+                self.pending = (k + self.frames(self.p.yield_delay), "yield",
+                                f"system onset heard at frame {k} while user item {turn} talks")
+        if self.pending is not None and self.pending[1] == "yield" and k >= self.pending[0]:
+            if turn is not None:
+                out.append(("yield", turn, self.pending[2]))
+            self.pending = None
+        if self.next >= len(self.items) or turn is not None:
+            return out
+        item = self.items[self.next]
+        start_ok = False
+        why = ""
+        if item.kind == "barge_in":
+            if det.speaking and det.onset_frame is not None and \
+                    k >= det.onset_frame + self.frames(self.p.barge_in_after) and \
+                    det.onset_frame >= self.done_frame:
+                start_ok, why = True, f"barge_in_after {self.p.barge_in_after} s after onset " \
+                                      f"at frame {det.onset_frame}"
+        elif item.kind == "backchannel" and det.onset_frame is not None and \
+                det.onset_frame >= self.done_frame and \
+                k >= det.onset_frame + self.frames(self.p.bc_after):
+            if det.speaking:
+                start_ok, why = True, f"bc_after {self.p.bc_after} s into system speech"
+            else:
+                out.append(("skip", item.index, "system stopped before the backchannel"))
+                self.next += 1
+                return out
+        if item.kind != "backchannel" and not start_ok and not det.speaking:
+            gap = self.gaps[item.index]
+            if self.next == 0:
+                if k + 1 >= self.frames(item.ref.start):
+                    start_ok, why = True, "first item at its reference start"
+            elif det.offset_frame is not None and det.offset_frame >= self.done_frame and \
+                    k + 1 >= det.offset_frame + self.frames(gap):
+                start_ok, why = True, f"gap {gap:.6f} s after system offset at frame " \
+                                      f"{det.offset_frame}"
+            elif not self.onset_seen_after_done and \
+                    k + 1 >= self.done_frame + self.frames(self.p.patience):
+                start_ok, why = True, f"patience {self.p.patience} s: system silent"
+        if start_ok:
+            out.append(("start", item.index, why))
+            self.next += 1
+        return out
+
+
+def _draw_gaps(policy: UserPolicy, n: int, seed: int) -> list[float]:
+    gen = np.random.default_rng(seed)
+    pool = np.asarray(policy.gaps, dtype=np.float64)
+    return [float(pool[int(gen.integers(len(pool)))]) for _ in range(n)]
+
+
+def _spans(frames: Sequence[bool], spf: float) -> list[Span]:
+    out, start = [], None
+    for k, on in enumerate([*frames, False]):
+        if on and start is None:
+            start = k
+        elif not on and start is not None:
+            out.append(Span(start * spf, k * spf))
+            start = None
+    return out
+
+
+def _header(system: System, dialogue: Dialogue, user: int, policy: UserPolicy, seed: int,
+            items: Sequence[UserItem], gaps: Sequence[float]) -> dict[str, Any]:
+    """The decision log's first line: who ran, the policy, the detector and its latencies,
+    and the user's items with the gaps drawn for them."""
+    caps = system.capabilities
+    spf = caps.frame_size / caps.sample_rate
+    return {
+        "kind": "header", "dialogue": dialogue.id, "user_channel": user,
+        "system": system.name, "system_args": dict(system.args), "seed": seed,
+        "sample_rate": caps.sample_rate, "frame_size": caps.frame_size,
+        "policy": {**asdict(policy), "gaps": list(policy.gaps)},
+        "detector": {"kind": "energy", "latency_onset_s": policy.onset_frames * spf,
+                     "latency_offset_s": policy.offset_frames * spf},
+        "items": [{"index": it.index, "kind": it.kind, "ref": [it.ref.start, it.ref.end],
+                   "yields": it.yields, "gap": gaps[it.index]} for it in items]}
+
+
+def _user_frame(agent: _User, items: Sequence[UserItem], ref_user: np.ndarray, k: int,
+                size: int, rate: int, system_speaking: bool) -> np.ndarray:
+    """Frame ``k`` of the user's channel: the reference audio of every item playing, each
+    from where it started; an item whose audio ran out stops playing (and marks the frame
+    its turn ended, and whether the system was heard speaking then)."""
+    frame = np.zeros(size, np.float32)
+    for i, (start, _end) in list(agent.playing.items()):
+        ref = items[i].ref
+        a = round(ref.start * rate) + (k - start) * size
+        b = min(a + size, round(ref.end * rate))
+        if b <= a:
+            del agent.playing[i]
+            agent.done_frame = k
+            agent.onset_seen_after_done = system_speaking
+            continue
+        piece = ref_user[a:b]
+        frame[:len(piece)] += piece
+    return frame
+
+
+def _result(user: int, user_frames: list[np.ndarray], sys_frames: list[np.ndarray],
+            heard_spans: list[list[int | None]], frames: int, rate: int, spf: float,
+            log: list[dict[str, Any]]) -> InteractiveResult:
+    """The realised timeline of a finished session (spans in seconds; a system span still
+    open at the end closes at the last frame) and its events annotated again from it."""
+    user_spans = _spans([bool(np.any(f != 0)) for f in user_frames], spf)
+    system_spans = [Span(a * spf, (b if b is not None else frames) * spf)
+                    for a, b in heard_spans if a is not None]
+    events = annotate_spans({user: user_spans, 1 - user: system_spans})
+    return InteractiveResult(np.concatenate(user_frames), np.concatenate(sys_frames), rate,
+                             user_spans, system_spans, events, log)
+
+
+def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, user: int,
+                    policy: UserPolicy, seed: int) -> InteractiveResult:
+    """Run one interactive dialogue (module docstring).  The realised system spans are what
+    the detector heard with its latency taken back: an onset declared at frame ``k`` starts at
+    frame ``k - onset_frames + 1``, an offset ends at ``k - offset_frames + 1`` (pauses shorter
+    than ``offset_frames`` frames do not split a system turn)."""
+    caps = system.capabilities
+    if caps.clock is ClockKind.FILE:
+        raise ValueError(f"system {system.name!r}: a whole-file system cannot react; "
+                         "interactive needs a frame-clock system")
+    rate, size = caps.sample_rate, caps.frame_size
+    spf = size / rate
+    ref_user = audio.channel(user, rate)
+    items = user_items(dialogue, user)
+    key = f"{dialogue.id}/ch{user}/interactive"
+    gaps = _draw_gaps(policy, len(items), derive_seed(seed, key + "/user"))
+    log: list[dict[str, Any]] = [_header(system, dialogue, user, policy, seed, items, gaps)]
+    session = open_session(system, dialogue, audio, 1 - user, 0.0, derive_seed(seed, key))
+    det = StreamDetector(policy.threshold_db, policy.onset_frames, policy.offset_frames)
+    agent = _User(items, gaps, policy, spf)
+    user_frames: list[np.ndarray] = []
+    sys_frames: list[np.ndarray] = []
+    limit = int((dialogue.duration * 4 + 30) / spf)
+    quiet_end = None
+    heard_spans: list[list[int | None]] = []
+    k = 0
+    while k < limit:
+        frame = _user_frame(agent, items, ref_user, k, size, rate, det.speaking)
+        out = np.asarray(session.step(frame).audio, dtype=np.float32)
+        user_frames.append(frame)
+        sys_frames.append(out)
+        heard = det.push(out, k)
+        if heard == "onset":
+            heard_spans.append([k - policy.onset_frames + 1, None])
+        elif heard == "offset":
+            heard_spans[-1][1] = k - policy.offset_frames + 1
+        for action, idx, why in agent.decide(k, heard, det):
+            if action == "start":
+                agent.playing[idx] = (k + 1, 0)
+            elif action == "yield":
+                agent.playing.pop(idx, None)
+                agent.done_frame = k + 1
+                agent.onset_seen_after_done = True
+            log.append({"kind": "decision", "frame": k, "t": (k + 1) * spf, "action": action,
+                        "item": idx, "why": why, "heard": det.state()})
+        k += 1
+        if agent.next >= len(items) and not agent.playing:
+            if det.speaking:
+                quiet_end = None
+            elif quiet_end is None:
+                quiet_end = k + agent.frames(policy.tail)
+            if quiet_end is not None and k >= quiet_end:
+                break
+    session.close()
+    log[0]["frames"] = k
+    return _result(user, user_frames, sys_frames, heard_spans, k, rate, spf, log)
+
+
+def replay_log(system: System, dialogue: Dialogue, audio: DialogueAudio,
+               log: Sequence[dict[str, Any]]) -> tuple[np.ndarray, int | None]:
+    """Replay a run from its ``log`` alone: the user input is rebuilt from the logged
+    decisions (item ``i`` starts the frame after its ``start``, stops the frame after its
+    ``yield`` or at its reference end), the system is stepped open-loop on it with the logged
+    seed, and its output goes through the logged detector.  Returns the system output and the
+    first logged decision frame whose recorded ``heard`` differs from what the detector now
+    hears, or where the rebuilt input ends before the log does (``None``: reproduced)."""
+    head = log[0]
+    user, seed = int(head["user_channel"]), int(head["seed"])
+    rate, size = int(head["sample_rate"]), int(head["frame_size"])
+    caps = system.capabilities
+    if (caps.sample_rate, caps.frame_size) != (rate, size):
+        return np.zeros(0, np.float32), 0
+    pol = head["policy"]
+    det = StreamDetector(float(pol["threshold_db"]), int(pol["onset_frames"]),
+                         int(pol["offset_frames"]))
+    refs = {int(it["index"]): (float(it["ref"][0]), float(it["ref"][1]))
+            for it in head["items"]}
+    starts: dict[int, int] = {}
+    stops: dict[int, int] = {}
+    checks: dict[int, dict[str, Any]] = {}
+    for r in log[1:]:
+        if r["action"] == "start":
+            starts[int(r["frame"]) + 1] = int(r["item"])
+        elif r["action"] == "yield":
+            stops[int(r["frame"]) + 1] = int(r["item"])
+        checks.setdefault(int(r["frame"]), r["heard"])
+    total = int(head["frames"])
+    ref_user = audio.channel(user, rate)
+    key = f"{dialogue.id}/ch{user}/interactive"
+    session = open_session(system, dialogue, audio, 1 - user, 0.0, derive_seed(seed, key))
+    playing: dict[int, int] = {}
+    outs: list[np.ndarray] = []
+    diverged: int | None = None
+    for k in range(total):
+        if k in starts:
+            playing[starts[k]] = k
+        if k in stops:
+            playing.pop(stops[k], None)
+        frame = np.zeros(size, np.float32)
+        for i, start in list(playing.items()):
+            a = round(refs[i][0] * rate) + (k - start) * size
+            b = min(a + size, round(refs[i][1] * rate))
+            if b <= a:
+                del playing[i]
+                continue
+            piece = ref_user[a:b]
+            frame[:len(piece)] += piece
+        out = np.asarray(session.step(frame).audio, dtype=np.float32)
+        outs.append(out)
+        det.push(out, k)
+        if diverged is None and k in checks and det.state() != checks[k]:
+            diverged = k
+    session.close()
+    return (np.concatenate(outs) if outs else np.zeros(0, np.float32)), diverged
+
+
+INTERACTIVE_DIR = "interactive"
+"""Folder of a run directory holding ``{dialogue}_ch{user}.{wav,timeline.json,decisions.jsonl}``."""
+
+
+def write_interactive(run_root: Path, result: InteractiveResult, dialogue_id: str,
+                      user: int) -> Path:
+    """Write the realised dialogue under ``run_root/interactive/``: the stereo wav (ch0 the
+    user's realised input, ch1 the system, PCM_24), the realised timeline with its
+    re-annotated events, and the decision log; each atomically.  Returns the folder."""
+    folder = Path(run_root) / INTERACTIVE_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{safe_name(dialogue_id, 'dialogue id')}_ch{user}"
+    write_audio(folder / f"{stem}.wav", np.stack([result.user, result.system], axis=1),
+                result.sample_rate, subtype="PCM_24")
+    atomic_write_json(folder / f"{stem}.timeline.json", result.timeline_json(user))
+    atomic_write_text(folder / f"{stem}.decisions.jsonl", result.log_jsonl())
+    return folder
+
+
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """A decision log; a line that is not a JSON object, or a log without its header, is one
+    :class:`DuplexevalError` naming the file and line."""
+    records: list[dict[str, Any]] = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise DuplexevalError(f"{path}: decision log not found") from None
+    for n, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DuplexevalError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict) or (n == 1) != (record.get("kind") == "header"):
+            raise DuplexevalError(f"{path}:{n}: expected "
+                                  f"{'the header' if n == 1 else 'a decision'} object")
+        records.append(record)
+    if not records:
+        raise DuplexevalError(f"{path}: empty decision log")
+    return records
+
+
+def execute_interactive(system: System, dataset: Dataset, out: Path, seed: int = 0,
+                        policy: UserPolicy | None = None) -> list[Path]:
+    """Run every dialogue of ``dataset`` on each of its user channels under ``interactive``
+    into ``out`` (``interactive/`` files, :func:`write_interactive`, and ``config.json`` naming
+    the protocol, system, dataset, seed and policy); returns the decision logs written.  The
+    default policy draws its gaps from the dataset's reference gaps (:func:`reference_gaps`);
+    a dataset without one needs an explicit policy."""
+    from duplexeval.runs._units import load_dialogue_audio
+
+    if policy is None:
+        gaps = reference_gaps(dataset)
+        if not gaps:
+            raise DuplexevalError(f"{dataset.root}: no TURN_SHIFT with a gap to draw the "
+                                  "simulated user's gaps from")
+        policy = UserPolicy(gaps=gaps)
+    out = Path(out)
+    config = {
+        "protocol": "interactive", "system": system.name, "system_args": dict(system.args),
+        "system_version": system.version, "dataset": str(Path(dataset.root).resolve()),
+        "split": dataset.split, "seed": seed,
+        "policy": {**asdict(policy), "gaps": list(policy.gaps)}}
+    config_path = RunDir(out).config_path
+    if config_path.exists():
+        old = read_json(config_path, "run configuration")
+        if old != json.loads(json.dumps(config)):
+            changed = sorted(k for k in config if not isinstance(old, dict)
+                             or old.get(k) != json.loads(json.dumps(config[k])))
+            raise DuplexevalError(f"{out} holds a run with a different configuration "
+                                  f"(changed: {', '.join(changed) or 'unknown'}); choose "
+                                  "another --out or remove it")
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(config_path, config)
+    logs = []
+    for dialogue in dataset:
+        audio = load_dialogue_audio(dialogue)
+        for user in dataset.user_channels:
+            result = run_interactive(system, dialogue, audio, user, policy, seed)
+            folder = write_interactive(out, result, dialogue.id, user)
+            logs.append(folder / f"{dialogue.id}_ch{user}.decisions.jsonl")
+    return logs

@@ -1,0 +1,293 @@
+"""Building a bundled suite (or a subset of it) into the cache, and listing the builds.
+
+See :mod:`duplexeval.suites` for the cache layout and the quick subset.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tqdm import tqdm
+
+from duplexeval._cache import cache_root
+from duplexeval._fileio import atomic_write_json, exclusive_lock
+from duplexeval.data._dialogue import Dialogue
+from duplexeval.errors import DuplexevalError
+from duplexeval.suites._registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
+
+if TYPE_CHECKING:
+    from duplexeval.synth._spec import DialogueSpec
+
+__all__ = ["build_suite", "quick_by_label", "quick_min_shifts", "shift_samples", "subset_label",
+           "suite_gaps", "suite_path", "suite_rows"]
+
+SYNTHESIZER_SOURCES = ("synth", "suites", "speech/engines", "speech/_tts.py", "speech/_clipbank.py",
+                       "speech/clips", "speech/_japanese.py", "speech/_pitch.py", "audio.py",
+                       "events.py", "timeline.py", "data/_dialogue.py", "data/_m3.py")
+"""What makes a build from specs, relative to the package: its source and data files are part
+of every build's key, so a cached build is always the current code's (no version to bump)."""
+
+
+@functools.lru_cache(maxsize=1)
+def synthesizer_digest() -> str:
+    """:func:`sources_digest` of this package's :data:`SYNTHESIZER_SOURCES`."""
+    return sources_digest(Path(__file__).resolve().parents[1], SYNTHESIZER_SOURCES)
+
+
+def sources_digest(package: Path, sources: tuple[str, ...]) -> str:
+    """SHA-256 over the files ``sources`` name under ``package`` (files, or folders taken
+    whole; relative paths and bytes, sorted; ``__pycache__`` left out)."""
+    h = hashlib.sha256()
+    for source in sources:
+        root = package / source
+        files = [root] if root.is_file() else sorted(
+            p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        for path in files:
+            h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _source_files(suite: Suite) -> list[Path]:
+    if suite.from_toy:
+        from duplexeval.synth._toy import find_toy
+
+        toy = find_toy()
+        return sorted(p for p in toy.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".txt"))
+    folder = suite.spec_folder()
+    files = sorted(p for p in folder.glob("*") if p.suffix in (".json", ".yaml", ".yml"))
+    if not files:
+        raise DuplexevalError(f"suite {suite.name}: no specs in {folder}")
+    return files
+
+
+Subset = int | str | None
+"""Which dialogues a build holds: None = all, an int ``k`` = the first ``k``, ``"quick"`` = the
+quick subset (:data:`QUICK_MIN_SHIFTS`)."""
+
+
+def quick_min_shifts(suite: Suite) -> int:
+    """The shift samples a suite's quick subset reaches: the suite's own
+    ``quick_min_shifts`` or :data:`QUICK_MIN_SHIFTS`."""
+    return suite.quick_min_shifts if suite.quick_min_shifts is not None else QUICK_MIN_SHIFTS
+
+
+def _key(suite: Suite, settings: dict[str, Any], limit: Subset = None) -> str:
+    h = hashlib.sha256()
+    rule: Any = limit if limit != "quick" else {"quick_min_shifts": quick_min_shifts(suite),
+                                                "quick_per_label": suite.quick_per_label}
+    fields = {k: v for k, v in dataclasses.asdict(suite).items() if k != "specs"}
+    h.update(json.dumps({"code": synthesizer_digest(), "suite": fields, "settings": settings,
+                         "limit": rule}, sort_keys=True, default=str).encode())
+    for path in _source_files(suite):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def suite_gaps(suite: Suite) -> tuple[float, ...]:
+    """The turn-shift gaps (seconds) a suite's synthesis draws from: its timing reference,
+    without the negative (overlapping) ones unless :attr:`Suite.overlapping_shifts`."""
+    from duplexeval.synth._build import reference_gaps
+
+    gaps = reference_gaps(suite.gaps)
+    return gaps if suite.overlapping_shifts else tuple(g for g in gaps if g > 0)
+
+
+def _settings(suite: Suite) -> dict[str, Any]:
+    from duplexeval.synth._build import Synthesizer, SynthSettings
+
+    settings = SynthSettings(gaps=suite_gaps(suite))
+    engine = Synthesizer(settings).engine(suite.language)
+    return {"synth": settings.to_json(), "tts": engine.settings()}
+
+
+def _check_subset(limit: Subset) -> None:
+    if limit is not None and limit != "quick" and not (isinstance(limit, int) and limit > 0):
+        raise ValueError(f"a suite subset is None, a positive int or 'quick', got {limit!r}")
+
+
+def subset_label(name: str, limit: Subset) -> str:
+    """How a build is named: ``NAME``, ``NAME-first3`` or ``NAME-quick``."""
+    _check_subset(limit)
+    return name if limit is None else f"{name}-quick" if limit == "quick" \
+        else f"{name}-first{limit}"
+
+
+def suite_path(name: str, limit: Subset = None) -> Path:
+    """Where the suite's current build lives (built or not); ``limit`` = the build of its first
+    ``limit`` dialogues only, or of its quick subset (``"quick"``)."""
+    suite = get_suite(name)
+    label = subset_label(suite.name, limit)
+    return cache_root() / "suites" / f"{label}-{_key(suite, _settings(suite), limit)}"
+
+
+def build_suite(name: str, force: bool = False, progress: bool = True, quality: bool = True,
+                log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+                limit: Subset = None) -> Path:
+    """Build a suite (or reuse the cached build); returns the dataset folder.  ``limit``
+    builds only the first ``limit`` dialogues, or with ``"quick"`` the quick subset (the
+    smallest prefix reaching :data:`QUICK_MIN_SHIFTS`; cached separately)."""
+    suite = get_suite(name)
+    target = suite_path(name, limit)
+    if _complete(target) and not force:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(target.parent / f".{target.name}.lock"):
+        if _complete(target) and not force:
+            return target  # another process built it while this one waited
+        _build_into(suite, target, progress, quality, log, limit, force)
+    return target
+
+
+def _complete(target: Path) -> bool:
+    return target.is_dir() and (target / "quality.json").is_file()
+
+
+
+
+def _build_into(suite: Suite, target: Path, progress: bool, quality: bool,
+                log: Callable[[str], None], limit: Subset, force: bool) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        if suite.from_toy:
+            from duplexeval.synth._toy import voice_toy
+
+            if isinstance(limit, str):
+                raise DuplexevalError(f"suite {suite.name} has no quick subset; give a count")
+            voice_toy(tmp, progress=progress, limit=limit)
+        else:
+            _build_from_specs(suite, tmp, progress, limit)
+        if quality:
+            _write_quality(suite, tmp, log, asr=limit is None)
+        _publish(tmp, target, keep_complete=not force)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _publish(tmp: Path, target: Path, keep_complete: bool) -> None:
+    """Move the finished build ``tmp`` to ``target``.  Another process may have built the same
+    key meanwhile (parallel test workers, two terminals): a complete build there is kept
+    (``keep_complete``; builds of one key are identical) and ours dropped, since removing it
+    could pull a dataset from under its reader; an incomplete one is replaced."""
+    for _ in range(3):
+        if keep_complete and (target / "quality.json").is_file():
+            return  # the caller's `finally` removes tmp
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)
+        try:
+            os.replace(tmp, target)
+            return
+        except OSError:  # another build landed between the check and the rename
+            continue
+    raise DuplexevalError(f"cannot move the build of {target.name} into {target.parent}")
+
+
+def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> int:
+    """Smooth-turn-taking (TURN_SHIFT) samples of the multi-gen plan of ``dialogues`` on the
+    user ``channels``: the n of a smooth-turn-taking cell."""
+    from duplexeval.events import EventKind
+    from duplexeval.plan._samples import EvalProtocol, PlanOptions, build_plan
+
+    plan = build_plan(dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN, channels=channels))
+    return sum(s.event_type is EventKind.TURN_SHIFT for s in plan.samples)
+
+
+def quick_by_label(specs: Sequence[DialogueSpec], per_label: int) -> list[DialogueSpec]:
+    """The first ``per_label`` specs of each ``mtr.label`` (specs without one form one group),
+    in spec order."""
+    taken: dict[str | None, int] = {}
+    out = []
+    for spec in specs:
+        label = spec.mtr.label if spec.mtr is not None else None
+        if taken.get(label, 0) < per_label:
+            taken[label] = taken.get(label, 0) + 1
+            out.append(spec)
+    return out
+
+
+def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) -> None:
+    """Synthesize the suite's specs in order: all of them, the first ``limit``, or (quick)
+    until the dialogues built so far reach :func:`quick_min_shifts` shift samples (or, where
+    the suite says so, the first dialogues of each label: :func:`quick_by_label`)."""
+    from duplexeval.synth._build import SynthSettings
+    from duplexeval.synth._mtr_synthesizer import synthesizer_for
+    from duplexeval.synth._spec import load_specs
+
+    specs = load_specs(suite.spec_folder())
+    if isinstance(limit, int):
+        specs = specs[:limit]
+    per_label = suite.quick_per_label if limit == "quick" else None
+    if per_label is not None:
+        specs = quick_by_label(specs, per_label)
+    synth = synthesizer_for(specs, SynthSettings(gaps=suite_gaps(suite)))
+    built = []
+    # a quick subset by shifts stops when it has them: the bar counts the dialogues built (a
+    # quick subset by label knows its dialogues, so its bar has a total)
+    by_shifts = limit == "quick" and per_label is None
+    for spec in tqdm(specs, desc=f"synth {subset_label(suite.name, limit)}", unit="dialogue",
+                     total=None if by_shifts else len(specs), file=sys.stderr,
+                     disable=not progress):
+        built.append(synth.build(spec))
+        if by_shifts and shift_samples([b.dialogue() for b in built],
+                                       suite.channels) >= quick_min_shifts(suite):
+            break
+    synth.write(built, out, metadata={"name": suite.name, "description": suite.description,
+                                      "user_channels": list(suite.channels)})
+
+
+def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None],
+                   asr: bool = True) -> None:
+    """``quality.json``; ``asr=False`` leaves out the ASR round trip (WER / kana CER), which
+    costs as much as the synthesis itself: subsets (the demo's quick subsets) skip it, the
+    full suites (``duplexeval data build``) measure it."""
+    from duplexeval.data._validate import Need, load_dataset
+    from duplexeval.synth._quality import quality_report
+
+    dataset, _ = load_dataset(folder, audio=Need.REQUIRE)
+    report = quality_report(dataset, suite_gaps(suite), asr=asr)
+    if suite.from_toy:
+        from duplexeval.synth._toy import annotation_round_trip
+
+        report["annotation_round_trip"] = annotation_round_trip(dataset)
+    atomic_write_json(folder / "quality.json", report)
+    asr_report = report.get("asr")
+    words = (f"{asr_report.get('metric')} {asr_report.get('value', float('nan')):.3f} over "
+             f"{asr_report.get('ipus')} IPUs" if asr_report else
+             "ASR round trip skipped (subset)")
+    ks = report["timing"]["ks"]
+    gaps = ("turn-shift gaps: none to compare" if ks is None else
+            f"turn-shift gaps vs the {suite.gaps} timing reference's: KS distance {ks:.3f} "
+            "(0 = the same distribution, 1 = disjoint)")
+    log(f"{suite.name}: {words}; {gaps}")
+
+
+def suite_rows() -> list[list[object]]:
+    """One row per suite: name, language, domain, dialogues, built?, audio minutes, MB, path."""
+    rows: list[list[object]] = []
+    for suite in SUITES.all().values():
+        try:
+            path = suite_path(suite.name)
+        except DuplexevalError as exc:
+            rows.append([suite.name, suite.language, suite.domain, "-", "unavailable", "-",
+                         "-", str(exc).split(":")[0]])
+            continue
+        specs = len(_source_files(suite)) if not suite.from_toy else 5
+        if (path / "quality.json").is_file():
+            q = json.loads((path / "quality.json").read_text(encoding="utf-8"))
+            size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+            rows.append([suite.name, suite.language, suite.domain, q["dialogues"], "built",
+                         f"{q['seconds'] / 60:.1f}", f"{size / 1e6:.1f}", str(path)])
+        else:
+            rows.append([suite.name, suite.language, suite.domain, specs, "not built", "-",
+                         "-", "duplexeval data build " + suite.name])
+    return rows
