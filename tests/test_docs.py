@@ -130,8 +130,8 @@ def test_the_site_has_every_page_of_the_nav(site: Path) -> None:
     metrics = (site / "concepts" / "metrics.html").read_text(encoding="utf-8")
     assert "Smooth turn-taking (TURN_SHIFT" in metrics and "<code>user  uuuuuuuuuuuuu|" in metrics
     api = (site / "reference" / "api.html").read_text(encoding="utf-8")
-    for anchor in ("duplexeval.benchmarks._evaluate.evaluate", "duplexeval.runs._directory.open_run",
-                   "duplexeval.results._reader.load", "duplexeval.systems._base.System"):
+    for anchor in ("duplexeval.benchmarks.evaluate", "duplexeval.runs.open_run",
+                   "duplexeval.results.load", "duplexeval.systems.System"):
         assert f'id="{anchor}"' in api, anchor
 
 

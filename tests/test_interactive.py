@@ -212,8 +212,8 @@ def test_replay_cli_reproduces_and_reports_divergence(
     dataset, _ = load_dataset(sample_voiced)
     dialogue = dataset.dialogues[0]
     user = dataset.user_channels[0]
-    run = run_interactive(ScriptedSystem(delay="0.3"), dialogue, load_dialogue_audio(dialogue), user,
-                          POLICY, 0)
+    run = run_interactive(ScriptedSystem(delay="0.3"), dialogue, load_dialogue_audio(dialogue),
+                          user, POLICY, 0)
     folder = write_interactive(tmp_path / "run", run, dialogue.id, user)
     assert main(["replay", str(tmp_path / "run"), "--dataset", str(sample_voiced)]) == 0
     assert "reproduced" in capsys.readouterr().out

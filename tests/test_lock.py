@@ -111,7 +111,8 @@ def test_the_test_environment_is_the_lock() -> None:
 
 
 def lock_filter() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("lock_filter", ROOT / "scripts" / "lock_filter.py")
+    spec = importlib.util.spec_from_file_location("lock_filter",
+                                                  ROOT / "scripts" / "lock_filter.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -40,8 +40,8 @@ from duplexeval.runs._driver import (
 from duplexeval.systems._base import System
 from duplexeval.systems._registry import load_system, resolve_system_class
 
-__all__ = ["SystemRef", "UnitReport", "UnitTask", "WorkUnit", "load_dialogue_audio", "output_problem",
-           "plan_units", "record_lost", "run_unit", "run_unit_on_worker"]
+__all__ = ["SystemRef", "UnitReport", "UnitTask", "WorkUnit", "load_dialogue_audio",
+           "output_problem", "plan_units", "record_lost", "run_unit", "run_unit_on_worker"]
 
 
 @dataclass(frozen=True)

@@ -136,8 +136,8 @@ def _item_fields(spec: DialogueSpec, k: int, user: Turn) -> dict[str, Any]:
 
 def mtr_record(spec: DialogueSpec, placed: Sequence[PlacedUtterance],
                background: Sequence[Mapping[str, Any]], duration: float) -> dict[str, Any]:
-    """The record's ``mtr`` field (:mod:`duplexeval.data._mtr_record`) from the placed turns (in spec
-    order), the background placements (in spec order) and the audio's length (s)."""
+    """The record's ``mtr`` field (:mod:`duplexeval.data._mtr_record`) from the placed turns (in
+    spec order), the background placements (in spec order) and the audio's length (s)."""
     assert spec.mtr is not None
     layout = mtr_layout(spec)
     users = [placed[u].span for _, u, _ in layout]

@@ -6,6 +6,8 @@ Third-party systems implement the interface re-exported here::
 """
 
 from duplexeval.systems._base import (
+    BatchRowFailure,
+    BatchSession,
     Capabilities,
     ClockKind,
     DialogueInfo,
@@ -19,6 +21,8 @@ from duplexeval.systems._base import (
 )
 
 __all__ = [
+    "BatchRowFailure",
+    "BatchSession",
     "Capabilities",
     "ClockKind",
     "DialogueInfo",

@@ -1,6 +1,6 @@
 """Judged dimensions that a suite's annotations ask for on their own events: MTR's instruction
-following and safety (the ``mtr_round`` of the event, :mod:`duplexeval.data._mtr_record`) and FLEXI's
-judged scores (the ``flexi`` record on the item's anchor event,
+following and safety (the ``mtr_round`` of the event, :mod:`duplexeval.data._mtr_record`) and
+FLEXI's judged scores (the ``flexi`` record on the item's anchor event,
 :mod:`duplexeval.data._flexi_record`).
 
 Times are output-wav seconds (``input_start`` = 0); ``T`` the event start, ``E`` its end.

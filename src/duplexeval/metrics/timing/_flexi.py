@@ -2,8 +2,8 @@
 
 The rules are :mod:`duplexeval.metrics.timing._flexi_rules` (FLEXI's code, with the paper's
 conventions as options); this module applies them to the anchor event of each item, which carries
-the item's record (``flexi`` in the event metadata, :mod:`duplexeval.data._flexi_record`).  Times are
-output-wav seconds (``input_start`` = 0, dialogue times minus ``input_start``); ``T`` the
+the item's record (``flexi`` in the event metadata, :mod:`duplexeval.data._flexi_record`).  Times
+are output-wav seconds (``input_start`` = 0, dialogue times minus ``input_start``); ``T`` the
 event start; channel 1 the system, whose ASR words are ``w``.  Defaults follow the paper;
 ``compat=True`` reproduces the released code (the differences are listed per rule).
 

@@ -28,7 +28,8 @@ __all__ = ["M3", "score_official"]
 def score_official(path: Path, out: Path, variant: str = "m3", language: str = "",
                    domain: str = "", transcript_key: str = AnalysisFiles.TRANSCRIPT_FIELD,
                    ) -> Results:
-    """Re-score an official pipeline's output folder (see :mod:`duplexeval.metrics._m3_metadata`)."""
+    """Re-score an official pipeline's output folder (see
+    :mod:`duplexeval.metrics._m3_metadata`)."""
     events, meta = read_m3_outputs(path, transcript_key, language, domain)
     timing = get_variant(variant)
     scores = score_events(events, timing)

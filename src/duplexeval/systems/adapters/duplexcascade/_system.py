@@ -30,8 +30,8 @@ class DuplexCascadeSystem(System):
       (a server behind an authenticating proxy); never recorded.
 
     24 kHz mono, 80 ms frames, clock ``wall``: deadline-paced, output through a playout buffer
-    (:mod:`duplexeval.systems.realtime._driver`).  The runner resamples the dataset to 24 kHz (the M3
-    client sends the input at its own rate, right only for 24 kHz data).  Each session is a new
+    (:mod:`duplexeval.systems.realtime._driver`).  The runner resamples the dataset to 24 kHz (the
+    M3 client sends the input at its own rate, right only for 24 kHz data).  Each session is a new
     connection; no snapshot, no teacher forcing (multi-turn protocols replay the context).
     """
 
