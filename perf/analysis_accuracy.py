@@ -38,7 +38,7 @@ from duplexeval.metrics._scoring import score_events
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.speech._activity import ActivityOptions, VadEngine
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import load_system
 
 GROUPS = {
     "sample-en": "sample-en (bundled, voiced with the clip bank; README figures, checked by "

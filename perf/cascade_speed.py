@@ -41,7 +41,7 @@ from duplexeval.runs import execute_run
 from duplexeval.runs._session_view import session_spec
 from duplexeval.speech._asr import Transcriber
 from duplexeval.suites import build_suite, get_suite
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import load_system
 from duplexeval.systems.builtin.cascade import CascadeConfig, CascadeSystem
 from duplexeval.systems.builtin.cascade._engines import Engines
 from duplexeval.systems.builtin.cascade._responder import best_match

@@ -14,9 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from duplexeval.benchmarks import evaluate
-from duplexeval.benchmarks._verify import verify_bundle
-from duplexeval.systems._registry import load_system
+from duplexeval.benchmarks import evaluate, verify_bundle
+from duplexeval.systems import load_system
 
 
 def frames(out: Path) -> int:

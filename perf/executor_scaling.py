@@ -41,7 +41,7 @@ from duplexeval.data import Need, load_dataset
 from duplexeval.data._voice_bursts import voice_bursts
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import DaskExecutor, execute_run
-from duplexeval.systems._base import BatchSession, Forced, Session, SessionSpec, StepOutput
+from duplexeval.systems import BatchSession, Forced, Session, SessionSpec, StepOutput
 from duplexeval.systems.builtin._scripted import ScriptedSystem
 
 SAMPLE_EN = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "bundled" / "sample-en"

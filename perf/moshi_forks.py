@@ -51,7 +51,7 @@ from duplexeval.data import Need, load_dataset
 from duplexeval.data._voice_bursts import voice_bursts
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs._driver import DialogueAudio, run_group
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import load_system
 
 REPO = Path(__file__).resolve().parents[1]
 TOY_CHAT = REPO.parent / "shared" / "m3_toy" / "ja" / "chat" / "magicdata_toy"

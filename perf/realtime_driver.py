@@ -60,11 +60,10 @@ from typing import Any
 import numpy as np
 from websockets.sync.server import ServerConnection, serve
 
-from duplexeval.analysis._segments import SpeechSegment
+from duplexeval.analysis import SpeechSegment
 from duplexeval.metrics import EventView
 from duplexeval.metrics.timing._m3 import M3Timing
-from duplexeval.systems import SessionSpec
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import SessionSpec, load_system
 
 RATE = 24000
 MOSHI_FRAME = 1920

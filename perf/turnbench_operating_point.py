@@ -43,7 +43,7 @@ from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.report._text import format_table
 from duplexeval.runs import execute_run
 from duplexeval.suites import build_suite
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import load_system
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything here is offline
 

@@ -15,7 +15,7 @@ from duplexeval.metrics._score_run import score_run_dir
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.results import ContentRecord, OfflineRecord
 from duplexeval.runs import execute_run
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import load_system
 
 JUDGE_REASON = "The answer <b>names</b> the place & the year."
 """A reason with markup characters: the report must show them as text."""

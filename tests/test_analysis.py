@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from duplexeval.analysis import Chunk, SpeechSegment
 from duplexeval.analysis import _pipeline as pipeline
 from duplexeval.analysis._pipeline import AnalysisOptions, analyze_run
-from duplexeval.analysis._segments import Chunk, SpeechSegment
 from duplexeval.cli import main
 from duplexeval.data import Need, bundled_dataset, load_dataset
 from duplexeval.data._voice_bursts import voice_bursts
@@ -30,7 +30,7 @@ from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.results import load as load_results_file
 from duplexeval.runs import execute_run
 from duplexeval.speech._activity import ActivityOptions, VadEngine
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import load_system
 
 VAD_ONLY = AnalysisOptions(vad=ActivityOptions(engine=VadEngine.SILERO), asr="none")
 

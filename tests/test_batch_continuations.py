@@ -17,7 +17,7 @@ from duplexeval.cli import main
 from duplexeval.data import Dataset, Need, load_dataset
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan, split_passes
 from duplexeval.runs._driver import DialogueAudio, SampleOutput, run_group
-from duplexeval.systems._base import (
+from duplexeval.systems import (
     BatchSession,
     Session,
     SessionSpec,

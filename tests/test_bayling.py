@@ -14,8 +14,7 @@ import soundfile as sf
 import soxr
 
 from duplexeval.cli import main
-from duplexeval.systems import SessionSpec
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import SessionSpec, load_system
 from duplexeval.systems.adapters.bayling._tokens import WINDOW, block_tokens
 from tiny_duplex import tiny_dataset
 

@@ -25,8 +25,7 @@ from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.runs._driver import DialogueAudio, run_group
 from duplexeval.runs._session_view import session_spec
-from duplexeval.systems import Oracle, System
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import Oracle, System, load_system
 from duplexeval.systems.builtin.cascade._responder import acknowledgement, best_match, normalise
 from duplexeval.systems.builtin.cascade._vad import StreamingVad
 from fake_openai import FakeOpenAI, fake_reply

@@ -15,8 +15,7 @@ import soundfile as sf
 from duplexeval.cli import main
 from duplexeval.data import Need, load_dataset
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
-from duplexeval.systems import SessionSpec, SystemFailure
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import SessionSpec, SystemFailure, load_system
 
 DELAY = 0.5
 """Seconds the fake model delays its echo of the user."""

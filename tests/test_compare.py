@@ -15,8 +15,7 @@ from duplexeval.cli import main
 from duplexeval.errors import DuplexevalError
 from duplexeval.metrics._paired import holm, paired_difference
 from duplexeval.report._compare import compare_runs
-from duplexeval.results import OfflineRecord, load, load_scored
-from duplexeval.results._model import EventResult
+from duplexeval.results import EventResult, OfflineRecord, load, load_scored
 from duplexeval.runs import RunDir
 from test_results_reader import make_run
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from duplexeval.analysis._segments import Chunk, SpeechSegment
+from duplexeval.analysis import Chunk, SpeechSegment
 from duplexeval.data import Dialogue, Word
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind
@@ -259,7 +259,7 @@ def test_a_missing_dataset_is_said_not_silently_zero() -> None:
 
 
 def _results_with(content: object) -> object:
-    from duplexeval.results._model import Results, SourceInfo, VariantInfo
+    from duplexeval.results import Results, SourceInfo, VariantInfo
 
     return Results(source=SourceInfo(kind="run", path="x", metadata="m"),
                    variant=VariantInfo(name="m3", version="1", source="", settings={}),

@@ -38,7 +38,7 @@ from duplexeval.plan._samples import (
     build_plan,
 )
 from duplexeval.runs import execute_run
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import load_system
 
 SCRIPTED = {"stop_delay": "0.2", "continue_forced": "1", "delay": "1.0", "duration": "6"}
 SYSTEMS: dict[str, tuple[str, dict[str, str], list[str]]] = {

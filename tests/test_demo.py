@@ -11,7 +11,7 @@ import pytest
 
 from browser import Elements, chromium, load
 from duplexeval.app._demo import STAGES, run_demo
-from duplexeval.benchmarks._verify import verify_bundle
+from duplexeval.benchmarks import verify_bundle
 from duplexeval.speech._tts import engine_class
 
 

@@ -17,8 +17,7 @@ pytest.importorskip("websockets")
 from duplexeval.cli import main
 from duplexeval.data import Need, load_dataset
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
-from duplexeval.systems import SessionSpec, SystemFailure
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import SessionSpec, SystemFailure, load_system
 from fake_duplexcascade import FRAME, RATE, FakeDuplexCascade
 from tiny_duplex import tiny_dataset
 from tls_cert import self_signed

@@ -19,8 +19,7 @@ from duplexeval.benchmarks._m3 import M3
 from duplexeval.benchmarks._manifest import sha256_file
 from duplexeval.cli import main
 from duplexeval.plan import EvalProtocol
-from duplexeval.systems import Capabilities, Session, SessionSpec, System
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import Capabilities, Session, SessionSpec, System, load_system
 
 TINY = Benchmark(
     name="tiny-m3", version="0", title="tiny M3", seed="a test",

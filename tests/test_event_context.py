@@ -4,7 +4,7 @@ on its anchor event; and how the ``mtr`` variant reads them."""
 
 from __future__ import annotations
 
-from duplexeval.analysis._segments import Chunk, SpeechSegment
+from duplexeval.analysis import Chunk, SpeechSegment
 from duplexeval.data import Dialogue
 from duplexeval.events import Event, EventKind
 from duplexeval.metrics import EventView, get_variant

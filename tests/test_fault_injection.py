@@ -135,8 +135,7 @@ REALTIME_FAULTS = [
 def test_openai_realtime_faults_fail_the_session_with_the_reason(
         monkeypatch: pytest.MonkeyPatch, kind: str, after: int, reason: str) -> None:
     pytest.importorskip("websockets")
-    from duplexeval.systems import SessionSpec, SystemFailure
-    from duplexeval.systems._registry import load_system
+    from duplexeval.systems import SessionSpec, SystemFailure, load_system
     from fake_realtime import RATE, FakeRealtimeServer
     from test_openai_realtime import FRAME, user_audio
 

@@ -86,7 +86,7 @@ def test_the_flexi_benchmark_tables_show_each_protocols_scenarios(
     """``eval flexi`` (as the demo runs it) writes one table per protocol, with the scenarios
     that protocol measures, one row per system."""
     from duplexeval.benchmarks import BENCHMARKS, evaluate
-    from duplexeval.systems._registry import load_system
+    from duplexeval.systems import load_system
 
     cells = []
     for name in ("reference", "silence"):

@@ -23,8 +23,7 @@ pytest.importorskip("werkzeug")
 from duplexeval.cli import main
 from duplexeval.data import Need, load_dataset
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
-from duplexeval.systems import SessionSpec, SystemFailure
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import SessionSpec, SystemFailure, load_system
 from fake_freeze_omni import IN_RATE, FakeFreezeOmni
 from tiny_duplex import tiny_dataset
 from tls_cert import self_signed

@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from duplexeval.analysis._segments import read_transcript
+from duplexeval.analysis import read_transcript
 from duplexeval.cli import INPUT_ERRORS
 from duplexeval.data import Need, check_dataset
 from duplexeval.data._m3 import read_alignment
@@ -233,7 +233,7 @@ def test_results_files(folders: dict[str, Path], examples: int) -> None:
 def test_a_transcript_with_an_infinite_channel_or_time_is_one_line(tmp_path: Path) -> None:
     """Found by fuzzing: ``"channel": Infinity`` raised OverflowError; a non-finite timestamp
     was read as given."""
-    from duplexeval.analysis._segments import read_transcript
+    from duplexeval.analysis import read_transcript
     from duplexeval.errors import DuplexevalError
 
     path = tmp_path / "t.json"

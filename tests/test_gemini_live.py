@@ -15,8 +15,7 @@ import soundfile as sf
 pytest.importorskip("websockets")
 
 from duplexeval.cli import main
-from duplexeval.systems import SessionSpec, SystemFailure
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import SessionSpec, SystemFailure, load_system
 from fake_gemini import FakeGeminiServer
 from tone_dataset import (
     has_driver_trace,

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import needs_extra
 from duplexeval._fileio import atomic_write_json, atomic_write_text, json_line
-from duplexeval.analysis._segments import Chunk, SpeechSegment, transcript_json
+from duplexeval.analysis import Chunk, SpeechSegment, transcript_json
 from duplexeval.cli import main
 from duplexeval.metrics._stats import RESAMPLES
 from duplexeval.metrics.content import _agreement as agreement_module

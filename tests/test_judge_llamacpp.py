@@ -36,7 +36,7 @@ import openai
 import pytest
 from openai.resources.chat.completions import Completions
 
-from duplexeval.analysis._segments import Chunk, SpeechSegment
+from duplexeval.analysis import Chunk, SpeechSegment
 from duplexeval.cli import main
 from duplexeval.data import Dialogue, Word
 from duplexeval.data.recipes._topiocqa import QaTurn, write_specs

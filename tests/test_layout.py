@@ -12,11 +12,11 @@ MAX_FUNCTION_LINES = 60
 RUN_DIR_NAMES = ("config.json", "metadata.jsonl", "run_summary.json", ".context.wav",
                  "settings.json", "inputs.json", "per_event.jsonl", "aggregate.json",
                  "results.json", "analysis-truth", "scores-truth", ".trace.json")
-OWNER = PACKAGE / "runs" / "directory.py"
+OWNER = PACKAGE / "runs" / "_directory.py"
 OTHER_FORMATS = {
-    PACKAGE / "metrics" / "m3_metadata.py": "the official M3 pipeline's output folders",
-    PACKAGE / "speech" / "whisper_model.py": "the files of a Whisper model folder",
-    PACKAGE / "peers" / "fdb" / "io.py": "a peer re-scoring's output folder (per_sample.jsonl, "
+    PACKAGE / "metrics" / "_m3_metadata.py": "the official M3 pipeline's output folders",
+    PACKAGE / "speech" / "_whisper_model.py": "the files of a Whisper model folder",
+    PACKAGE / "peers" / "fdb" / "_io.py": "a peer re-scoring's output folder (per_sample.jsonl, "
                                      "aggregate.json)",
 }
 """Modules that name files of other formats that happen to share a name."""
@@ -70,9 +70,12 @@ def test_only_the_run_directory_owner_spells_its_file_names() -> None:
     assert all(any(name in value for value in spelled) for name in RUN_DIR_NAMES)
 
 
-CORE = {"__init__.py", "__main__.py", "audio.py", "cache.py", "environment.py", "errors.py",
-        "events.py", "fileio.py", "registry.py", "timeline.py", "version.py"}
+CORE = {"__init__.py", "__main__.py", "_audio.py", "_cache.py", "_environment.py", "errors.py",
+        "events.py", "_fileio.py", "registry.py", "timeline.py", "version.py"}
 """The modules the package root keeps: the core every stage imports (each stage is a package)."""
+PUBLIC_MODULES = {"errors.py", "events.py", "registry.py", "timeline.py", "version.py"}
+"""The root's public modules; every other module is private (a leading underscore): a package's
+``__init__`` is its public surface (issue 28)."""
 
 
 def test_the_root_keeps_only_the_core_and_one_module_touches_audio_files() -> None:
@@ -82,7 +85,16 @@ def test_the_root_keeps_only_the_core_and_one_module_touches_audio_files() -> No
                    (alias.name if isinstance(node, ast.Import) else node.module or "")
                    .split(".")[0] == "soundfile" for alias in node.names)
                    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))]
-    assert readers == ["audio.py"]
+    assert readers == ["_audio.py"]
+
+
+def test_internal_modules_are_private() -> None:
+    """Outside the root's public core, every module's name starts with an underscore (the
+    package's ``__init__`` re-exports what users import; ``__main__`` runs it)."""
+    public = sorted(str(path.relative_to(PACKAGE)) for path in _modules()
+                    if not path.name.startswith("_")
+                    and not (path.parent == PACKAGE and path.name in PUBLIC_MODULES))
+    assert public == [], f"modules to rename with a leading underscore: {public}"
 
 
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -17,7 +17,7 @@ import io
 from pathlib import Path
 
 from duplexeval.report._m3_figures import figure4_csv, figure5_csv, write_m3_figures
-from duplexeval.results._model import (
+from duplexeval.results import (
     AggregateRow,
     EventResult,
     Results,

@@ -3,12 +3,12 @@ the variant and in ``results.json``; metrics that are not intervals have none.""
 
 from __future__ import annotations
 
-from duplexeval.analysis._segments import SpeechSegment
+from duplexeval.analysis import SpeechSegment
 from duplexeval.metrics import EventView, get_variant, variant_names
 from duplexeval.metrics._score_outputs import build_results
 from duplexeval.metrics._scoring import score_events
 from duplexeval.metrics.timing._m3 import M3Timing
-from duplexeval.results._model import SourceInfo
+from duplexeval.results import SourceInfo
 
 
 def event(kind: str, start: float, end: float, *model: tuple[float, float]) -> EventView:

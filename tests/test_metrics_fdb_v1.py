@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from duplexeval.analysis._segments import Chunk, SpeechSegment
+from duplexeval.analysis import Chunk, SpeechSegment
 from duplexeval.metrics import EventView, get_variant
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from duplexeval.analysis._segments import Chunk, SpeechSegment
+from duplexeval.analysis import Chunk, SpeechSegment
 from duplexeval.metrics import EventView, get_variant
 from duplexeval.metrics._scoring import score_events
 

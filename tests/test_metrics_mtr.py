@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from duplexeval.analysis._segments import Chunk, SpeechSegment
+from duplexeval.analysis import Chunk, SpeechSegment
 from duplexeval.metrics import EventView, get_variant
 from duplexeval.metrics._scoring import aggregate_rows, score_events
 from duplexeval.metrics.timing._mtr_rules import (
@@ -138,7 +138,7 @@ def test_round_rows_follow_the_events_rounds() -> None:
 def test_the_report_writes_an_mtr_table_with_its_curves() -> None:
     from duplexeval.metrics._score_outputs import build_results
     from duplexeval.report._text import markdown_from_lines, variant_report_lines
-    from duplexeval.results._model import SourceInfo
+    from duplexeval.results import SourceInfo
 
     good = [_seg([(4.5, 4.8), (4.9, 5.2), (5.3, 5.6), (5.7, 6.0)])]
     events = [_event("TURN_SHIFT", good, round=1), _event("TURN_SHIFT", [], round=2)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from duplexeval.analysis._segments import SpeechSegment
+from duplexeval.analysis import SpeechSegment
 from duplexeval.metrics import EventView, get_variant
 from duplexeval.metrics._distributions import compare_distributions, js_divergence
 from duplexeval.metrics._scoring import score_events

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from duplexeval.analysis._segments import SpeechSegment
+from duplexeval.analysis import SpeechSegment
 from duplexeval.data import Dialogue
 from duplexeval.events import Event, EventKind
 from duplexeval.metrics import EventView, get_variant

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.systems import SessionSpec, SystemFailure
-from duplexeval.systems._registry import available_systems, load_system
+from duplexeval.systems import SessionSpec, SystemFailure, available_systems, load_system
 from duplexeval.systems.adapters.moshi_inproc._settings import parse_settings
 from duplexeval.systems.adapters.moshi_inproc._text import TextForcing, piece_text
 

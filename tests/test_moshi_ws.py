@@ -17,8 +17,7 @@ pytest.importorskip("websockets")
 from duplexeval.cli import main
 from duplexeval.data import Need, load_dataset
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
-from duplexeval.systems import SessionSpec, SystemFailure
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import SessionSpec, SystemFailure, load_system
 from fake_moshi import FRAME, RATE, FakeMoshiServer
 
 WINDOW = "2"

@@ -26,7 +26,7 @@ from duplexeval.report._mtr_tables import (
     table_markdown,
     table_tex,
 )
-from duplexeval.results._model import AggregateRow, Results, SourceInfo, VariantInfo
+from duplexeval.results import AggregateRow, Results, SourceInfo, VariantInfo
 from duplexeval.suites import get_suite
 from duplexeval.suites._build import quick_by_label
 from duplexeval.synth._spec import load_specs

@@ -11,8 +11,7 @@ import pytest
 
 pytest.importorskip("websockets")
 
-from duplexeval.systems import SessionSpec, SystemFailure
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import SessionSpec, SystemFailure, load_system
 from fake_realtime import RATE, FakeRealtimeServer
 
 pytestmark = pytest.mark.realtime

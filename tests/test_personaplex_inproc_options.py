@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.systems import SessionSpec, SystemFailure
-from duplexeval.systems._registry import available_systems, load_system
+from duplexeval.systems import SessionSpec, SystemFailure, available_systems, load_system
 from duplexeval.systems.adapters.personaplex_inproc._settings import (
     ASSISTANT_PROMPT,
     BUILTIN_CONFIG,

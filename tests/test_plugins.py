@@ -22,11 +22,11 @@ from duplexeval.cli import main
 from duplexeval.data.recipes import RECIPES, recipe
 from duplexeval.errors import DuplexevalError
 from duplexeval.metrics import VARIANTS, get_variant
-from duplexeval.peers._registry import PEERS, get_peer
+from duplexeval.peers import PEERS, get_peer
 from duplexeval.registry import Registry
 from duplexeval.speech._tts import TTS_ENGINES, load_engine
 from duplexeval.suites import SUITES, get_suite
-from duplexeval.systems._registry import SYSTEMS, load_system
+from duplexeval.systems import SYSTEMS, load_system
 
 DIST = "duplexeval-plugin-demo"
 PLUGIN = '''
@@ -190,6 +190,6 @@ def test_a_system_module_in_the_current_folder_is_found(tmp_path: Path,
         "from duplexeval.systems.builtin._replay import SilenceSystem as Bot\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
-    from duplexeval.systems._registry import load_system
+    from duplexeval.systems import load_system
 
     assert load_system("mybot_here:Bot").name == "silence"

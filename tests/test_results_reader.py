@@ -13,7 +13,7 @@ from duplexeval import results as reader
 from duplexeval._fileio import atomic_write_json
 from duplexeval.cli import main
 from duplexeval.errors import DuplexevalError
-from duplexeval.results._model import SCHEMA_VERSION, EventResult
+from duplexeval.results import SCHEMA_VERSION, EventResult
 from duplexeval.runs._directory import DatasetInfo, RunConfigFile, RunDir, SystemInfo
 from test_report_tables import make_results
 

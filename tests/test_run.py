@@ -22,8 +22,15 @@ from duplexeval.cli import main
 from duplexeval.data import Dataset, Need, load_dataset
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs._driver import DialogueAudio, run_group
-from duplexeval.systems import Capabilities, Forced, Session, SessionSpec, StepOutput, System
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import (
+    Capabilities,
+    Forced,
+    Session,
+    SessionSpec,
+    StepOutput,
+    System,
+    load_system,
+)
 from frame_oracle import frames_needed
 
 

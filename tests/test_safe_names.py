@@ -22,7 +22,7 @@ from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.suites import SUITES, Suite
 from duplexeval.synth._spec import load_spec
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import load_system
 from duplexeval.systems.builtin._replay import SilenceSystem
 from test_validate import BAD_IDS
 

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from duplexeval.analysis._segments import Chunk, SpeechSegment
+from duplexeval.analysis import Chunk, SpeechSegment
 from duplexeval.cli import main
 from duplexeval.metrics import EventView, get_variant
 from duplexeval.metrics._score_outputs import build_results
 from duplexeval.metrics._scoring import score_events
 from duplexeval.report._text import TIMING_COLUMNS, timing_table_lines
+from duplexeval.results import SourceInfo
 from duplexeval.results import load as load_results_file
-from duplexeval.results._model import SourceInfo
 
 FIXTURE = Path(__file__).parent / "fixtures" / "m3_outputs"
 

@@ -19,7 +19,7 @@ from duplexeval.data._voice_bursts import voice_bursts
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
 from duplexeval.speech._activity import ActivityOptions, VadEngine
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import load_system
 
 
 @pytest.fixture

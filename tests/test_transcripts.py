@@ -18,8 +18,7 @@ import pytest
 
 pytest.importorskip("websockets")
 
-from duplexeval.systems import SessionSpec
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import SessionSpec, load_system
 from transcripts import load_golden, render
 
 pytestmark = pytest.mark.realtime

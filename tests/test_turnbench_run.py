@@ -21,7 +21,7 @@ from duplexeval.data import Need, bundled_dataset, load_dataset
 from duplexeval.data._voice_bursts import voice_bursts
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import execute_run
-from duplexeval.systems._registry import load_system
+from duplexeval.systems import load_system
 
 SYSTEMS = {"yields": {"ignore_shorter": "0"}, "ignores": {"ignore_shorter": "1"}}
 COMMON = {"continue_forced": "1", "delay": "1.0", "duration": "6"}

@@ -26,7 +26,7 @@ def tiny_args(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def tiny_system(tiny_args: dict[str, str]) -> Any:
-    from duplexeval.systems._registry import load_system
+    from duplexeval.systems import load_system
 
     return load_system("moshi", tiny_args)
 
@@ -44,7 +44,7 @@ def plex_args(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def plex_system(plex_args: dict[str, str]) -> Any:
-    from duplexeval.systems._registry import load_system
+    from duplexeval.systems import load_system
 
     return load_system("personaplex", {**plex_args, "text_prompt": "hello there"})
 

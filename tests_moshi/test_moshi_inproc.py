@@ -200,7 +200,7 @@ def test_a_batch_of_one_row_equals_a_single_fork(tiny_system: Any) -> None:
 
 def test_a_shared_batch_codec_gives_the_same_tokens(tiny_args: dict[str, str]) -> None:
     """``batch_codec=1``: the rows' Mimi as one batch; the same text, audio within rounding."""
-    from duplexeval.systems._registry import load_system
+    from duplexeval.systems import load_system
 
     system = load_system("moshi", {**tiny_args, "batch_codec": "1"})
     session = open_session(system)
@@ -230,8 +230,7 @@ def test_a_text_card_that_is_not_the_tokenizers_size_is_refused_on_loading(
     once said: moshi's server crashed in ``IdToPiece`` on id 60) is one line naming both."""
     from tiny import LM_CONFIG, write_checkpoint
 
-    from duplexeval.systems import SystemFailure
-    from duplexeval.systems._registry import load_system
+    from duplexeval.systems import SystemFailure, load_system
 
     args = write_checkpoint(tmp_path, {**LM_CONFIG, "text_card": 64})
     system = load_system("moshi", args)

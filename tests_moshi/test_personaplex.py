@@ -324,8 +324,7 @@ def test_the_text_prompt_follows_the_domain_and_can_be_left_out(plex_args: dict[
     """By default the chat domain gets M3's chat prompt, others PersonaPlex's teacher prompt,
     each in system tags, one frame per piece between the two 6-frame spacers (no voice prompt
     with random weights); ``text_prompt=none`` leaves only the spacers."""
-    from duplexeval.systems import DialogueInfo
-    from duplexeval.systems._registry import load_system
+    from duplexeval.systems import DialogueInfo, load_system
     from duplexeval.systems.adapters.personaplex_inproc._settings import (
         ASSISTANT_PROMPT,
         CHAT_PROMPT,

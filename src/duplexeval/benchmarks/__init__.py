@@ -13,6 +13,16 @@ from duplexeval.benchmarks._base import Benchmark, Cell, CellResult
 from duplexeval.benchmarks._evaluate import EvalResult, evaluate
 from duplexeval.benchmarks._manifest import EvalManifest
 from duplexeval.benchmarks._registry import BENCHMARKS
+from duplexeval.benchmarks._verify import VerifyReport, verify_bundle
 
-__all__ = ["BENCHMARKS", "Benchmark", "Cell", "CellResult", "EvalManifest", "EvalResult",
-           "evaluate"]
+__all__ = [
+    "BENCHMARKS",
+    "Benchmark",
+    "Cell",
+    "CellResult",
+    "EvalManifest",
+    "EvalResult",
+    "VerifyReport",
+    "evaluate",
+    "verify_bundle",
+]

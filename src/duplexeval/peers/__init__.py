@@ -10,10 +10,18 @@ This layer sits above ``metrics`` (it may use its statistics) and below ``report
 
 from __future__ import annotations
 
-from duplexeval.peers._registry import PeerOptions, PeerScorer, get_peer, peer_names, register_peer
+from duplexeval.peers._registry import (
+    PEERS,
+    PeerOptions,
+    PeerScorer,
+    get_peer,
+    peer_names,
+    register_peer,
+)
 from duplexeval.peers._vad_segments import VAD_SEGMENTS_FILE, read_vad_segments
 
 __all__ = [
+    "PEERS",
     "VAD_SEGMENTS_FILE",
     "PeerOptions",
     "PeerScorer",

@@ -17,7 +17,15 @@ reads them here::
 """
 
 from duplexeval.results._content import ContentRecord, ContentResults, OfflineRecord
-from duplexeval.results._model import SCHEMA_VERSION, DatasetRef, Results
+from duplexeval.results._model import (
+    SCHEMA_VERSION,
+    AggregateRow,
+    DatasetRef,
+    EventResult,
+    Results,
+    SourceInfo,
+    VariantInfo,
+)
 from duplexeval.results._reader import (
     ScoredRun,
     load,
@@ -27,6 +35,23 @@ from duplexeval.results._reader import (
 )
 from duplexeval.results._schema import json_schema, json_schema_text, write_json_schema
 
-__all__ = ["SCHEMA_VERSION", "ContentRecord", "ContentResults", "DatasetRef", "OfflineRecord",
-           "Results", "ScoredRun", "json_schema", "json_schema_text", "load", "load_scored",
-           "read_content_records", "results_file", "write_json_schema"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "AggregateRow",
+    "ContentRecord",
+    "ContentResults",
+    "DatasetRef",
+    "EventResult",
+    "OfflineRecord",
+    "Results",
+    "ScoredRun",
+    "SourceInfo",
+    "VariantInfo",
+    "json_schema",
+    "json_schema_text",
+    "load",
+    "load_scored",
+    "read_content_records",
+    "results_file",
+    "write_json_schema",
+]

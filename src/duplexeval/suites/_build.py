@@ -32,7 +32,7 @@ __all__ = ["build_suite", "quick_by_label", "quick_min_shifts", "shift_samples",
            "suite_gaps", "suite_path", "suite_rows"]
 
 SYNTHESIZER_SOURCES = ("synth", "suites", "speech/engines", "speech/_tts.py", "speech/_clipbank.py",
-                       "speech/clips", "speech/_japanese.py", "speech/_pitch.py", "audio.py",
+                       "speech/clips", "speech/_japanese.py", "speech/_pitch.py", "_audio.py",
                        "events.py", "timeline.py", "data/_dialogue.py", "data/_m3.py")
 """What makes a build from specs, relative to the package: its source and data files are part
 of every build's key, so a cached build is always the current code's (no version to bump)."""

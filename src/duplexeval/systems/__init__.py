@@ -19,8 +19,10 @@ from duplexeval.systems._base import (
     System,
     SystemFailure,
 )
+from duplexeval.systems._registry import SYSTEMS, available_systems, load_system
 
 __all__ = [
+    "SYSTEMS",
     "BatchRowFailure",
     "BatchSession",
     "Capabilities",
@@ -33,4 +35,6 @@ __all__ = [
     "StepOutput",
     "System",
     "SystemFailure",
+    "available_systems",
+    "load_system",
 ]
