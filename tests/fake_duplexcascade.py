@@ -13,7 +13,12 @@ If the user speaks while the reply would still be playing (by the input clock), 
 
 Faults (``faults[connection] = (kind, input_frame)``): ``disconnect`` closes the socket,
 ``stall`` blocks the event loop for ``stall_seconds`` (no audio, no pong), ``garbage`` sends a
-binary message of 7 bytes.
+binary message of 7 bytes, ``echo`` sends an error event and a text line quoting the request's
+``Authorization`` header and closes, ``slow`` sends every message from then on
+``slow_seconds`` late.
+``refusals`` (``(status, hang_seconds, retry_after)`` each) answer the next upgrades with that
+HTTP status (and ``Retry-After`` unless ``None``), after holding them unanswered
+``hang_seconds`` (the client's opening times out).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import json
 import ssl
 import threading
 import time
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +47,14 @@ class FakeDuplexCascade:
     def __init__(self, reply_after: int = 4, reply_chunks: int = 4,
                  faults: dict[int, tuple[str, int]] | None = None,
                  tls: tuple[Path, Path] | None = None, stall_seconds: float = 4.0,
-                 port: int = 0) -> None:
+                 port: int = 0, refusals: list[tuple[int, float, str | None]] | None = None,
+                 slow_seconds: float = 0.2) -> None:
         self.reply_after, self.reply_chunks = reply_after, reply_chunks
+        self.refusals = list(refusals or [])
+        self.refused = 0
+        self.slow_seconds = slow_seconds
+        self.auth: list[str] = []
+        """Each connection's ``Authorization`` header."""
         self.faults = faults or {}
         self.tls, self.stall_seconds, self.port = tls, stall_seconds, port
         self.connections = 0
@@ -73,7 +85,8 @@ class FakeDuplexCascade:
 
         async def main() -> None:
             async with serve(self._handle, "127.0.0.1", self.port, ssl=context,
-                             compression=None, max_size=None) as server:
+                             compression=None, max_size=None,
+                             process_request=self._refuse) as server:
                 self.port = next(iter(server.sockets)).getsockname()[1]
                 self._stop = self._loop.create_future()
                 ready.set()
@@ -85,7 +98,19 @@ class FakeDuplexCascade:
         self._loop.call_soon_threadsafe(self._stop.set_result, None)
         self._thread.join(5)
 
+    async def _refuse(self, ws: ServerConnection, request: Any) -> Any:
+        if not self.refusals:
+            return None
+        status, hang, retry_after = self.refusals.pop(0)
+        self.refused += 1
+        await asyncio.sleep(hang)
+        response = ws.respond(HTTPStatus(status), f"fault: HTTP {status}\n")
+        if retry_after is not None:
+            response.headers["Retry-After"] = retry_after
+        return response
+
     async def _handle(self, ws: ServerConnection) -> None:
+        self.auth.append(ws.request.headers.get("Authorization", "") if ws.request else "")
         number = self.connections
         self.connections += 1
         self.onsets.append([])
@@ -114,7 +139,9 @@ class FakeDuplexCascade:
                 received = frames * FRAME
                 if fault is not None and frames > fault[1]:
                     await self._fault(ws, fault[0])
-                    return
+                    if fault[0] != "slow":
+                        return
+                    fault = None  # slow from here on, and otherwise as usual
                 voiced = float(np.sqrt(np.mean(frame ** 2))) > 0.01
                 if voiced and received <= playing_until:
                     self.stops[number].append(received)
@@ -144,5 +171,18 @@ class FakeDuplexCascade:
             await asyncio.sleep(1.0)
         elif kind == "stall":
             time.sleep(self.stall_seconds)  # blocks the event loop: no audio, no pong
+        elif kind == "echo":  # a server that names the credentials it refuses
+            auth = ws.request.headers.get("Authorization", "") if ws.request else ""
+            await ws.send(json.dumps({"type": "error", "message": f"rejected {auth}"}))
+            await ws.send(f"rejected credentials {auth}")
+            await ws.close()
+        elif kind == "slow":
+            send = ws.send
+
+            async def late(message: Any) -> None:
+                await asyncio.sleep(self.slow_seconds)
+                await send(message)
+
+            ws.send = late  # type: ignore[method-assign]
         else:  # disconnect
             await ws.close()

@@ -21,7 +21,12 @@ being answered) is logged in ``onsets`` (per connection).
 
 Faults (``faults[connection] = (kind, audio_message)``): ``disconnect`` (the server drops the
 client), ``stall`` (from then on every handler blocks ``stall_seconds``: no acknowledgement, no
-audio), ``garbage`` (an ``audio`` event carrying a string), ``out_time`` (the idle timeout event).
+audio), ``garbage`` (an ``audio`` event carrying a string), ``out_time`` (the idle timeout event),
+``slow`` (from then on every ``audio`` handler first waits ``slow_seconds``), ``echo`` (an
+``audio`` event carrying a text that quotes the connection's ``Authorization`` header).
+``refusals`` (``(status, hang_seconds, retry_after)`` each) answer the next HTTP requests (the
+WebSocket upgrade, the client's diagnostic request) with that status (and ``Retry-After``
+unless ``None``), after holding each ``hang_seconds`` unanswered.
 """
 
 from __future__ import annotations
@@ -67,8 +72,12 @@ class FakeFreezeOmni:
     def __init__(self, tls: tuple[Path, Path] | None, reply_after: int = 2,
                  reply_chunks: int = 4, max_users: int = 5,
                  faults: dict[int, tuple[str, int]] | None = None,
-                 stall_seconds: float = 3.0, port: int = 0) -> None:
+                 stall_seconds: float = 3.0, port: int = 0,
+                 refusals: list[tuple[int, float, str | None]] | None = None,
+                 slow_seconds: float = 0.05) -> None:
         self.tls, self.port = tls, port
+        self.refusals, self.refused = list(refusals or []), 0
+        self.slow_seconds = slow_seconds
         self.reply_after, self.reply_chunks, self.max_users = reply_after, reply_chunks, max_users
         self.faults = faults or {}
         self.stall_seconds = stall_seconds
@@ -81,6 +90,8 @@ class FakeFreezeOmni:
         """Every client event as received: ``{"event": name}`` plus ``"data"`` when it had
         one (the transcript tests)."""
         self.users: dict[str, _User] = {}
+        self.auth: dict[str, str] = {}
+        """Each connection's ``Authorization`` header, by sid."""
         # handlers in arrival order (not a thread each): a message's effects, and what the
         # handler emits before its acknowledgement, in the order the client sent and expects
         self.sio = socketio.Server(async_mode="threading", async_handlers=False)
@@ -104,8 +115,8 @@ class FakeFreezeOmni:
     def __enter__(self) -> FakeFreezeOmni:
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
         ssl_context = (str(self.tls[0]), str(self.tls[1])) if self.tls else None
-        self._server = make_server("127.0.0.1", self.port, socketio.WSGIApp(self.sio),
-                                   threaded=True, ssl_context=ssl_context)
+        self._server = make_server("127.0.0.1", self.port, self._refusing(socketio.WSGIApp(
+            self.sio)), threaded=True, ssl_context=ssl_context)
         self.port = self._server.server_port
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
@@ -117,7 +128,23 @@ class FakeFreezeOmni:
         self._server.shutdown()
         self._thread.join(5)
 
+    def _refusing(self, app: Any) -> Any:
+        """``app`` behind the injected HTTP refusals."""
+        def wsgi(environ: dict[str, Any], start_response: Any) -> Any:
+            if not self.refusals:
+                return app(environ, start_response)
+            status, hang, retry_after = self.refusals.pop(0)
+            self.refused += 1
+            time.sleep(hang)
+            headers = [("Content-Type", "text/plain")]
+            if retry_after is not None:
+                headers.append(("Retry-After", retry_after))
+            start_response(f"{status} Refused", headers)
+            return [f"fault: HTTP {status}\n".encode()]
+        return wsgi
+
     def _connect(self, sid: str, environ: dict[str, Any]) -> None:
+        self.auth[sid] = environ.get("HTTP_AUTHORIZATION", "")
         number = self.connections
         self.connections += 1
         self.onsets.append([])
@@ -181,8 +208,13 @@ class FakeFreezeOmni:
         if kind == "stall":
             time.sleep(self.stall_seconds)
             return True
+        if kind == "slow":
+            time.sleep(self.slow_seconds)
+            return False
         if kind == "garbage":
             self.sio.emit("audio", "this is not pcm", to=sid)
+        elif kind == "echo":
+            self.sio.emit("audio", f"rejected credentials {self.auth.get(sid, '')}", to=sid)
         elif kind == "out_time":
             self.sio.emit("out_time", to=sid)
         elif kind == "disconnect":

@@ -13,7 +13,9 @@ The last user message may carry one line ``fake: TOKEN TOKEN ...`` that says how
 * ``after=S``: a ``fail`` answer carries ``Retry-After: S`` (seconds);
 * ``drop=K``: the first K requests are answered by closing the connection, nothing sent;
 * ``cut=K``: the first K requests get a 200 whose body stops halfway (the connection closes);
-* ``garbage=K``: the first K requests get a 200 whose body is not JSON.
+* ``garbage=K``: the first K requests get a 200 whose body is not JSON;
+* ``echo``: HTTP 401 whose error message quotes the request's ``Authorization`` header (as
+  services that name the key they refuse do).
 
 These are the faults of ``tests/test_fault_injection.py``.
 
@@ -93,6 +95,11 @@ class _Handler(JsonHandler):
         if not how and self.server.policy is not None:
             how = self.server.policy(body["messages"])
         time.sleep(float(how.get("delay", 0)))
+        if "echo" in how:
+            key = self.headers.get("Authorization", "")
+            self.send_json(401, {"error": {"message": f"Incorrect API key provided: {key}",
+                                           "type": "invalid_request_error", "code": 401}})
+            return
         if "slow" in how:
             seconds, count = _times(how["slow"])
             if nth <= count:

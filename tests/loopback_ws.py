@@ -10,12 +10,17 @@ the ``Authorization: Bearer`` check).
 Faults (``tests/test_fault_injection.py``): :meth:`LoopbackWsServer.inject` makes every
 connection, once it has sent ``after`` messages, ``"drop"`` (close its socket, no close frame:
 a disconnect mid-stream), ``"garbage"`` (send one frame that is not the protocol's, then go on)
-or ``"stall"`` (send nothing more, and keep reading: the connection stays open)."""
+``"stall"`` (send nothing more, and keep reading: the connection stays open) or ``"slow"``
+(send every further message ``delay`` s late: slower than the service, never silent).
+:meth:`LoopbackWsServer.refuse` answers the next ``times`` upgrades with an HTTP status (429,
+500, with a ``Retry-After`` when given); :meth:`LoopbackWsServer.hang` holds the next ``times``
+upgrades ``seconds`` s unanswered (the client's opening times out), then refuses them 503."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from http import HTTPStatus
 from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
@@ -37,18 +42,29 @@ class LoopbackWsServer:
         self.paths: list[str] = []
         self.headers_seen: list[dict[str, str]] = []
         self._lock = threading.Lock()
-        self._injected: tuple[str, int] | None = None
+        self._injected: tuple[str, int, float] | None = None
+        self._refusals: list[tuple[int, str | None, float]] = []
+        self.refused_upgrades = 0
+        """Upgrades answered by :meth:`refuse` or :meth:`hang`."""
 
-    def inject(self, kind: str, after: int) -> None:
+    def inject(self, kind: str, after: int, delay: float = 0.2) -> None:
         """Fault every connection after it sent ``after`` messages (see the module docstring)."""
-        if kind not in ("drop", "garbage", "stall"):
+        if kind not in ("drop", "garbage", "stall", "slow"):
             raise ValueError(f"unknown fault {kind!r}")
-        self._injected = (kind, after)
+        self._injected = (kind, after, delay)
+
+    def refuse(self, status: int, times: int, retry_after: str | None = None) -> None:
+        """Answer the next ``times`` upgrades on the served path with HTTP ``status``."""
+        self._refusals += [(status, retry_after, 0.0)] * times
+
+    def hang(self, seconds: float, times: int) -> None:
+        """Leave the next ``times`` upgrades unanswered for ``seconds``, then refuse them 503."""
+        self._refusals += [(503, None, seconds)] * times
 
     def _faulty(self, conn: ServerConnection) -> None:
         """:meth:`_handle` with the injected fault wrapped around ``conn.send``."""
         if self._injected is not None:
-            kind, after = self._injected
+            kind, after, delay = self._injected
             send, sent = conn.send, [0]
 
             def faulty_send(message: Any, *args: Any, **kwargs: Any) -> None:
@@ -64,6 +80,8 @@ class LoopbackWsServer:
                     return send(message, *args, **kwargs)
                 if kind == "stall":
                     return None  # swallowed: the server goes on reading, sends nothing
+                if kind == "slow":
+                    time.sleep(delay)
                 return send(message, *args, **kwargs)
 
             conn.send = faulty_send  # type: ignore[method-assign]
@@ -93,6 +111,16 @@ class LoopbackWsServer:
         if parts.path != self.path or not self._accepts(query):
             return conn.respond(HTTPStatus.NOT_FOUND, "not found\n")
         self.headers_seen.append(dict(request.headers.raw_items()))
+        with self._lock:
+            refusal = self._refusals.pop(0) if self._refusals else None
+        if refusal is not None:
+            status, retry_after, seconds = refusal
+            self.refused_upgrades += 1
+            time.sleep(seconds)
+            response = conn.respond(HTTPStatus(status), f"fault: HTTP {status}\n")
+            if retry_after is not None:
+                response.headers["Retry-After"] = retry_after
+            return response
         return self._authorize(conn, request, query)
 
     def _accepts(self, query: dict[str, list[str]]) -> bool:

@@ -495,10 +495,11 @@ def test_bad_model_output_fails_its_samples_on_stderr(
     records = [json.loads(p.read_text()) for p in (tree / "out" / "samples").rglob("*.json")]
     assert records
     failed = [r["sample"]["event_id"] for r in records if r["status"] == "failed"]
-    if case.code == 1:
-        assert len(failed) == len(records) == len(lines)
+    if case.code == 1:  # one line per failed sample, then their count
+        assert len(failed) == len(records) == len(lines) - 1
         for event_id in failed:  # each failed sample named on stderr, with the reason
             assert any(event_id in line and case.reason in line for line in lines), lines
+        assert f": {len(failed)} of {len(records)} samples failed" in lines[-1]
     else:
         assert not failed and not lines
         for wav in (tree / "out" / "samples").rglob("*.wav"):

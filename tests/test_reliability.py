@@ -160,3 +160,22 @@ def test_a_run_writes_nothing_under_home_but_the_cache(sample_voiced: Path,
         assert done.returncode == 0, done.stderr
     written = [p.relative_to(home) for p in home.rglob("*") if p.is_file()]
     assert written and all(p.parts[:2] == (".cache", "duplexeval") for p in written), written
+
+
+def test_security_md_states_the_counts_the_tests_run() -> None:
+    """SECURITY.md's count column (the docs' Reliability page includes it) is what
+    ``scripts/reliability_counts.py`` counts in the tests' parameter tables: a test added to a
+    table, or a number typed by hand, fails here until ``--write`` is run."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("reliability_counts",
+                                                  REPO / "scripts" / "reliability_counts.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    text = (REPO / "SECURITY.md").read_text(encoding="utf-8")
+    want = script.cells(script.counts())
+    assert script.stated(text) == want
+    assert script.render(text, script.counts()) == text
+    typed = text.replace(want["tests/test_bad_input.py"], "98 inputs, 8 model outputs")
+    assert script.stated(typed) != want  # a number typed by hand is caught

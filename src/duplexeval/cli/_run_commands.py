@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,10 @@ def _run(args: argparse.Namespace) -> int:
                              batch_size=args.batch_size or DEFAULT_BATCH_SIZE,
                              conditions=conditions)
     print("\n".join(summary_lines(result, system, plan)))
+    if result.failed:  # the count on stderr too, below the failed samples' own lines
+        print(f"duplexeval: {result.out}: {result.failed} of {result.samples + result.failed} "
+              "samples failed (each named above, its reason in its record); the same command "
+              "runs them again", file=sys.stderr)
     return 1 if result.failed else 0
 
 

@@ -343,15 +343,16 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
                       settings.fail_fast, settings.batch_size, settings.conditions)
              for unit in plan_units(plan, dataset)
              if any(s.event_id not in finished for s in unit.samples)]
-    frames = 0
+    tally = _Tally(run.read_summary() or RunSummary(), started,
+                   system.capabilities.frame_seconds, ok=done)
     if settings.on_samples is not None and done:
         settings.on_samples(done)
     with tqdm(total=len(plan.samples), initial=done, desc=f"{system.name} {protocol.value}",
               unit="sample", file=sys.stderr, disable=not settings.progress) as bar:
 
         def unit_done(task: UnitTask, report: UnitReport) -> None:
-            nonlocal frames
-            frames += report.frames
+            tally.add(report)
+            run.write_summary(tally.summary(tally.ok, tally.failed))  # a kill keeps the count
             bar.update(report.ran)
             if settings.on_samples is not None and report.ran:
                 settings.on_samples(report.ran)
@@ -363,14 +364,45 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
     for stale in list(run.temporary_files()):  # left by a worker killed mid-write
         stale.unlink(missing_ok=True)
     ok, failed = _metadata(run, plan, system)
-    frame_seconds = system.capabilities.frame_seconds
-    previous = run.read_summary() or RunSummary()
-    total_frames = previous.frames_stepped + frames
-    wall = previous.wall_seconds + time.monotonic() - started
-    run.write_summary(RunSummary(samples=ok, failed=failed, frames_stepped=total_frames,
-                                 model_seconds=round(total_frames * frame_seconds, 6),
-                                 wall_seconds=round(wall, 3)))
-    return RunResult(run.root, ok, failed, frames, frames * frame_seconds, wall, done)
+    summary = tally.summary(ok, failed)
+    run.write_summary(summary)
+    return RunResult(run.root, ok, failed, tally.frames, tally.frames * tally.frame_seconds,
+                     summary.wall_seconds, done)
+
+
+@dataclass
+class _Tally:
+    """``run_summary.json`` as the run goes: what the earlier invocations counted
+    (``previous``, read once when this one starts) plus this invocation's units so far.
+
+    The summary is rewritten after every unit, so a killed invocation's frames and wall time
+    stay counted up to its last finished unit: after a kill and a resume, ``frames_stepped``
+    and ``model_seconds`` are the work the invocations actually did, less the frames of the
+    units in flight at the kill (lost with them; those units are stepped again, and counted,
+    by the resume).  For the ``single`` protocol (one sample a unit), that is exactly an
+    uninterrupted run's count, unless the kill fell between a unit's last sample and this
+    rewrite.  While a run goes (or after a kill), ``samples`` counts the samples finished so
+    far and ``failed`` this invocation's failures; the end of an invocation recounts both
+    from the records."""
+
+    previous: RunSummary
+    started: float
+    frame_seconds: float
+    ok: int = 0
+    failed: int = 0
+    frames: int = 0
+    """Frames this invocation stepped, in the units that came back."""
+
+    def add(self, report: UnitReport) -> None:
+        self.ok, self.failed = self.ok + report.ok, self.failed + report.failed
+        self.frames += report.frames
+
+    def summary(self, samples: int, failed: int) -> RunSummary:
+        total = self.previous.frames_stepped + self.frames
+        wall = self.previous.wall_seconds + time.monotonic() - self.started
+        return RunSummary(samples=samples, failed=failed, frames_stepped=total,
+                          model_seconds=round(total * self.frame_seconds, 6),
+                          wall_seconds=round(wall, 3))
 
 
 def summary_lines(result: RunResult, system: System, plan: Plan) -> Sequence[str]:

@@ -1,6 +1,8 @@
 """A blocking WebSocket client connection for remote systems (``websockets``' sync client).
 
-Every failure of the transport becomes a :class:`~duplexeval.systems._base.SystemFailure` with
+Opening is retried when a second attempt can help (HTTP 429 or 5xx on the upgrade, a timeout,
+a connection dropped during the handshake: :mod:`duplexeval.systems.realtime._retry`).  Every
+failure of the transport becomes a :class:`~duplexeval.systems._base.SystemFailure` with
 a reason (refused, handshake timeout, closed by the server with its code), passed through
 :func:`~duplexeval.systems.realtime._credentials.redact` so no key reaches a sample's record.
 Receive times are read from :func:`time.monotonic` (seconds) the moment a message is handed over;
@@ -21,6 +23,12 @@ from typing import Any
 
 from duplexeval.systems._base import SystemFailure
 from duplexeval.systems.realtime._credentials import redact
+from duplexeval.systems.realtime._retry import (
+    Transient,
+    open_with_retries,
+    retry_after_seconds,
+    transient_status,
+)
 
 __all__ = ["Connection"]
 
@@ -40,13 +48,35 @@ class Connection:
         self.url = url
         self._ping_timeout = ping_timeout
         self._stack = contextlib.ExitStack()
-        try:
-            self._ws = self._stack.enter_context(connect(
-                url, additional_headers=headers or None, open_timeout=open_timeout,
-                max_size=None, compression=None, ssl=ssl, ping_interval=ping_interval,
-                ping_timeout=ping_timeout))
-        except Exception as exc:  # refused, DNS, HTTP status, timeout: all fail the sample
-            raise SystemFailure(self._reason(f"cannot connect to {url}", exc)) from None
+
+        def open_once() -> Any:
+            try:
+                return self._stack.enter_context(connect(
+                    url, additional_headers=headers or None, open_timeout=open_timeout,
+                    max_size=None, compression=None, ssl=ssl, ping_interval=ping_interval,
+                    ping_timeout=ping_timeout))
+            except Exception as exc:  # refused, DNS, HTTP status, timeout: all fail the sample
+                raise self._opening_failure(exc) from None
+
+        self._ws = open_with_retries(open_once)
+
+    def _opening_failure(self, exc: Exception) -> SystemFailure:
+        """The failure to open: :class:`~.retry.Transient` for an HTTP 429/5xx answer to the
+        upgrade, a timeout or a connection dropped during the handshake; else permanent."""
+        from websockets.exceptions import InvalidMessage, InvalidStatus
+
+        reason = self._reason(f"cannot connect to {self.url}", exc)
+        if isinstance(exc, InvalidStatus):
+            status = exc.response.status_code
+            if transient_status(status):
+                return Transient(reason, retry_after_seconds(
+                    exc.response.headers.get("Retry-After")))
+            return SystemFailure(reason)
+        if isinstance(exc, ConnectionRefusedError):
+            return SystemFailure(reason)
+        if isinstance(exc, (TimeoutError, InvalidMessage, EOFError, ConnectionResetError)):
+            return Transient(reason)
+        return SystemFailure(reason)
 
     def _reason(self, what: str, exc: BaseException) -> str:
         return redact(f"{what}: {type(exc).__name__}: {exc}", self._secrets)

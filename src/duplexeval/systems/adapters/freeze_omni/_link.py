@@ -22,6 +22,12 @@ from typing import Any
 
 from duplexeval.systems._base import SystemFailure
 from duplexeval.systems.realtime._credentials import redact
+from duplexeval.systems.realtime._retry import (
+    Transient,
+    open_with_retries,
+    retry_after_seconds,
+    transient_status,
+)
 
 __all__ = ["SERVER_EVENTS", "SocketIOLink"]
 
@@ -59,14 +65,20 @@ class SocketIOLink:
         for name in (*SERVER_EVENTS, "disconnect"):
             self._sio.on(name, self._recorder(name))
         self._sio.on("*", self._other)
-        try:
-            self._sio.connect(url, headers=headers or {}, transports=["websocket"],
-                              wait_timeout=connect_timeout)
-        except Exception as exc:  # refused, TLS, HTTP status, timeout: all fail the sample
-            self.close()
-            why = _diagnose(http, url, connect_timeout) or f"{type(exc).__name__}: {exc}"
-            raise SystemFailure(redact(f"cannot connect to {url}: {why}", self._secrets)) \
-                from None
+
+        def open_once() -> None:
+            try:
+                self._sio.connect(url, headers=headers or {}, transports=["websocket"],
+                                  wait_timeout=connect_timeout)
+            except Exception as exc:  # refused, TLS, HTTP status, timeout: all fail the sample
+                self.close()
+                why, transient, asked = _diagnose(http, url, connect_timeout)
+                message = redact(f"cannot connect to {url}: "
+                                 f"{why or f'{type(exc).__name__}: {exc}'}", self._secrets)
+                raise (Transient(message, asked) if transient else SystemFailure(message)) \
+                    from None
+
+        open_with_retries(open_once)
 
     def _recorder(self, name: str) -> Any:
         def record(*args: Any) -> None:
@@ -133,15 +145,23 @@ def _in_wire_order(client: Any) -> None:
     eio._trigger_event = in_order
 
 
-def _diagnose(http: Any, url: str, timeout: float) -> str | None:
+def _diagnose(http: Any, url: str, timeout: float) -> tuple[str | None, bool, float | None]:
     """Why a Socket.IO connection failed, from a plain Engine.IO handshake request (the
     WebSocket transport only says "Connection error"): the TLS or connection error, or an
-    HTTP status; ``None`` when that request succeeds."""
+    HTTP status (``None`` when that request succeeds); whether another attempt may help (an
+    HTTP 429 or 5xx, a timeout, or the request succeeding now:
+    :mod:`duplexeval.systems.realtime._retry`); the server's ``Retry-After`` (s)."""
+    import requests
+
     try:
         answer = http.get(url.rstrip("/") + "/socket.io/?EIO=4&transport=polling",
                           timeout=timeout)
-    except Exception as exc:  # requests' ConnectionError, SSLError, Timeout
-        return f"{type(exc).__name__}: {exc}"
+    except requests.Timeout as exc:
+        return f"{type(exc).__name__}: {exc}", True, None
+    except Exception as exc:  # requests' ConnectionError, SSLError
+        return f"{type(exc).__name__}: {exc}", False, None
     if answer.status_code != 200:
-        return f"HTTP {answer.status_code} from the Socket.IO endpoint"
-    return None
+        return (f"HTTP {answer.status_code} from the Socket.IO endpoint",
+                transient_status(answer.status_code),
+                retry_after_seconds(answer.headers.get("Retry-After")))
+    return None, True, None
