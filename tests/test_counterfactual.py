@@ -71,6 +71,24 @@ def test_the_plan_adds_a_twin_after_each_act_and_keeps_the_official_ids() -> Non
                and s.event_id + COUNTERFACTUAL_SUFFIX not in {t.event_id for t in twins})
 
 
+def test_with_repeats_each_try_has_its_own_twin() -> None:
+    """``repeats = 2`` with twins: every sample, twin included, gets its tries, and the twin of
+    try j is paired with (and seeded as) try j::
+
+        X_r0  X_r1  X_cf_r0  X_cf_r1        X_cf_rj: counterfactual_of X_rj
+    """
+    source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
+    paired = build_plan(source.dialogues[:1], PlanOptions(
+        protocol=EvalProtocol.MULTI_GEN, counterfactual=True, repeats=2))
+    twins = [s for s in paired.samples if s.counterfactual]
+    ids = {s.event_id for s in paired.samples}
+    assert twins and all(t.event_id.endswith(("_cf_r0", "_cf_r1")) for t in twins)
+    for twin in twins:
+        original = twin.to_json()["counterfactual_of"]
+        assert original == twin.seed_key and original in ids
+        assert original == twin.event_id.replace(COUNTERFACTUAL_SUFFIX + "_r", "_r")
+
+
 def test_a_background_twin_mutes_from_the_annotated_onset_and_forks_with_its_original() -> None:
     """An MTR-style round, unmuted: the user's turn ends at 3 s, the system replies from 3.5 s
     and a background voice starts at 5 s (the mtr record's ``background_span``)::

@@ -76,6 +76,11 @@ def test_eval_writes_a_bundle_and_a_second_run_steps_nothing(
     assert "scripted (Gen.)" in table and "scripted (Ref.)" in table
     assert set(manifest.tables["tiny-m3"]) >= {"tables/tiny-m3/table5.md",
                                               "tables/tiny-m3/table6.md"}
+    # the measures only when asked: no second run, no other scoring, no measure table
+    assert manifest.measures == [] and manifest.repeats == 1
+    assert all(c.scorings == [] for c in manifest.cells) and not (out / "measures").exists()
+    assert not any(Path(t).stem in ("realism", "stability") for t in manifest.tables["tiny-m3"])
+    assert [p.name for p in (out / "cells/tiny-m3/m3-qa-en-multi-gen/scores").iterdir()] == ["m3"]
 
     frames, before = _frames(out), (out / "eval.json").read_bytes()
     assert all(n > 0 for n in frames.values())
@@ -344,3 +349,110 @@ def test_all_three_benchmarks_with_a_third_party_system_in_one_command(
         out / "tables" / "mtr" / "mtr.md").read_text()
     assert "## multi-gen" in (out / "tables" / "flexi" / "flexi.md").read_text()
     assert main(["verify", str(out)]) == 0
+
+
+MEASURES = ["--measures", "realism,turnbench,barge-in-cost", "--repeats", "3",
+            "--counterfactual"]
+"""Every measure: realism, turnbench and barge-in cost on the cells' runs; three tries of
+each sample, and each act's twin, in a second run per cell."""
+
+
+def test_eval_with_the_measures_tabulates_verifies_and_plots_them(
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``scripted jitter=0.4`` (seeded jitter: tries differ) on the tiny benchmark with every
+    measure: each cell scored again by ``realism`` and ``turnbench`` beside ``m3``, its second
+    run (``measures/``) with 3 tries and twins scored by ``m3`` and ``turnbench``; a table per
+    measure with its provenance; ``verify`` holds and names a changed table or score; the HTML
+    report draws each measure."""
+    out = tmp_path / "bundle"
+    args = ["eval", "tiny-m3", "--system", "scripted", "--system-arg", "jitter=0.4",
+            "--limit", "1", "-o", str(out), "--html", *MEASURES]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "stability over 3 tries per event" in printed and "distributions: system vs" in printed
+    manifest = EvalManifest.model_validate_json((out / "eval.json").read_text())
+    assert manifest.measures == ["realism", "turnbench", "barge-in-cost", "stability",
+                                 "counterfactual"] and manifest.repeats == 3
+    for cell in manifest.cells:
+        tries = f"measures/tiny-m3/{cell.cell}"
+        assert [(s.variant, s.run) for s in cell.scorings] == [
+            ("realism", cell.run), ("turnbench", cell.run), ("m3", tries), ("turnbench", tries)]
+        assert all(s.results in manifest.files for s in cell.scorings)
+    assert any(p.startswith("measures/") and p.endswith(".wav") for p in manifest.files)
+    names = {Path(p).name for p in manifest.tables["tiny-m3"]}
+    assert {f"{m}.{ext}" for m in ("realism", "turnbench", "barge-in-cost", "stability",
+                                   "counterfactual") for ext in ("md", "csv")} <= names
+    tables = out / "tables" / "tiny-m3"
+    stability_md = (tables / "stability.md").read_text()
+    assert "| scripted | m3-qa-en-multi-gen | m3 | TURN_SHIFT | smooth_turn_taking |" \
+        in stability_md and "m3 variant, official code" in stability_md
+    # twins are no tries: the BC row counts the plan's BC events, not their twins too
+    plan = json.loads((out / "measures/tiny-m3/m3-qa-en-multi-gen/config.json").read_text())
+    bc_events = sum(1 for s in (out / "measures/tiny-m3/m3-qa-en-multi-gen/samples")
+                    .rglob("*_backchanneling_r0.json"))
+    assert plan and f"| BC | user_backchanneling | {bc_events} | 3 |" in stability_md
+    header = (tables / "barge-in-cost.csv").read_text().splitlines()[0]
+    assert "penalty s per event ci95_low" in header and header.endswith("data,synthetic")
+    assert "turnbench variant, paper" in (tables / "turnbench.md").read_text()
+    assert "realism variant, paper" in (tables / "realism.csv").read_text()
+
+    def stepped() -> dict[str, int]:
+        return {p.parent.relative_to(out).as_posix(): json.loads(p.read_text())["frames_stepped"]
+                for p in sorted(out.rglob("run_summary.json"))}
+
+    frames, before = stepped(), (out / "eval.json").read_bytes()
+    assert len(frames) == 4 and all(n > 0 for n in frames.values())
+    assert main(args) == 0  # resumes: no frame stepped, every scoring the same
+    assert stepped() == frames and (out / "eval.json").read_bytes() == before
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 0
+    verified = capsys.readouterr().out
+    assert "(and 8 measure scorings)" in verified and "all hold" in verified
+    cost = tables / "stability.csv"
+    cost.write_text(cost.read_text().replace("scripted", "scripted2", 1))
+    rows = out / "measures/tiny-m3/m3-qa-en-multi-gen/scores/turnbench/per_event.jsonl"
+    rows.write_text(rows.read_text().replace('"match ↑": 1', '"match ↑": 0', 1))
+    assert main(["verify", str(out)]) == 1
+    found = capsys.readouterr().out
+    assert "tables/tiny-m3/stability.csv: differs from the table written again" in found
+    assert ("measures/tiny-m3/m3-qa-en-multi-gen/scores/turnbench/per_event.jsonl: differs "
+            "from the cell scored again") in found
+
+    page = (out / "report" / "index.html").read_text()
+    for title, figure in (("Distributional realism", "realism_distributions"),
+                          ("TurnBench matching and barge-in cost", "bargein_cost"),
+                          ("Repeated tries: pass@k, pass^k and stability", "pass_curves"),
+                          ("Counterfactual pairs", "counterfactual_effects")):
+        assert f"<h2>{title}</h2>" in page
+        assert f"figures/{figure}.svg" in page and (out / "report/figures" /
+                                                    f"{figure}.svg").is_file()
+    assert "pass (TURN_SHIFT, m3)" in page
+
+    table5 = (tables / "table5.md").read_bytes()
+    assert main(args[:-len(MEASURES) - 1]) == 0  # again without the measures (nor --html)
+    manifest = EvalManifest.model_validate_json((out / "eval.json").read_text())
+    assert manifest.measures == [] and all(c.scorings == [] for c in manifest.cells)
+    assert (tables / "table5.md").read_bytes() == table5  # the benchmark's own, unchanged
+    assert not any((tables / f"{m}.md").exists() for m in ("realism", "stability"))
+
+
+def test_measures_that_cannot_be_asked_are_one_line(
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "b"
+    base = ["eval", "tiny-m3", "--system", "scripted", "--limit", "1", "-o", str(out)]
+    assert main([*base, "--measures", "realism,nope"]) == 2
+    assert "--measures: unknown measure 'nope'; known: realism, turnbench" in \
+        capsys.readouterr().err
+    assert main([*base, "--measures", "stability"]) == 2
+    assert "--measures stability needs --repeats K" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:
+        main([*base, "--repeats", "0"])
+    assert stopped.value.code == 2
+    assert "argument --repeats: must be at least 1, got 0" in capsys.readouterr().err
+    assert not out.exists()
+    with pytest.raises(SystemExit):
+        main(["eval", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    from duplexeval.benchmarks._measures import MEASURES
+
+    assert all(f"{name} (" in shown for name in MEASURES)  # the help names every measure

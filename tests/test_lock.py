@@ -143,3 +143,55 @@ def test_the_demo_install_leaves_out_exactly_the_judge_local_extra() -> None:
 
 def pins_of(text: str) -> list[str]:
     return [canonicalize_name(found[1]) for line in text.splitlines() if (found := PIN.match(line))]
+
+
+def test_the_build_lock_pins_the_backends_of_the_locks_sdists() -> None:
+    """``requirements-build.lock`` is compiled from ``scripts/lock.py``'s list as it is, pins a
+    version meeting every backend requirement, and every sdist it lists is in the lock."""
+    first = LOCK.BUILD_LOCK.read_text(encoding="utf-8").splitlines()[0]
+    assert first == LOCK.HEADER + LOCK.build_digest(), (
+        f"{LOCK.BUILD_LOCK.name} is stale: run `make lock`")
+    built = pins(LOCK.BUILD_LOCK)
+    for text in LOCK.build_requirements():
+        requirement = Requirement(text)
+        name = canonicalize_name(requirement.name)
+        assert name in built, f"{LOCK.BUILD_LOCK.name} lacks {name}"
+        assert requirement.specifier.contains(built[name][0]), (name, built[name][0])
+    locked = pins(ROOT / "requirements.lock")
+    for sdist in LOCK.SDIST_BACKENDS:
+        assert canonicalize_name(sdist) in locked, f"requirements.lock has no {sdist}"
+    shared = set(built) & set(locked)
+    assert {name: built[name][0] for name in shared} == {name: locked[name][0] for name in shared}
+
+
+def test_make_builds_the_sdists_with_the_pinned_backends() -> None:
+    """Each hash-checked install of ``.venv`` passes the build lock as ``--build-constraint``,
+    with the lock's pip (which knows the option) installed before it."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
+    named = re.search(r"^BUILD_LOCK := (\S+)$", makefile, re.MULTILINE)
+    assert named is not None and named[1] == LOCK.BUILD_LOCK.name
+    installs = [line for line in makefile.splitlines()
+                if "pip install" in line and "--require-hashes" in line]
+    assert len(installs) == 3
+    assert "lock-pip.txt" in installs[0] and "--build-constraint" not in installs[0]
+    for line in installs[1:]:
+        assert "--build-constraint $(BUILD_LOCK)" in line, line
+    assert pins(ROOT / "requirements.lock")["pip"][0] >= Version("25.3")
+
+
+@pytest.mark.parametrize("sdist", sorted(LOCK.SDIST_BACKENDS))
+def test_the_sdists_here_were_built_with_the_pinned_backend(sdist: str) -> None:
+    """The wheel pip built for an sdist of ``.venv`` names its backend and version (``WHEEL``'s
+    ``Generator``): the pinned one (a wheel cached from before the pins may differ: ``make
+    clean`` and an empty pip cache rebuild it)."""
+    try:
+        wheel = metadata.distribution(sdist).read_text("WHEEL") or ""
+    except metadata.PackageNotFoundError:
+        pytest.skip(f"{sdist} is not installed here")
+    generator = next(line.split(":", 1)[1].strip() for line in wheel.splitlines()
+                     if line.startswith("Generator:"))
+    found = re.fullmatch(r"([A-Za-z0-9_.-]+) \(?([0-9][^)\s]*)\)?", generator)
+    assert found, generator
+    built = pins(LOCK.BUILD_LOCK)
+    backend = canonicalize_name(found[1])
+    assert backend in built and Version(found[2]) == built[backend][0], (sdist, generator)

@@ -102,6 +102,40 @@ def test_disconnects_stalls_and_garbage_fail_their_sample_and_resume_retries_the
     assert summary["failed"] == 0 and summary["samples"] == len(samples)
 
 
+
+def test_lockstep_keeps_the_text_of_the_last_frame() -> None:
+    """The server sends a frame's text after its audio, so the last frame's piece is still in
+    flight when its audio is returned; ``trace`` sends a flush frame and reads up to its audio.
+    Input frames 1-3 voiced (the Opus look-ahead of 156 samples carries the voice into frame
+    4 as the server hears it); with ``reply_after`` 3 the reply ("hello" on its first frame,
+    " there" on its second) starts on input frame 7, the last one stepped::
+
+        input frame   0     1  2  3  4   5  6  7        flush (8)
+        voiced (sent)       ========
+        voiced (heard)      ==========
+        server out    init  .  .  .  .   .  .  tone     tone
+        text                                   "hello"  " there"  (not the session's)
+    """
+    x = np.zeros(FRAME * 8, np.float32)
+    t = np.arange(FRAME * 3) / RATE
+    x[FRAME:FRAME * 4] = 0.2 * np.sin(2 * np.pi * 200 * t)
+    with FakeMoshiServer(reply_after=3) as server:
+        session = load_system("moshi-ws", {"url": server.url}).open(
+            SessionSpec(sample_rate=RATE, seed=0))
+        y = np.concatenate([session.step(x[k * FRAME:(k + 1) * FRAME]).audio
+                            for k in range(8)])
+        trace = session.trace()
+        assert trace["text"] == [{"sample": 7 * FRAME, "text": "hello"}]
+        assert session.trace()["text"] == trace["text"]  # once: trace is idempotent
+        with pytest.raises(RuntimeError, match="ended"):
+            session.step(x[:FRAME])
+        session.close()
+    assert server.onsets == [[7]]
+    assert trace["moshi_ws"]["frames_sent"] == 8 and trace["moshi_ws"]["flush_frames"] == 1
+    assert server.frames == [9]
+    assert len(y) == 8 * FRAME and np.abs(y[7 * FRAME:]).max() > 0.1
+
+
 SENTINEL = "sk-duplexeval-SENTINEL-0123456789"
 
 

@@ -151,9 +151,15 @@ def test_jitter_makes_pass_hat_fall_and_a_seedless_system_is_flat(
     assert "stability over 4 tries" in printed and "pass^k" in printed
     report = tmp_path / "report"
     assert main(["report", str(jitter / "scores-truth" / "m3"), "-o", str(report),
-                 "--format", "md"]) == 0
+                 "--format", "md", "--html"]) == 0
     page = (report / "stability.md").read_text()
     assert "| TURN_HOLD |" in page and "pass^k" in page and "- pass (TURN_HOLD, m3)" in page
+    summary = capsys.readouterr().out  # the text summary: pass^j, flips, latency spread
+    assert "(m3): stability over 4 tries per event" in summary
+    assert all(word in summary for word in ("pass^j j=1..k", "flips", "latency sd"))
+    html = (report / "index.html").read_text()  # and the HTML report: table and pass curves
+    assert "<h2>Repeated tries: pass@k, pass^k and stability</h2>" in html
+    assert "pass (TURN_HOLD, m3)" in html and (report / "figures/pass_curves.svg").is_file()
 
     fixed = tmp_path / "fixed"
     _run_and_score(chat_voiced, fixed, "delay=0.6", "ignore_seed=1")

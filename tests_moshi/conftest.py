@@ -10,6 +10,12 @@ from typing import Any
 
 import pytest
 
+# before torch loads: pins the CPU kernels (oneDNN's instruction set, read when torch loads) for
+# this process and for the moshi servers it starts, so both sides of the wire compute alike (a
+# server started after duplexeval.cli was imported would otherwise run other kernels than a
+# process whose torch loaded first: Mimi's PCM then differs in the last bit)
+import duplexeval.speech  # noqa: F401
+
 torch = pytest.importorskip("torch", reason="the moshi tests run in .venv-moshi (make test-moshi)")
 pytest.importorskip("moshi", reason="the moshi tests run in .venv-moshi (make test-moshi)")
 

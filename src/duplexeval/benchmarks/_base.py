@@ -24,7 +24,7 @@ from pathlib import Path
 from duplexeval.plan._samples import EvalProtocol
 from duplexeval.results._model import Results
 
-__all__ = ["Benchmark", "Cell", "CellResult", "SystemCell", "TableWriter"]
+__all__ = ["Benchmark", "Cell", "CellResult", "MeasureScoring", "SystemCell", "TableWriter"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,18 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class MeasureScoring:
+    """One more scoring of a cell for a measure (``eval --measures``,
+    :mod:`duplexeval.benchmarks._measures`): the variant, the run it scored and its results."""
+
+    variant: str
+    run_dir: Path
+    results: Results
+    tries: bool = False
+    """Whether the run is the cell's run with repeated tries or twins (else the cell's own)."""
+
+
+@dataclass(frozen=True)
 class CellResult:
     """A cell after the evaluation: its results, or why it was not run."""
 
@@ -54,6 +66,8 @@ class CellResult:
     results: Results | None
     skipped: str | None = None
     """Why the cell was not run (``None``: it was), e.g. a capability the system lacks."""
+    measures: tuple[MeasureScoring, ...] = ()
+    """The cell's scorings for the measures asked (none by default)."""
 
 
 SystemCell = tuple[str, CellResult]

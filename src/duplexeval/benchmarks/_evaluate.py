@@ -16,6 +16,10 @@ For each benchmark, for each of its cells, in declaration order::
   cell is analysed and scored, with the cell, the counts and an ETA.
 * The subset is the suites' ``quick`` subset (default), their full build (``None``) or their
   first ``N`` dialogues (an int).
+* ``measures`` adds the measures no benchmark has (realism, turnbench, barge-in cost, pass^k
+  and stability, counterfactual pairs; :mod:`duplexeval.benchmarks._measures`): more scorings
+  of each cell, a second run per cell for repeated tries or twins, and a table per measure.
+  None by default.
 """
 
 from __future__ import annotations
@@ -33,13 +37,22 @@ from tqdm import tqdm
 
 from duplexeval._fileio import atomic_write_json, atomic_write_text, safe_name
 from duplexeval.analysis._pipeline import AnalysisOptions
-from duplexeval.benchmarks._base import Benchmark, Cell, CellResult
+from duplexeval.benchmarks._base import Benchmark, Cell, CellResult, MeasureScoring
 from duplexeval.benchmarks._manifest import (
     MANIFEST_FILE,
     CellEntry,
     EvalManifest,
+    ScoringEntry,
     file_hashes,
     sha256_file,
+)
+from duplexeval.benchmarks._measures import (
+    MEASURES_FOLDER,
+    Measures,
+    cell_analysis,
+    score_measures,
+    tries_plan,
+    write_bundle_measures,
 )
 from duplexeval.benchmarks._registry import BENCHMARKS
 from duplexeval.data._dialogue import Dataset
@@ -160,10 +173,17 @@ class _Prepared:
     dataset: Dataset | None = None
     plan: Plan | None = None
     skipped: str | None = None
+    tries: tuple[Path, Plan] | None = None
+    """The cell's run with repeated tries or twins (``--measures``): its folder and plan."""
+
+    def samples(self) -> int:
+        """Samples planned: the cell's and its tries'."""
+        return sum(len(p.samples) for p in (self.plan, self.tries[1] if self.tries else None)
+                   if p is not None)
 
 
 def _prepare(system: System, bench: Benchmark, cell: Cell, out: Path, subset: Subset,
-             data: str | Path | None) -> _Prepared:
+             data: str | Path | None, measures: Measures) -> _Prepared:
     """The cell's dataset (built or downloaded once) and plan, or why it is skipped."""
     run_dir = out / "cells" / bench.name / cell.name
     reason = protocol_problem(cell.protocol, system.capabilities)
@@ -179,7 +199,11 @@ def _prepare(system: System, bench: Benchmark, cell: Cell, out: Path, subset: Su
     plan = build_plan(dataset.dialogues[:first],
                       PlanOptions(protocol=cell.protocol, mute=cell.mute,
                                   channels=dataset.user_channels))
-    return _Prepared(bench, cell, run_dir, where.label, dataset, plan)
+    tries = None
+    if measures.tries:
+        tries = (out / MEASURES_FOLDER / bench.name / cell.name,
+                 tries_plan(plan, dataset, measures, first))
+    return _Prepared(bench, cell, run_dir, where.label, dataset, plan, tries=tries)
 
 
 class _Progress:
@@ -189,7 +213,7 @@ class _Progress:
     analysed."""
 
     def __init__(self, system: str, prepared: Sequence[_Prepared], enabled: bool) -> None:
-        self.samples = sum(len(p.plan.samples) for p in prepared if p.plan is not None)
+        self.samples = sum(p.samples() for p in prepared)
         self.cells = len(prepared)
         self.ran = self.analysed = 0
         self.system = system
@@ -240,7 +264,7 @@ def content_events(cell: Cell, dataset: Dataset, judge: JudgeSettings | None,
 
 def _run_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
               executor: EvalExecutor | None, progress: _Progress,
-              seconds: dict[str, float]) -> CellResult:
+              seconds: dict[str, float], measures: Measures) -> CellResult:
     cell, run_dir = prepared.cell, prepared.run_dir
     if prepared.dataset is None or prepared.plan is None:
         return CellResult(cell, run_dir, None, skipped=prepared.skipped)
@@ -250,14 +274,20 @@ def _run_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
     middle = time.perf_counter()
     seconds["runs"] += middle - start
     events = content_events(cell, prepared.dataset, judge)
-    options = AnalysisOptions(content_event_types=events)
+    base = AnalysisOptions(content_event_types=events)
+    options = cell_analysis(base, (cell.variant, *measures.variants), prepared.dataset)
     results, _ = score_run_dir(run_dir, RunDir(run_dir).scores(variant=cell.variant).root,
                                cell.variant,
                                options=options, progress=False,
                                judge=judge if events else None, executor=executor)
     seconds["analysis"] += time.perf_counter() - middle
     progress.analysed_cell(len(prepared.plan.samples))
-    return CellResult(cell, run_dir, results)
+    found: tuple[MeasureScoring, ...] = ()
+    if measures.names:
+        found = score_measures(system, cell, prepared.dataset, run_dir, prepared.tries,
+                               measures, base, executor, on_run=progress.run,
+                               on_scored=progress.analysed_cell)
+    return CellResult(cell, run_dir, results, measures=found)
 
 
 def _entry(bench: Benchmark, result: CellResult, out: Path, subset: Subset,
@@ -275,7 +305,11 @@ def _entry(bench: Benchmark, result: CellResult, out: Path, subset: Subset,
                      reason=result.skipped, run=result.run_dir.relative_to(out).as_posix(),
                      results=None if result.results is None
                      else results_file.relative_to(out).as_posix(),
-                     samples=samples, failed=failed, data=data)
+                     samples=samples, failed=failed, data=data,
+                     scorings=[ScoringEntry(
+                         variant=m.variant, run=m.run_dir.relative_to(out).as_posix(),
+                         results=RunDir(m.run_dir).scores(variant=m.variant).results
+                         .relative_to(out).as_posix()) for m in result.measures])
 
 
 def write_cells_note(bench: Benchmark, results: Sequence[CellResult], subset: Subset,
@@ -328,7 +362,7 @@ def _cache_name(judge: JudgeSettings | None, out: Path) -> str | None:
 
 
 def _hashes(out: Path, judge: JudgeSettings | None) -> dict[str, str]:
-    files = file_hashes(out, [out / "cells", out / "tables"])
+    files = file_hashes(out, [out / "cells", out / "tables", out / MEASURES_FOLDER])
     cache = out / JUDGE_CACHE
     if judge is not None and judge.cache_path == cache and cache.is_file():
         files[JUDGE_CACHE] = sha256_file(cache)
@@ -358,14 +392,16 @@ def _chosen(benchmarks: Sequence[str | Benchmark]) -> list[Benchmark]:
 
 def _write_bundle_tables(system: System, chosen: Sequence[Benchmark],
                          done: dict[str, list[CellResult]], labels: dict[tuple[str, str], str],
-                         out: Path, subset: Subset) -> dict[str, list[str]]:
-    """Each benchmark's tables and cells note; benchmark -> its files, relative to ``out``."""
+                         out: Path, subset: Subset, measures: Measures) -> dict[str, list[str]]:
+    """Each benchmark's tables, its measures' and its cells note; benchmark -> its files,
+    relative to ``out``."""
     tables: dict[str, list[str]] = {}
     for bench in chosen:
         results = done[bench.name]
         folder = out / "tables" / bench.name
         folder.mkdir(parents=True, exist_ok=True)
         written = bench.write_tables([(system.name, r) for r in results], folder)
+        written += write_bundle_measures(system.name, results, measures, folder)
         written.append(write_cells_note(bench, results, subset, folder,
                                         [labels[(bench.name, r.cell.name)] for r in results]))
         tables[bench.name] = [p.relative_to(out).as_posix() for p in written]
@@ -378,11 +414,22 @@ def _system_json(system: System) -> dict[str, Any]:
             "capabilities": system.capabilities.to_json()}
 
 
+def _html(ran: Sequence[CellResult], out: Path) -> None:
+    """The HTML report of the cells that ran, with their measure scorings."""
+    from duplexeval.report._html_report import html_report_of
+
+    extra = [RunDir(m.run_dir).scores(variant=m.variant).results
+             for r in ran for m in r.measures]
+    main = [RunDir(r.run_dir).scores(variant=r.cell.variant).results for r in ran]
+    html_report_of(main, out / "report", measures=extra)
+
+
 def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | Path,
              subset: Subset = "quick", judge: JudgeSettings | None = None,
              executor: EvalExecutor | None = None, progress: bool = True,
              html: bool = False, data: str | Path | None = None,
-             select: Callable[[Benchmark, Cell], bool] | None = None) -> EvalResult:
+             select: Callable[[Benchmark, Cell], bool] | None = None,
+             measures: Measures | None = None) -> EvalResult:
     """Evaluate ``system`` on ``benchmarks`` (names in :data:`BENCHMARKS`, or
     :class:`Benchmark` declarations; a bundle of an unregistered one cannot be verified) into
     the bundle ``out`` (see the module docstring); returns what it made.  ``data`` replaces
@@ -391,8 +438,10 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
     its ``cache_path`` says otherwise.  ``html`` also writes the HTML report of every cell that
     ran into ``out/report/`` (figures and every event; about 4 s a cell on 2 cores, so it is
     asked for).  ``select`` keeps only the cells it accepts (``eval --protocol multi-gen``:
-    M3's Table 5 is Multi (gen)); the others are not in the bundle."""
+    M3's Table 5 is Multi (gen)); the others are not in the bundle.  ``measures``: the
+    measures to add (:class:`~duplexeval.benchmarks._measures.Measures`; default none)."""
     out = Path(out)
+    measures = measures or Measures()
     if judge is not None and judge.cache_path is None:
         judge = replace(judge, cache_path=out / JUDGE_CACHE)
     chosen = _chosen(benchmarks)
@@ -402,7 +451,7 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
     keep = select or (lambda bench, cell: True)
     seconds = dict.fromkeys(("synthesis", "runs", "analysis", "tables"), 0.0)
     start = time.perf_counter()
-    prepared = [_prepare(system, bench, cell, out, subset, data)
+    prepared = [_prepare(system, bench, cell, out, subset, data, measures)
                 for bench in chosen for cell in bench.cells if keep(bench, cell)]
     seconds["synthesis"] = time.perf_counter() - start
     labels = {(p.bench.name, p.cell.name): p.label for p in prepared}
@@ -412,22 +461,21 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
         for i, item in enumerate(prepared):
             bar.cell(i, item)
             done[item.bench.name].append(_run_cell(system, item, judge, executor, bar,
-                                                   seconds))
+                                                   seconds, measures))
     finally:
         bar.close()
     start = time.perf_counter()
-    tables = _write_bundle_tables(system, chosen, done, labels, out, subset)
-    ran = [r.run_dir for b in chosen for r in done[b.name] if r.results is not None]
+    tables = _write_bundle_tables(system, chosen, done, labels, out, subset, measures)
+    ran = [r for b in chosen for r in done[b.name] if r.results is not None]
     if html and ran:
-        from duplexeval.report._html_report import html_report_of
-
-        html_report_of(ran, out / "report")
+        _html(ran, out)
     manifest = EvalManifest(
         git_revision=_git_revision(), benchmarks={b.name: b.version for b in chosen},
         system=_system_json(system), judge=_judge_json(judge),
         judge_cache=_cache_name(judge, out), tables=tables, files=_hashes(out, judge),
         cells=[_entry(b, r, out, subset, labels[(b.name, r.cell.name)])
-               for b in chosen for r in done[b.name]])
+               for b in chosen for r in done[b.name]],
+        measures=list(measures.names), repeats=measures.repeats)
     atomic_write_json(out / MANIFEST_FILE, manifest.model_dump(mode="json"))
     seconds["tables"] = time.perf_counter() - start
     return EvalResult(out, manifest, done, seconds)

@@ -5,7 +5,10 @@ Layout of a bundle (``duplexeval eval ... -o OUT``)::
     OUT/
       eval.json                      this manifest (written last)
       cells/{benchmark}/{cell}/      one run directory per cell; its scores in scores/{variant}/
-      tables/{benchmark}/            the benchmark's tables (md, csv, tex) and figures
+      tables/{benchmark}/            the benchmark's tables (md, csv, tex) and figures, and
+                                     the measures' tables (``--measures``: realism.md, ...)
+      measures/{benchmark}/{cell}/   with ``--repeats`` or counterfactual pairs: the cell's
+                                     run with repeated tries or twins
       judge-cache.sqlite             the judge's answers (with a judge): verify reads only these
 
 ``files`` maps every file a number depends on (relative to ``OUT``, ``/``-separated) to its
@@ -28,12 +31,25 @@ from duplexeval.version import __version__
 VOLATILE = frozenset(p.name for p in RunDir(Path()).volatile_files())
 """Names of run files no number depends on."""
 
-__all__ = ["MANIFEST_FILE", "MANIFEST_VERSION", "CellEntry", "EvalManifest", "file_hashes",
-           "sha256_file"]
+__all__ = ["MANIFEST_FILE", "MANIFEST_VERSION", "CellEntry", "EvalManifest", "ScoringEntry",
+           "file_hashes", "sha256_file"]
 
 MANIFEST_FILE = "eval.json"
-MANIFEST_VERSION: Final = 2
-"""2: ``data`` of each cell and ``judge_cache``; 1: the first."""
+MANIFEST_VERSION: Final = 3
+"""3: ``measures``, ``repeats`` and each cell's ``scorings``; 2: ``data`` of each cell and
+``judge_cache``; 1: the first."""
+
+
+class ScoringEntry(BaseModel):
+    """One more scoring of a cell for a measure (``eval --measures``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    variant: str
+    run: str
+    """The run directory it scored, relative to the bundle: the cell's, or its run with
+    repeated tries or twins (``measures/...``)."""
+    results: str
+    """Its results file, relative to the bundle."""
 
 
 class CellEntry(BaseModel):
@@ -60,13 +76,15 @@ class CellEntry(BaseModel):
     data: str = ""
     """What the cell ran on: ``suite NAME (SUBSET)`` for a bundled suite's build, or the
     dataset folder given with ``--data`` ('' in a version-1 manifest or a skipped cell)."""
+    scorings: list[ScoringEntry] = Field(default_factory=list)
+    """The cell's scorings for the measures (none without ``--measures``)."""
 
 
 class EvalManifest(BaseModel):
     """``eval.json`` (``schema_version`` changes with any incompatible change)."""
 
     model_config = ConfigDict(extra="forbid")
-    schema_version: Literal[1, 2] = 2
+    schema_version: Literal[1, 2, 3] = 3
     tool: str = Field(default_factory=lambda: f"duplexeval {__version__}")
     git_revision: str | None = None
     benchmarks: dict[str, str]
@@ -83,6 +101,11 @@ class EvalManifest(BaseModel):
     """Benchmark -> its table files, relative to the bundle."""
     files: dict[str, str]
     """Relative path -> SHA-256 of every file a number depends on."""
+    measures: list[str] = Field(default_factory=list)
+    """The measures asked for (:data:`~duplexeval.benchmarks._measures.MEASURES`; none by
+    default)."""
+    repeats: int = 1
+    """Tries per sample of the cells' runs for the stability measure (1: none)."""
 
 
 def sha256_file(path: Path) -> str:

@@ -7,10 +7,12 @@ difference):
 1. **Hashes.**  Every file ``eval.json`` lists is present and has its SHA-256.
 2. **Scores.**  Each cell that ran is scored again from its own samples and analysis, in a
    temporary copy of its run directory, by the variant of the manifest; its per-event rows and
-   aggregate must be byte-identical to the bundle's, its results equal but for paths.
-3. **Tables.**  Each benchmark's tables are written again from the cells' results and must be
-   byte-identical to the bundle's; a figure's data CSV is, and its images are checked by hash
-   (their bytes depend on the installed matplotlib and fonts).
+   aggregate must be byte-identical to the bundle's, its results equal but for paths.  So is
+   each of its measure scorings (``eval --measures``: ``scorings`` of the cell), with the
+   analysis options the evaluation gave it.
+3. **Tables.**  Each benchmark's tables, and its measures' tables, are written again from the
+   cells' results and must be byte-identical to the bundle's; a figure's data CSV is, and its
+   images are checked by hash (their bytes depend on the installed matplotlib and fonts).
 
 Each difference is one line naming the file or cell; :func:`verify_bundle` returns them (none:
 the bundle holds).  A missing or malformed ``eval.json`` is a one-line error.
@@ -27,9 +29,20 @@ from typing import Any
 from pydantic import ValidationError
 
 from duplexeval.analysis._pipeline import AnalysisOptions
-from duplexeval.benchmarks._base import Benchmark, CellResult
+from duplexeval.benchmarks._base import Benchmark, Cell, CellResult, MeasureScoring
 from duplexeval.benchmarks._evaluate import content_events, write_cells_note
-from duplexeval.benchmarks._manifest import MANIFEST_FILE, CellEntry, EvalManifest, sha256_file
+from duplexeval.benchmarks._manifest import (
+    MANIFEST_FILE,
+    CellEntry,
+    EvalManifest,
+    sha256_file,
+)
+from duplexeval.benchmarks._measures import (
+    MEASURES_FOLDER,
+    Measures,
+    cell_analysis,
+    write_bundle_measures,
+)
 from duplexeval.benchmarks._registry import BENCHMARKS
 from duplexeval.data._validate import load_dataset
 from duplexeval.errors import DuplexevalError
@@ -49,6 +62,8 @@ class VerifyReport:
 
     files: int = 0
     cells: int = 0
+    scorings: int = 0
+    """Scorings repeated: one per cell, and its measure scorings."""
     tables: int = 0
     problems: list[str] = field(default_factory=list)
 
@@ -102,26 +117,51 @@ def _bundle_judge(out: Path, manifest: EvalManifest, tmp: Path) -> JudgeSettings
                          cache_path=copy, cache_only=True)
 
 
+@dataclass(frozen=True)
+class _Scoring:
+    """One scoring to repeat: the run (relative to the bundle), the variant, whether it is
+    judged and the variants its run's analysis is shared by."""
+
+    run: str
+    variant: str
+    judged: bool
+    shared: tuple[str, ...]
+    timing_only: bool = False
+
+
+def _scorings(entry: CellEntry, cell: Cell, measures: Measures) -> list[_Scoring]:
+    """The cell's scoring by its variant, then its measure scorings (as ``eval`` made them)."""
+    own = tuple(dict.fromkeys((cell.variant, *measures.variants)))
+    found = [_Scoring(entry.run, entry.variant, bool(cell.content_events), own)]
+    tries = tuple(s.variant for s in entry.scorings if s.run.startswith(f"{MEASURES_FOLDER}/"))
+    for s in entry.scorings:
+        on_tries = s.run.startswith(f"{MEASURES_FOLDER}/")
+        found.append(_Scoring(s.run, s.variant, False, tries if on_tries else own,
+                              timing_only=on_tries))
+    return found
+
+
 def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport,
-             manifest: EvalManifest) -> None:
+             manifest: EvalManifest, scoring: _Scoring) -> None:
     cell = bench.cell(entry.cell)
-    run = out / entry.run
-    files = RunDir(run).scores(variant=entry.variant)
+    run = out / scoring.run
+    files = RunDir(run).scores(variant=scoring.variant)
     with tempfile.TemporaryDirectory(prefix="duplexeval-verify-") as tmp:
         copy = Path(tmp) / run.name
         skip = {files.root.parent.name, RunDir(run).lock_path.name}
         shutil.copytree(run, copy, ignore=lambda _, names: [n for n in names if n in skip])
-        again = RunDir(copy).scores(variant=entry.variant)
+        again = RunDir(copy).scores(variant=scoring.variant)
         judge = _bundle_judge(out, manifest, Path(tmp)) if cell.content_events else None
         try:
             dataset, _ = load_dataset(Path(RunDir(copy).read_config().dataset.path))
-            events = content_events(cell, dataset, judge)
-            results, _ = score_run_dir(
-                copy, again.root, entry.variant, progress=False,
-                judge=judge if events else None,
-                options=AnalysisOptions(content_event_types=events))
+            events = () if scoring.timing_only else content_events(cell, dataset, judge)
+            options = cell_analysis(AnalysisOptions(content_event_types=events),
+                                    scoring.shared, dataset)
+            results, _ = score_run_dir(copy, again.root, scoring.variant, progress=False,
+                                       judge=judge if events and scoring.judged else None,
+                                       options=options)
         except DuplexevalError as exc:
-            report.problems.append(f"{entry.run}: cannot be scored again ({exc})")
+            report.problems.append(f"{scoring.run}: cannot be scored again ({exc})")
             return
         for mine, theirs in ((again.per_event, files.per_event),
                              (again.aggregate, files.aggregate)):
@@ -133,7 +173,15 @@ def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport
                 != _without_paths(results.model_dump(mode="json")):
             report.problems.append(f"{given.relative_to(out).as_posix()}: differs from the "
                                    "cell scored again")
-    report.cells += 1
+    report.scorings += 1
+
+
+def _measures(manifest: EvalManifest) -> Measures:
+    """The manifest's measures (a version-2 manifest: none)."""
+    try:
+        return Measures.of(manifest.measures, manifest.repeats)
+    except DuplexevalError as exc:
+        raise DuplexevalError(f"{MANIFEST_FILE}: {exc}") from None
 
 
 def _subset(entries: list[CellEntry]) -> Subset:
@@ -141,19 +189,29 @@ def _subset(entries: list[CellEntry]) -> Subset:
     return None if name == "full" else "quick" if name == "quick" else int(name.split()[-1])
 
 
+def _measure_scorings(out: Path, entry: CellEntry) -> tuple[MeasureScoring, ...]:
+    """The cell's measure scorings as the bundle has them (a missing results file: left out,
+    and its table then differs)."""
+    return tuple(MeasureScoring(s.variant, out / s.run, load(out / s.results),
+                                tries=s.run.startswith(f"{MEASURES_FOLDER}/"))
+                 for s in entry.scorings if (out / s.results).is_file())
+
+
 def _check_tables(out: Path, manifest: EvalManifest, bench: Benchmark,
-                  report: VerifyReport) -> None:
+                  report: VerifyReport, measures: Measures) -> None:
     entries = [c for c in manifest.cells if c.benchmark == bench.name]
     cells = []
     for entry in entries:
         results = load(out / entry.results) if entry.results is not None \
             and (out / entry.results).is_file() else None
         cells.append(CellResult(bench.cell(entry.cell), out / entry.run, results,
-                                skipped=entry.reason if entry.status == "skipped" else None))
+                                skipped=entry.reason if entry.status == "skipped" else None,
+                                measures=_measure_scorings(out, entry)))
     with tempfile.TemporaryDirectory(prefix="duplexeval-verify-") as tmp:
         again = Path(tmp)
         label = str(manifest.system.get("name", ""))
         written = bench.write_tables([(label, c) for c in cells], again)
+        written += write_bundle_measures(label, cells, measures, again)
         written.append(write_cells_note(bench, cells, _subset(entries), again,
                                         [e.data for e in entries]))
         for path in written:
@@ -173,6 +231,7 @@ def verify_bundle(out: str | Path) -> VerifyReport:
     """Check the bundle ``out`` (see the module docstring)."""
     out = Path(out)
     manifest = read_manifest(out)
+    measures = _measures(manifest)
     report = VerifyReport()
     _check_hashes(out, manifest, report)
     for name, version in manifest.benchmarks.items():
@@ -183,6 +242,8 @@ def verify_bundle(out: str | Path) -> VerifyReport:
             continue
         for entry in manifest.cells:
             if entry.benchmark == name and entry.status == "done":
-                _rescore(out, entry, bench, report, manifest)
-        _check_tables(out, manifest, bench, report)
+                for scoring in _scorings(entry, bench.cell(entry.cell), measures):
+                    _rescore(out, entry, bench, report, manifest, scoring)
+                report.cells += 1
+        _check_tables(out, manifest, bench, report, measures)
     return report

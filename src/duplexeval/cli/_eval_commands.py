@@ -11,6 +11,7 @@ from duplexeval.cli._options import (
     add_judge_endpoint_options,
     executor_from,
     positive_int,
+    repeat_count,
     system_args,
 )
 from duplexeval.errors import DuplexevalError
@@ -47,6 +48,19 @@ def add_eval(sub: Subparsers) -> None:
                    help="the bundle folder")
     p.add_argument("--html", action="store_true", help="also the HTML report of every cell "
                    "(OUT/report/index.html: figures, every event with its audio)")
+    m = p.add_argument_group("measures no benchmark has (none by default)")
+    m.add_argument("--measures", default="", metavar="LIST",
+                   help="comma-separated: realism (timing distributions against the human "
+                   "channel), turnbench (window matching, latency p10/p50/p90, false "
+                   "positives), barge-in-cost (penalty seconds per event), stability (pass@k, "
+                   "pass^k; with --repeats), counterfactual (the paired effect of the user's "
+                   "act); each scores every cell and gets a table in OUT/tables/BENCH/")
+    m.add_argument("--repeats", type=repeat_count, default=1, metavar="K",
+                   help="K tries of each sample in a second run per cell (forks of one "
+                   "snapshot, K seeds): pass@k, pass^k and stability (1: no second run)")
+    m.add_argument("--counterfactual", action="store_true",
+                   help="each backchannel, barge-in and background-speech sample's twin with "
+                   "the user's act removed, in that second run: the paired effect of the act")
     g = p.add_argument_group("content judge (offline content metrics always)")
     add_judge_endpoint_options(g)
     add_executor_options(p, units=True)
@@ -75,16 +89,19 @@ def _protocols(chosen: list[str] | None) -> Any:
 
 def _eval(args: argparse.Namespace) -> int:
     from duplexeval.benchmarks import BENCHMARKS, evaluate
+    from duplexeval.benchmarks._measures import Measures
     from duplexeval.systems._registry import load_system
 
     benchmarks = [BENCHMARKS.get(name) for name in args.benchmarks]  # unknown: one line, early
     subset = None if args.full else args.limit if args.limit is not None else "quick"
     judge = _judge(args)
+    names = [n.strip() for n in args.measures.split(",") if n.strip()]
+    measures = Measures.of(names, args.repeats, args.counterfactual)
     with executor_from(args) as executor:
         system = load_system(args.system, system_args(args.system_arg))
         result = evaluate(system, [b.name for b in benchmarks], Path(args.out), subset,
                           judge=judge, executor=executor, html=args.html, data=args.data,
-                          select=_protocols(args.protocol))
+                          select=_protocols(args.protocol), measures=measures)
     for bench in benchmarks:
         cells = result.cells[bench.name]
         print(f"{bench.title} (v{bench.version}): "
@@ -94,7 +111,29 @@ def _eval(args: argparse.Namespace) -> int:
                 print(f"  skipped {cell.cell.name}: {cell.skipped}")
         for table in result.manifest.tables[bench.name]:
             print(f"  {result.out / table}")
+        _print_measures(cells)
     if args.html:
         print(f"HTML report: {result.out / 'report' / 'index.html'}")
     print(f"bundle: {result.out} (manifest {result.out / 'eval.json'})")
     return 0
+
+
+def _print_measures(cells: list[Any]) -> None:
+    """The text summary of each cell's measures: its realism distances, its stability (pass@1,
+    pass^k, flips, latency spread) and its counterfactual effects."""
+    from duplexeval.report._text import (
+        counterfactual_table_lines,
+        distribution_table_lines,
+        stability_lines,
+    )
+
+    for cell in cells:
+        for m in cell.measures:
+            r = m.results
+            lines = ([*distribution_table_lines(r.distributions)]
+                     if r.distributions is not None else [])
+            lines += [line for line in stability_lines(r) if not line.startswith("  ")]
+            lines += counterfactual_table_lines(r.counterfactual) if r.counterfactual else []
+            if lines:
+                print(f"  {cell.cell.name}, {m.variant}{' (tries)' if m.tries else ''}:")
+                print("\n".join(f"    {line}" for line in lines))

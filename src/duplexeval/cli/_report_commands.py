@@ -115,8 +115,22 @@ def _report(args: argparse.Namespace) -> int:
         written.append(write_html_report(labelled, Path(args.output), sources, comparisons,
                                          args.allow_mixed))
     print("\n".join(table5_lines(runs)))
+    _print_stability(runs)
     print("\nwritten: " + ", ".join(str(p) for p in written))
     return 0
+
+
+def _print_stability(runs: list[tuple[str, Any]]) -> None:
+    """The text summary of each run with repeated tries: pass@1, pass@k, pass^j, the flip
+    share and the within-event latency spread per event kind (the notes are in
+    ``stability.md``)."""
+    from duplexeval.report._text import stability_lines
+
+    for name, results in runs:
+        lines = [line for line in stability_lines(results) if not line.startswith("  ")]
+        if lines:
+            print(f"\n{name} ({results.variant.name}): {lines[0]}")
+            print("\n".join(lines[1:]))
 
 
 def _label_pairs(runs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:

@@ -25,7 +25,9 @@ def _verify(args: argparse.Namespace) -> int:
     report = verify_bundle(Path(args.bundle))
     for problem in report.problems:
         print(problem)
-    print(f"{args.bundle}: {report.files} file hashes, {report.cells} cells scored again, "
-          f"{report.tables} tables written again: "
+    extra = report.scorings - report.cells
+    measures = f" (and {extra} measure scorings)" if extra > 0 else ""
+    print(f"{args.bundle}: {report.files} file hashes, {report.cells} cells scored again"
+          f"{measures}, {report.tables} tables written again: "
           + ("all hold" if report.ok else f"{len(report.problems)} difference(s)"))
     return 0 if report.ok else 1

@@ -163,9 +163,11 @@ class TimingVariant(ABC):
     of their values (:func:`duplexeval.metrics._scoring.aggregate_rows`; the official
     ``aggregate.json`` never does)."""
     pass_rules: ClassVar[Mapping[str, PassRule]] = {}
-    """Event type -> what counts as a pass (:class:`PassRule`) for pass@k and pass^k; an event
-    type without one gets the latency spread and the identity of its tries, but no pass
-    rates."""
+    """What counts as a pass (:class:`PassRule`) for pass@k and pass^k, keyed
+    ``"EVENT_TYPE/dimension"`` (one rule per dimension of an event type), ``"EVENT_TYPE"`` (the
+    rule's own dimension) or ``"*/dimension"`` (a dimension scored on any event type, such as
+    annotated background speech); see :meth:`pass_rule`.  A dimension without one gets the
+    latency spread and the identity of its tries, but no pass rates."""
     full_transcript_events: ClassVar[tuple[str, ...]] = ()
     """Event types whose samples need every word of both channels (not only the short system
     segments the M3 rules read); scoring asks the analysis for them."""
@@ -194,6 +196,19 @@ class TimingVariant(ABC):
         differs) or ``compat`` (a paper-default variant run in its code mode).  Recorded in
         results and printed with every table cell."""
         return "official code"
+
+    def pass_rule(self, event_type: str, dimension: str) -> PassRule | None:
+        """The pass of ``dimension`` on an ``event_type`` event: the ``"EVENT_TYPE/dimension"``
+        rule, else the ``"EVENT_TYPE"`` rule when its dimension is ``dimension``, else the
+        ``"*/dimension"`` rule; ``None``: the dimension has no binary verdict."""
+        rules = self.pass_rules
+        own = rules.get(event_type)
+        for found in (rules.get(f"{event_type}/{dimension}"),
+                      own if own is not None and own.dimension == dimension else None,
+                      rules.get(f"*/{dimension}")):
+            if found is not None and found.dimension == dimension:
+                return found
+        return None
 
     def measurement_origin(self, dimension: str, metric: str) -> MeasurementOrigin | None:
         """Where ``metric`` of ``dimension`` starts and ends (``None``: not an interval)."""

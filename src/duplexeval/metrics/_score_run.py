@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from duplexeval.data._dialogue import Dialogue
 from duplexeval.data._validate import load_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.metrics._base import EventScore, EventView, TimingVariant, get_variant
-from duplexeval.metrics._counterfactual import TWIN_KEY
+from duplexeval.metrics._counterfactual import TWIN_KEY, is_twin
 from duplexeval.metrics._m3_metadata import read_m3_outputs
 from duplexeval.metrics._realism_reference import with_reference_segments
 from duplexeval.metrics._score_outputs import write_score_outputs
@@ -30,7 +30,7 @@ from duplexeval.runs._directory import AnalysisFiles, RunDir
 from duplexeval.runs._execution import TaskMap
 from duplexeval.timeline import TOL
 
-__all__ = ["run_source", "score_run_dir"]
+__all__ = ["run_source", "score_run_dir", "shared_analysis"]
 
 
 def run_dialogues(run: RunDir) -> tuple[dict[str, Dialogue] | None, str | None]:
@@ -111,7 +111,8 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
             generated = generated_histories(run, run.read_metadata(), options, language)
         outcome = score_content(events, dialogues, content, judge, generated=generated,
                                 dialogues_missing=missing, rounds=finder)
-    tries = stability(scores, timing, system_channel_hashes(scores, run.root))
+    kept = [s for s in scores if not is_twin(s)]  # a twin is no try of its original
+    tries = stability(kept, timing, system_channel_hashes(kept, run.root))
     results = write_score_outputs(out, scores, timing, source, analysis=settings,
                                   content=outcome, stability=tries)
     return results, out
@@ -160,6 +161,22 @@ def _with_transcripts(options: AnalysisOptions, variant_events: tuple[str, ...],
     merged = tuple(dict.fromkeys(wanted))
     return options if merged == options.content_event_types else replace(
         options, content_event_types=merged)
+
+
+def shared_analysis(options: AnalysisOptions, variants: Sequence[str],
+                    dialogues: Iterable[Dialogue] | None) -> AnalysisOptions:
+    """Analysis options that each of ``variants`` scores a run with as they are: ``options``
+    with every event type that any of them (or the dataset's annotations) needs in full, so
+    that several scorings of one run share one analysis instead of each making its own
+    (``duplexeval eval --measures``).  ``dialogues``: the run's dataset (``None``: unknown)."""
+    by_id = None if dialogues is None else {d.id: d for d in dialogues}
+    while True:
+        before = options
+        for name in variants:
+            options = _with_transcripts(options, get_variant(name).full_transcript_events,
+                                        by_id)
+        if options == before:
+            return options
 
 
 def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,

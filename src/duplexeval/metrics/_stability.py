@@ -5,9 +5,10 @@ _r{k-1}`` (:func:`~duplexeval.plan._samples.split_repeat`), forks of one snapsho
 only in their seed.  Per event kind and dimension this module reports:
 
 * **pass@j** and **pass^j** for ``j = 1 .. k``, where a *pass* is the variant's own verdict
-  (:attr:`~duplexeval.metrics._base.TimingVariant.pass_rules`; M3: a TURN_SHIFT passes when the
-  system took the turn, ``tor ↑ = 1``, a TURN_HOLD or SHORTPAUSE when it did not take over,
-  ``tor ↓ = 0``; kinds without a binary verdict get no pass rates).  An event with ``n`` tries
+  (:meth:`~duplexeval.metrics._base.TimingVariant.pass_rule`, stated in each variant's
+  docstring; M3: a TURN_SHIFT passes when the system took the turn, ``tor ↑ = 1``, a TURN_HOLD
+  or SHORTPAUSE when it did not take over, ``tor ↓ = 0``; dimensions without a binary verdict,
+  M3's stop latencies, get no pass rates).  An event with ``n`` tries
   of which ``c`` pass contributes the unbiased estimates (EVA's and HumanEval's)::
 
       pass@j = 1 - C(n - c, j) / C(n, j)      at least one of j tries drawn passes
@@ -164,9 +165,7 @@ def _identical_by_event(groups: Mapping[tuple[str, str, str], Mapping[int, _Try]
 def _row(kind: str, dim: str, events: list[dict[int, _Try]],
          variant: TimingVariant) -> StabilityRow:
     tries = max(len(e) for e in events)
-    rule: PassRule | None = variant.pass_rules.get(kind)
-    if rule is not None and rule.dimension != dim:
-        rule = None
+    rule: PassRule | None = variant.pass_rule(kind, dim)
     pass_at_k: list[PassPoint] = []
     pass_hat_k: list[PassPoint] = []
     flips: list[bool] = []

@@ -202,9 +202,13 @@ class Sample:
     @property
     def seed_key(self) -> str:
         """What the sample's seed is derived from: its event id, its original's for a twin
-        (a stochastic system draws the same continuation seed with and without the act)."""
-        return self.event_id.removesuffix(COUNTERFACTUAL_SUFFIX) if self.counterfactual \
-            else self.event_id
+        (a stochastic system draws the same continuation seed with and without the act); the
+        twin ``{id}_cf_r{j}`` of a repeated sample is try ``j``'s, ``{id}_r{j}``."""
+        if not self.counterfactual:
+            return self.event_id
+        base, j = split_repeat(self.event_id)
+        base = base.removesuffix(COUNTERFACTUAL_SUFFIX)
+        return base if j is None else f"{base}_r{j}"
 
     @property
     def mute_start(self) -> float:

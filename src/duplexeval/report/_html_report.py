@@ -10,6 +10,10 @@ and every link is relative.  It shows:
 * the figures (:mod:`.plots`): latency CDF, SHIFT/PAUSE TOR with Δ, round curves, and the
   side-by-side views of events scored under several protocols (at most
   :data:`MAX_SIDE_BY_SIDE` of them);
+* the measures' sections (:mod:`.measure_plots`), for the scorings that have them: realism's
+  overlaid system-vs-human distributions, the barge-in cost per event, pass@k and pass^k
+  against k with the flips and latency spread of repeated tries, and the counterfactual paired
+  effects with their intervals;
 * an event browser filtering by system, task, verdict and miss type; per event its values,
   timeline, audio player, transcripts, offline content texts and judge answers with reasons.
 
@@ -26,7 +30,7 @@ everything but plays nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 from pathlib import Path
 
@@ -59,10 +63,14 @@ from duplexeval.report._tables import RowSource, has_protocol_comparison, table5
 from duplexeval.results import ScoredRun, load_scored
 from duplexeval.results._model import Results
 
-__all__ = ["MAX_SIDE_BY_SIDE", "html_report_of", "write_html_report"]
+__all__ = ["MAX_SIDE_BY_SIDE", "html_report_of", "measure_label", "write_html_report"]
 
 MAX_SIDE_BY_SIDE = 30
 """Side-by-side views drawn at most (each is a figure of up to three timelines)."""
+
+Runs = Sequence[tuple[str, Results]]
+Lines = Callable[[Results], list[str]]
+"""A text table of one scoring: its title line, then the table and its indented notes."""
 
 
 def _figure_list(pairs: Sequence[tuple[str, Results]]) -> dict[str, list[tuple[str, Figure, str]]]:
@@ -80,10 +88,6 @@ def _figure_list(pairs: Sequence[tuple[str, Results]]) -> dict[str, list[tuple[s
     if mtr:
         figures["mtr"] = [("mtr_feature_rounds", mtr_feature_curves(mtr),
                            "MTR success by round, per feature")]
-    realism = [(label, r) for label, r in pairs if r.distributions is not None]
-    if realism:
-        figures["realism"] = [("realism_distributions", realism_distributions(realism),
-                               "timing distributions: system against the reference")]
     return figures
 
 
@@ -97,7 +101,8 @@ def _figures_html(figures: Sequence[tuple[str, Figure, str]], out: Path) -> str:
 
 
 def _benchmark_sections(runs: Sequence[tuple[str, ScoredRun]], sources: Sequence[RowSource],
-                        allow_mixed: bool, out: Path) -> str:
+                        allow_mixed: bool, out: Path,
+                        measures: Sequence[tuple[str, Results]] = ()) -> str:
     """One section per benchmark the runs' variants belong to, each with its tables and the
     figures that apply (M3-DuplexBench, FLEXI, MTR-DuplexBench); rows named by system and
     protocol."""
@@ -124,39 +129,57 @@ def _benchmark_sections(runs: Sequence[tuple[str, ScoredRun]], sources: Sequence
         html += ("<h2>MTR-DuplexBench</h2>"
                  + "".join(mtr_tables.table_html(t) for t in mtr_tables.mtr_tables(mtr))
                  + _figures_html(figures.get("mtr", []), out))
-    html += _measure_sections(pairs, figures, out)
+    html += _measure_sections([*pairs, *measures], out)
     return html or '<p class="muted">No runs.</p>'
 
 
-def _measure_sections(pairs: Sequence[tuple[str, Results]],
-                      figures: dict[str, list[tuple[str, Figure, str]]], out: Path) -> str:
-    """The sections of the measures beyond the benchmarks' own: distributional realism (the
-    ``distributions`` of realism-scored runs, with the overlay figure) and counterfactual
-    pairs (the effect of the user's act)."""
+def _measure_sections(pairs: Sequence[tuple[str, Results]], out: Path) -> str:
+    """The sections of the measures beyond the benchmarks' own, each with its table and figure:
+    distributional realism (the overlaid distributions), the barge-in cost (``turnbench``
+    scorings: penalty seconds per event), repeated tries (pass@k and pass^k against k, flips,
+    the latency spread) and counterfactual pairs (the paired effects with their intervals)."""
+    from duplexeval.report._measure_plots import bargein_cost, counterfactual_effects, pass_curves
     from duplexeval.report._text import (
         counterfactual_table_lines,
         distribution_table_lines,
         markdown_from_lines,
+        stability_lines,
+        variant_table_lines,
     )
 
-    html = ""
+    def tables(title: str, chosen: Sequence[tuple[str, Results]], lines: Lines,
+               figure: tuple[str, Callable[[Runs], Figure], str]) -> str:
+        if not chosen:
+            return ""
+        html = f"<h2>{escape(title)}</h2>"
+        for label, r in chosen:
+            head, *table = lines(r)
+            rows = [line for line in table if not line.startswith("  ")]
+            notes = [f"- {line.strip()}" for line in table if line.startswith("  ")]
+            html += (f"<h3>{escape(label)} ({escape(r.variant.name)})</h3><p>{escape(head)}</p>"
+                     + _pipe_table_html(markdown_from_lines([*rows, *notes])))
+        name, draw, alt = figure
+        return html + _figures_html([(name, draw(chosen), alt)], out)
+
     realism = [(label, r) for label, r in pairs if r.distributions is not None]
-    if realism:
-        html += "<h2>Distributional realism</h2>"
-        for label, r in realism:
-            assert r.distributions is not None
-            title, *table = distribution_table_lines(r.distributions)
-            html += (f"<h3>{escape(label)}</h3><p>{escape(title)}</p>"
-                     + _pipe_table_html(markdown_from_lines(table)))
-        html += _figures_html(figures.get("realism", []), out)
+    cost = [(label, r) for label, r in pairs if r.variant.name == "turnbench"]
+    tries = [(label, r) for label, r in pairs if r.stability is not None]
     paired = [(label, r) for label, r in pairs if r.counterfactual]
-    if paired:
-        html += "<h2>Counterfactual pairs</h2>"
-        for label, r in paired:
-            title, *table = counterfactual_table_lines(r.counterfactual)
-            html += (f"<h3>{escape(label)} ({escape(r.variant.name)})</h3><p>{escape(title)}</p>"
-                     + _pipe_table_html(markdown_from_lines(table)))
-    return html
+    return "".join((
+        tables("Distributional realism", realism,
+               lambda r: distribution_table_lines(r.distributions),  # type: ignore[arg-type]
+               ("realism_distributions", realism_distributions,
+                "timing distributions: system against the reference")),
+        tables("TurnBench matching and barge-in cost", cost,
+               lambda r: [f"turnbench rows ({r.variant.definition})",
+                          *variant_table_lines(r)],
+               ("bargein_cost", bargein_cost, "barge-in cost: penalty seconds per event")),
+        tables("Repeated tries: pass@k, pass^k and stability", tries, stability_lines,
+               ("pass_curves", pass_curves, "pass@k and pass^k against k")),
+        tables("Counterfactual pairs", paired,
+               lambda r: counterfactual_table_lines(r.counterfactual),
+               ("counterfactual_effects", counterfactual_effects,
+                "the effect of the user's act, with 95 % intervals"))))
 
 
 def _pipe_table_html(lines: Sequence[str]) -> str:
@@ -230,9 +253,12 @@ def _distinct(runs: Sequence[tuple[str, ScoredRun]]) -> list[tuple[str, ScoredRu
 
 def write_html_report(runs: Sequence[tuple[str, ScoredRun]], out: Path,
                       sources: Sequence[RowSource], comparisons: Sequence[Comparison] = (),
-                      allow_mixed: bool = False) -> Path:
+                      allow_mixed: bool = False,
+                      measures: Sequence[tuple[str, Results]] = ()) -> Path:
     """Write ``out/index.html`` and its figures for ``(label, run)`` pairs; returns the page.
-    ``sources`` are the runs' table rows (:func:`~.paper_tables.sources_of`)."""
+    ``sources`` are the runs' table rows (:func:`~.paper_tables.sources_of`); ``measures``
+    more ``(label, results)`` scorings for the measures' sections (realism, barge-in cost,
+    repeated tries, counterfactual pairs) alone."""
     out.mkdir(parents=True, exist_ok=True)
     runs = _distinct(runs)
     cases = [c for label, run in runs for c in event_cases(run, label)]
@@ -243,7 +269,8 @@ def write_html_report(runs: Sequence[tuple[str, ScoredRun]], out: Path,
         f'<p class="muted">{len(runs)} run(s), {len(cases)} scored events. '
         "Audio is linked from the run directories (keep this folder beside them).</p>",
         '<pre id="page-errors" hidden></pre>',
-        _benchmark_sections(runs, sources, allow_mixed, out), _comparisons(comparisons),
+        _benchmark_sections(runs, sources, allow_mixed, out, measures),
+        _comparisons(comparisons),
         "<h2>The same event under several protocols</h2>", _side_by_side(cases, out),
         "<h2>The same event in English and Japanese</h2>",
         _side_by_side(cases, out, by_language=True),
@@ -261,13 +288,24 @@ def write_html_report(runs: Sequence[tuple[str, ScoredRun]], out: Path,
     return index
 
 
-def html_report_of(paths: Sequence[Path], out: Path) -> Path:
+def measure_label(scored: ScoredRun) -> str:
+    """A measure scoring's name in the report: its run's folder, and ``tries`` for a run
+    with repeated tries or twins."""
+    results = scored.results
+    tries = results.stability is not None or bool(results.counterfactual)
+    return f"{scored.run_dir.resolve().name}{' tries' if tries else ''}"
+
+
+def html_report_of(paths: Sequence[Path], out: Path, measures: Sequence[Path] = ()) -> Path:
     """The HTML report of scored runs (run directories, scores folders or results files),
     labelled as ``duplexeval report`` labels them, without the table files or comparisons
-    (the demo's report)."""
+    (the demo's report).  ``measures``: more scorings (results files of ``eval --measures``)
+    shown in the measures' sections only, not among the events."""
     from duplexeval.report._paper_tables import sources_of
 
     scored = [load_scored(path) for path in paths]
     runs = [(s.run_dir.resolve().name, s.results) for s in scored]
     labelled = list(zip(label_runs(runs), scored, strict=True))
-    return write_html_report(labelled, out, sources_of(runs, [str(s.path) for s in scored]))
+    extra = [(measure_label(s), s.results) for s in (load_scored(p) for p in measures)]
+    return write_html_report(labelled, out, sources_of(runs, [str(s.path) for s in scored]),
+                             measures=extra)

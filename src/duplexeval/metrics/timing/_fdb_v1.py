@@ -43,6 +43,12 @@ renormalised: scipy's distance (code), 1 without backchannels::
 Words: the rule needs every word of the system channel, so :attr:`full_transcript_events` asks
 the analysis for full transcripts of these event types (``duplexeval score --variant fdb-v1``
 does so).
+
+Passes (``run --repeats``: pass@k, pass^k, :mod:`duplexeval.metrics._stability`), from FDB's
+take-over verdicts: smooth_turn_taking ``tor ↑ = 1`` (took the turn), pause_handling
+``tor ↓ = 0`` (did not take over), user_interruption ``tor ↑ = 1`` (answered after the
+barge-in), backchannel ``TOR ↓ = 0`` (took no turn during the narrative); overlap_timing has
+only latencies, with no threshold in FDB, so it gets no pass rates.
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ from duplexeval.metrics._base import (
     EventScore,
     EventView,
     MeasurementOrigin,
+    PassRule,
     TimingVariant,
 )
 from duplexeval.metrics.timing._fdb_rules import (
@@ -110,6 +117,18 @@ ORIGINS: dict[str, MeasurementOrigin] = {
 }
 """Where each fdb-v1 latency starts and ends."""
 
+_HELD = PassRule("pause_handling", "tor ↓", 0, "did not take over the pause (tor ↓ = 0)")
+PASS_RULES: dict[str, PassRule] = {
+    "TURN_SHIFT/smooth_turn_taking": PassRule("smooth_turn_taking", "tor ↑", 1,
+                                              "took the turn (tor ↑ = 1)"),
+    "TURN_SHIFT/backchannel": PassRule("backchannel", "TOR ↓", 0,
+                                       "took no turn during the narrative (TOR ↓ = 0)"),
+    "TURN_HOLD": _HELD, "SHORTPAUSE": _HELD,
+    "BARGE_IN/user_interruption": PassRule("user_interruption", "tor ↑", 1,
+                                           "answered after the barge-in (tor ↑ = 1)"),
+}
+"""A pass per FDB task with a take-over verdict (see the module docstring)."""
+
 class FdbV1Timing(TimingVariant):
     """Full-Duplex-Bench v1/v1.5 timing over M3 events (see the module docstring)."""
 
@@ -118,6 +137,7 @@ class FdbV1Timing(TimingVariant):
     source: ClassVar[str] = ("Full-Duplex-Bench v1/v1.5, DanielLin94144/Full-Duplex-Bench "
                              "v1_v1.5/evaluation @d7336bd")
     measurement_origins: ClassVar[Mapping[str, MeasurementOrigin]] = ORIGINS
+    pass_rules: ClassVar[Mapping[str, PassRule]] = PASS_RULES
     full_transcript_events: ClassVar[tuple[str, ...]] = (
         "TURN_SHIFT", "TURN_HOLD", "SHORTPAUSE", "BARGE_IN")
 

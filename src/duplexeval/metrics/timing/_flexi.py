@@ -57,6 +57,13 @@ the system is speaking when the user acts), ``multi-gen`` for the others (under 
 forcing the system channel is the reference until the event, so it could not cut in).
 
 Latencies are in seconds; FLEXI's levels (1 below 150 ms, 2 below 400 ms) are in ``info``.
+
+Passes (``run --repeats``: pass@k, pass^k, :mod:`duplexeval.metrics._stability`), one per
+scenario, from its own verdict: turn_taking ``TOR ↑ = 1`` (took the turn), pause_handling
+``TOR ↓ = 0`` (no take-over in the window; a silent system under ``compat``, no value, is not
+judged), user_interrupt ``TTR ↑ = 1`` (yielded), model_interrupt ``interrupted ↑ = 1`` (cut in
+on the statement), user_backchannel ``interrupted ↓ = 0`` (talked through it), model_backchannel
+``TOR ↓ = 0`` (no turn during the narrative).  BCR and JSD are rates, not verdicts.
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ from duplexeval.metrics._base import (
     EventScore,
     EventView,
     MeasurementOrigin,
+    PassRule,
     TimingVariant,
 )
 from duplexeval.metrics.timing import _flexi_rules as rules
@@ -115,6 +123,22 @@ ORIGINS: dict[str, MeasurementOrigin] = {
 }
 """Where each flexi latency starts and ends."""
 
+PASS_RULES: dict[str, PassRule] = {
+    "TURN_SHIFT/turn_taking": PassRule("turn_taking", "TOR ↑", 1,
+                                       "took the turn after the user's turn end (TOR ↑ = 1)"),
+    "TURN_SHIFT/model_interrupt": PassRule("model_interrupt", "interrupted ↑", 1,
+                                           "cut in on the statement (interrupted ↑ = 1)"),
+    "TURN_SHIFT/model_backchannel": PassRule(
+        "model_backchannel", "TOR ↓", 0, "took no turn during the narrative (TOR ↓ = 0)"),
+    "TURN_HOLD/pause_handling": PassRule("pause_handling", "TOR ↓", 0,
+                                         "no take-over in the pause window (TOR ↓ = 0)"),
+    "BARGE_IN/user_interrupt": PassRule("user_interrupt", "TTR ↑", 1,
+                                        "yielded to the interruption (TTR ↑ = 1)"),
+    "BC/user_backchannel": PassRule("user_backchannel", "interrupted ↓", 0,
+                                    "talked through the backchannel (interrupted ↓ = 0)"),
+}
+"""A pass per FLEXI scenario (see the module docstring)."""
+
 class FlexiTiming(TimingVariant):
     """FLEXI's scenario metrics on FLEXI suite runs (see the module docstring)."""
 
@@ -123,6 +147,7 @@ class FlexiTiming(TimingVariant):
     source: ClassVar[str] = ("FLEXI (Ge et al. 2025), ChristineCHEN274/FLEXI "
                              "evaluate/eval_*.py @2247b0d")
     measurement_origins: ClassVar[Mapping[str, MeasurementOrigin]] = ORIGINS
+    pass_rules: ClassVar[Mapping[str, PassRule]] = PASS_RULES
     full_transcript_events: ClassVar[tuple[str, ...]] = (
         "TURN_SHIFT", "TURN_HOLD", "BARGE_IN", "BC")
 

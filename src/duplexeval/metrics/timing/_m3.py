@@ -68,6 +68,11 @@ User backchannel (BC; ``stop_latency ↑``) and barge-in (BARGE_IN; ``stop_laten
     user  |uu              target: the segment with start <= onset < end
     model MMMMMMMMM|       (a segment starting after the onset, or one that ended before
           |<------>|       it, is no target: stop_latency None, is_speaking 0)
+
+Passes (``run --repeats``: pass@k, pass^k, :mod:`duplexeval.metrics._stability`): a TURN_SHIFT
+passes when the system took the turn (``tor ↑ = 1``), a TURN_HOLD or SHORTPAUSE when it did not
+take over (``tor ↓ = 0``); BC and BARGE_IN have only a stop latency, with no threshold in M3,
+so they get no pass rates.
 """
 
 from __future__ import annotations

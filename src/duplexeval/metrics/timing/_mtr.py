@@ -40,6 +40,11 @@ sample, as MTR defines it.
 MTR's summary says GPT-4o judges feature success; its released code applies these rules, which
 are the default here.  Every event type needs the words of both channels, so the variant asks
 for full transcripts (:attr:`full_transcript_events`).
+
+Passes (``run --repeats``: pass@k, pass^k, :mod:`duplexeval.metrics._stability`): MTR's own
+verdict, ``success ↑ = 1``, for smooth_turn_taking, pause_handling, interruption and
+background (on whichever event annotates it); the backchannel frequency is a rate, not a
+verdict, so BC gets no pass rates.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from duplexeval.metrics._base import (
     EventScore,
     EventView,
     MeasurementOrigin,
+    PassRule,
     TimingVariant,
 )
 from duplexeval.metrics.timing._mtr_rules import (
@@ -82,6 +88,20 @@ ORIGINS: dict[str, MeasurementOrigin] = {
 }
 """Where each mtr latency starts and ends."""
 
+
+def _success(dimension: str, meaning: str) -> PassRule:
+    return PassRule(dimension, "success ↑", 1, f"{meaning} (success ↑ = 1)")
+
+
+_HELD = _success("pause_handling", "silent over the pause and 1 s after it")
+PASS_RULES: dict[str, PassRule] = {
+    "TURN_SHIFT": _success("smooth_turn_taking", "silent in the user's turn, speaking after it"),
+    "TURN_HOLD": _HELD, "SHORTPAUSE": _HELD,
+    "BARGE_IN": _success("interruption", "silent during the interruption, speaking after it"),
+    "*/background": _success("background", "kept speaking through the background speech"),
+}
+"""A pass per MTR dimension (see the module docstring)."""
+
 class MtrTiming(TimingVariant):
     """MTR-DuplexBench rules over M3 events (see the module docstring)."""
 
@@ -89,6 +109,7 @@ class MtrTiming(TimingVariant):
     version: ClassVar[str] = "1"
     source: ClassVar[str] = "MTR-DuplexBench, ZhangHe0918/MTR-DuplexBench Eval/ @6d7c125"
     measurement_origins: ClassVar[Mapping[str, MeasurementOrigin]] = ORIGINS
+    pass_rules: ClassVar[Mapping[str, PassRule]] = PASS_RULES
     full_transcript_events: ClassVar[tuple[str, ...]] = (
         "TURN_SHIFT", "TURN_HOLD", "SHORTPAUSE", "BARGE_IN", "BC")
 

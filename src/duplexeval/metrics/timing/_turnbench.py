@@ -48,6 +48,12 @@ false-positive rate, of ``penalty_s ↓`` the penalty seconds per event; the row
 :attr:`TurnBenchTiming.quantile_metrics` also carry p10/p50/p90
 (:func:`duplexeval.metrics._scoring.aggregate_rows`).  The operating point under a
 false-positive ceiling: :mod:`duplexeval.metrics.timing._operating_point`.
+
+Passes (``run --repeats``: pass@k, pass^k, :mod:`duplexeval.metrics._stability`): a turn end
+passes when an onset matched (``match ↑ = 1``), a pause when it had no false positive
+(``false_positive ↓ = 0``), a backchannel or background speech when the system did not stop
+for it (``false_stop ↓ = 0``), a barge-in when it stopped in time (``missed_stop ↓ = 0``).  A
+system not speaking at the onset has no stop verdict (``None``): that try is not judged.
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ from duplexeval.metrics._base import (
     EventScore,
     EventView,
     MeasurementOrigin,
+    PassRule,
     TimingVariant,
 )
 from duplexeval.metrics.timing._bargein_cost import (
@@ -104,6 +111,21 @@ ORIGINS: dict[str, MeasurementOrigin] = {
 }
 """Where each turnbench latency and penalty starts and ends."""
 
+_NO_FP = PassRule("pause", "false_positive ↓", 0, "no onset inside the pause "
+                  "(false_positive ↓ = 0)")
+PASS_RULES: dict[str, PassRule] = {
+    "TURN_SHIFT": PassRule("turn_end", "match ↑", 1,
+                           "an onset in the matching window (match ↑ = 1)"),
+    "TURN_HOLD": _NO_FP, "SHORTPAUSE": _NO_FP,
+    "BC": PassRule("user_backchanneling", "false_stop ↓", 0,
+                   "kept talking through the backchannel (false_stop ↓ = 0)"),
+    "BARGE_IN": PassRule("user_barge_in", "missed_stop ↓", 0,
+                         "stopped within the allowance (missed_stop ↓ = 0)"),
+    "*/background": PassRule("background", "false_stop ↓", 0,
+                             "kept talking through the background speech (false_stop ↓ = 0)"),
+}
+"""A pass per turnbench dimension (see the module docstring)."""
+
 
 class TurnBenchTiming(TimingVariant):
     """TurnBench-style matching and the barge-in cost (see the module docstring)."""
@@ -113,6 +135,7 @@ class TurnBenchTiming(TimingVariant):
     source: ClassVar[str] = ("Sesame TurnBench (window matching, false positives once per "
                              "pause, p10/p50/p90 latency); SID-Bench APT (penalty seconds)")
     measurement_origins: ClassVar[Mapping[str, MeasurementOrigin]] = ORIGINS
+    pass_rules: ClassVar[Mapping[str, PassRule]] = PASS_RULES
     quantile_metrics: ClassVar[tuple[str, ...]] = (
         "turn_end/latency ↓", "user_backchanneling/penalty_s ↓", "user_barge_in/penalty_s ↓",
         "background/penalty_s ↓")

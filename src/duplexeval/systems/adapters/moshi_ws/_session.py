@@ -16,12 +16,17 @@ the server has sent the audio produced on it; the session timeline is::
     output        init   out 0  out 1  out 2 ...  out k-1      (init_frames = 1)
 
 so a reply lands on the frame whose input the server was consuming when it produced it (within
-one frame, plus the Opus look-ahead of 6.4 ms each way; see :mod:`.wire`).  The init frames are
+one frame, plus the Opus look-ahead of 6.5 ms each way; see :mod:`.wire`).  The init frames are
 silence.  Nothing is paced: a run goes as fast as the server computes, and the timeline does
 not depend on the network, so it is deterministic for a deterministic server.  Output is
 trimmed to the input length because the runner only asks for as many frames as it sends (the
 server's answer to the last input frame is the last one used); text pieces are reported on the
-step during which they arrived.
+step during which they arrived.  The server sends a frame's text after its audio, so the text
+of the last frame would still be in flight when its audio is returned: :meth:`trace` (which
+the runner calls once the last frame is stepped) sends one more frame of silence, the *flush
+frame*, and reads up to its audio, so every piece of the session's frames has arrived (the
+socket keeps the order); the flush frame's own output and text are not the session's.  The
+stream ends there: a step after ``trace`` is refused.
 
 Real time (clock ``wall``)
 --------------------------
@@ -165,8 +170,11 @@ class LockstepSession(_MoshiSession):
         self._pcm = np.zeros(0, dtype=np.float32)
         """Received output not yet returned, starting at the next frame's output."""
         self._last_audio_sample = settings.init_frames * FRAME
+        self._flushed = False
 
     def step(self, user: np.ndarray, force: Forced | None = None) -> StepOutput:
+        if self._flushed:
+            raise RuntimeError("moshi-ws lockstep: the stream ended at trace(); no step after it")
         texts = len(self.text)
         try:
             self._send(user)
@@ -198,9 +206,26 @@ class LockstepSession(_MoshiSession):
         after its audio), so text lands on the frame it was produced with."""
         return self._last_audio_sample
 
+    def _flush(self) -> None:
+        """Send the flush frame and read up to its audio: the last frame's text, which the
+        server sends after that frame's audio, arrives before it (see the module docstring).
+        Nothing to do before the first output frame (no text can be in flight)."""
+        if self._flushed:
+            return
+        self._flushed = True
+        if self.frames <= self.settings.init_frames:
+            return
+        try:
+            self._send(np.zeros(FRAME, dtype=np.float32))
+            self._await_samples(len(self._pcm) + FRAME)
+        except SystemFailure as exc:
+            raise self._fail_closed(exc) from None
+
     def trace(self) -> dict[str, Any]:
+        self._flush()
         out = super().trace()
         out["moshi_ws"]["mode"] = "lockstep"
+        out["moshi_ws"]["flush_frames"] = int(self.frames > self.settings.init_frames)
         return out
 
 
