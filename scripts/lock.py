@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PYTHON = "3.11"
 """The oldest Python the project supports (``requires-python``), the one resolved for."""
 MAIN_EXTRAS = ("test", "docs", "asr", "tts", "tts-en", "dask", "servers", "quality",
-               "judge-local")
+               "conditions", "judge-local")
 """The extras ``make`` installs into ``.venv``."""
 MOSHI_EXTRAS = ("moshi", "servers", "test")
 """The extras ``make venv-moshi`` installs into ``.venv-moshi``."""

@@ -110,8 +110,10 @@ def add_run(sub: Subparsers) -> None:
                    "the same")
     p.add_argument("--condition", action="append", default=[], metavar="KIND:KEY=VALUE,...",
                    help="an acoustic condition on what the system hears, repeatable: "
-                   "noise:snr=DB[,color=white|pink|brown], gain:db=DB, clip:level=L; applied "
-                   "in the order noise, gain, clip (duplexeval.conditions)")
+                   "speed:factor=F, reverb:rt60=S, noise:snr=DB[,color=white|pink|brown], "
+                   "babble:snr=DB[,talkers=N], echo:gain=DB[,delay=S], gain:db=DB, "
+                   "clip:level=L, network:loss=P[,burst=FRAMES,jitter=MS] (wall-clock "
+                   "systems); applied in that order (duplexeval.conditions)")
     add_executor_options(p, units=True)
     p.set_defaults(func=_run)
 
@@ -125,6 +127,9 @@ def _run(args: argparse.Namespace) -> int:
     from duplexeval.systems._registry import load_system
 
     conditions = [parse_condition(text) for text in args.condition]  # refused before all else
+    if conditions and args.protocol == "interactive":  # its loop does not apply them yet
+        raise DuplexevalError("--condition is not applied under --protocol interactive yet; "
+                              "run it without conditions")
     with executor_from(args) as executor:  # connected first: an unreachable scheduler fails fast
         system = load_system(args.system, system_args(args.system_arg))
         dataset, warnings = load_dataset(dataset_folder(args.dataset), args.split,

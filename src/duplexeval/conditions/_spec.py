@@ -7,6 +7,17 @@ Kinds and parameters (units: dB, seconds; every number must be finite and in its
   over the whole user channel.
 * ``gain``: ``db`` (-60..40): the channel multiplied by 10**(db/20).
 * ``clip``: ``level`` (0 < level <= 1): samples clipped to [-level, level] (full scale is 1).
+* ``babble``: ``snr`` (dB, -20..60), ``talkers`` (an integer, 2..16; default 6): several
+  talkers from the packaged clip bank speaking at once, scaled to ``snr`` as ``noise`` is.
+* ``reverb``: ``rt60`` (s, 0.15..1.2): the channel convolved with a synthetic room impulse
+  response whose reverberation time (Schroeder backward integration, T30) is ``rt60``.
+* ``speed``: ``factor`` (0.5..2): each user speech segment played ``factor`` times as fast
+  (a resampler: pitch and tempo together), anchored at its onset.
+* ``echo``: ``gain`` (dB, -60..0), ``delay`` (s, 0..2; default 0.1): the system's own output,
+  delayed and scaled, added to what it hears, online (self-bleed).
+* ``network``: ``loss`` (a rate, 0..0.5; default 0), ``burst`` (mean frames per loss burst,
+  1..50; default 1), ``jitter`` (ms, 0..500; default 0): the user frames a wall-clock system is
+  sent, lost in bursts (Gilbert-Elliott) and sent late.
 """
 
 from __future__ import annotations
@@ -25,9 +36,21 @@ _RANGES: dict[str, dict[str, tuple[float, float]]] = {
     "noise": {"snr": (-20.0, 60.0)},
     "gain": {"db": (-60.0, 40.0)},
     "clip": {"level": (1e-6, 1.0)},
+    "babble": {"snr": (-20.0, 60.0), "talkers": (2.0, 16.0)},
+    "reverb": {"rt60": (0.15, 1.2)},
+    "speed": {"factor": (0.5, 2.0)},
+    "echo": {"gain": (-60.0, 0.0), "delay": (0.0, 2.0)},
+    "network": {"loss": (0.0, 0.5), "burst": (1.0, 50.0), "jitter": (0.0, 500.0)},
 }
 _TEXT: dict[str, dict[str, tuple[str, ...]]] = {"noise": {"color": COLORS}}
-_DEFAULTS: dict[str, dict[str, float | str]] = {"noise": {"color": "pink"}}
+_DEFAULTS: dict[str, dict[str, float | str]] = {
+    "noise": {"color": "pink"},
+    "babble": {"talkers": 6.0},
+    "echo": {"delay": 0.1},
+    "network": {"loss": 0.0, "burst": 1.0, "jitter": 0.0},
+}
+_INTEGERS = {("babble", "talkers")}
+"""Parameters that must be whole numbers."""
 KINDS = tuple(_RANGES)
 """The condition kinds, in no particular order (see ``APPLY_ORDER`` for composition)."""
 
@@ -84,6 +107,9 @@ def parse_condition(text: str) -> Condition:
             if not math.isfinite(number) or not low <= number <= high:
                 raise DuplexevalError(f"--condition {text!r}: {key} must be a finite number in "
                                       f"[{low:g}, {high:g}], got {raw}")
+            if (kind, key) in _INTEGERS and number != int(number):
+                raise DuplexevalError(f"--condition {text!r}: {key} must be a whole number, "
+                                      f"got {raw}")
             values[key] = number
         elif key in textual:
             if raw not in textual[key]:

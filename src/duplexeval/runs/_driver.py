@@ -50,31 +50,44 @@ sample's output never depends on which other samples ran or in which order.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import soxr
 
-from duplexeval.data._dialogue import Dialogue, Word
+from duplexeval.conditions import Condition
+from duplexeval.conditions._network import NetworkSpec
+from duplexeval.data._dialogue import Dialogue
 from duplexeval.plan._samples import EvalProtocol, Sample, split_passes
+from duplexeval.runs._inputs import (
+    Conditions,
+    DialogueAudio,
+    Feed,
+    Grid,
+    Inputs,
+    concat,
+    conditions_problem,
+    slice_padded,
+)
 from duplexeval.runs._session_view import session_spec
 from duplexeval.systems._base import (
     BatchRowFailure,
     BatchSession,
     Capabilities,
     ClockKind,
-    Forced,
     Session,
     StepOutput,
     System,
     SystemFailure,
 )
+from duplexeval.systems.realtime._driven import impair
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DialogueAudio", "SampleOutput", "derive_seed", "open_session",
-           "protocol_problem", "run_group"]
+__all__ = ["DEFAULT_BATCH_SIZE", "DialogueAudio", "SampleOutput", "conditions_problem",
+           "derive_seed", "open_session", "protocol_problem", "run_group"]
+
+OnError = Callable[[Sample, BaseException], None] | None
 
 DEFAULT_BATCH_SIZE = 8
 """Rows per batch of continuations (systems with the ``batch`` capability); 1: no batching."""
@@ -96,35 +109,6 @@ def derive_seed(run_seed: int, key: str) -> int:
 
 
 @dataclass
-class DialogueAudio:
-    """A dialogue's stereo audio at the dataset rate, with native-rate channels cached."""
-
-    audio: np.ndarray
-    """float32, shape (samples, 2)."""
-    sample_rate: int
-    _native: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
-
-    def channel(self, channel: int, rate: int) -> np.ndarray:
-        """One channel resampled once (soxr) to ``rate``."""
-        key = (channel, rate)
-        if key not in self._native:
-            x = np.ascontiguousarray(self.audio[:, channel], dtype=np.float32)
-            if rate != self.sample_rate:
-                x = soxr.resample(x, self.sample_rate, rate).astype(np.float32)
-            self._native[key] = x
-        return self._native[key]
-
-
-def _slice(x: np.ndarray, start: int, stop: int) -> np.ndarray:
-    """``x[start:stop]`` zero-padded outside the array."""
-    out = np.zeros(max(0, stop - start), dtype=np.float32)
-    a, b = max(start, 0), min(stop, len(x))
-    if b > a:
-        out[a - start:b - start] = x[a:b]
-    return out
-
-
-@dataclass
 class SampleOutput:
     """What one sample produced, at the dataset rate."""
 
@@ -143,58 +127,6 @@ class SampleOutput:
     dialogue time ``start_time + n / sample_rate``."""
 
 
-class _Grid:
-    def __init__(self, t0: float, rate: int, frame: int) -> None:
-        self.t0, self.rate, self.frame = t0, rate, frame
-
-    def floor_frame(self, t: float) -> int:
-        return max(0, math.floor((t - self.t0) * self.rate / self.frame + 1e-9))
-
-    def ceil_frame(self, t: float) -> int:
-        return max(0, math.ceil((t - self.t0) * self.rate / self.frame - 1e-9))
-
-    def sample(self, t: float) -> int:
-        return round((t - self.t0) * self.rate)
-
-
-def _words_by_frame(words: Iterable[Word], channel: int, grid: _Grid) -> dict[int, str]:
-    out: dict[int, list[str]] = {}
-    for w in words:
-        if w.channel == channel and w.start >= grid.t0:
-            out.setdefault(grid.floor_frame(w.start), []).append(w.text)
-    return {k: " ".join(v) for k, v in out.items()}
-
-
-class _Inputs:
-    """Native-rate input streams of one pass."""
-
-    def __init__(self, audio: DialogueAudio, dialogue: Dialogue, user: int, grid: _Grid) -> None:
-        self.grid = grid
-        self.user = audio.channel(user, grid.rate)
-        self.reference = audio.channel(1 - user, grid.rate)
-        self.offset = round(grid.t0 * grid.rate)
-        self.words = _words_by_frame(dialogue.words or (), 1 - user, grid)
-
-    def user_frame(self, k: int, mute_sample: int | None = None) -> np.ndarray:
-        f = self.grid.frame
-        start = self.offset + k * f
-        x = _slice(self.user, start, start + f)
-        if mute_sample is not None:
-            cut = self.offset + mute_sample - start
-            if cut < f:
-                x[max(0, cut):] = 0.0
-        return x
-
-    def forced(self, k: int) -> Forced:
-        f = self.grid.frame
-        start = self.offset + k * f
-        return Forced(_slice(self.reference, start, start + f), self.words.get(k, ""))
-
-
-def _concat(frames: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(frames) if frames else np.zeros(0, np.float32)
-
-
 def _to_dataset_rate(x: np.ndarray, native: int, target: int, length: int) -> np.ndarray:
     if native != target:
         x = soxr.resample(x, native, target).astype(np.float32)
@@ -206,7 +138,7 @@ def _to_dataset_rate(x: np.ndarray, native: int, target: int, length: int) -> np
 def _muted_user(audio: DialogueAudio, s: Sample) -> np.ndarray:
     sr = audio.sample_rate
     a, b = round(s.input_start * sr), round(s.input_end * sr)
-    x = _slice(np.ascontiguousarray(audio.audio[:, s.user_channel]), a, b)
+    x = slice_padded(np.ascontiguousarray(audio.audio[:, s.user_channel]), a, b)
     cut = round(s.mute_start * sr) - a
     x[max(0, cut):] = 0.0
     return x
@@ -223,6 +155,7 @@ def run_group(
     on_error: Callable[[Sample, BaseException], None] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_output: Callable[[SampleOutput], None] | None = None,
+    conditions: Conditions = (),
 ) -> tuple[list[SampleOutput], int]:
     """Run the samples of one (dialogue, user channel); returns their outputs (in the order of
     ``samples``) and the total number of frames stepped; samples with different context starts
@@ -230,7 +163,9 @@ def run_group(
     ``batch_size`` rows at most step together when the system has ``batch``.  ``on_output``
     is handed each output as soon as its fork (or batch) finishes, before the pass goes on, so
     that a caller can save it at once: a kill late in a long pass then loses only the forks in
-    flight."""
+    flight.  ``conditions``: the run's; its ``echo`` acts online in the frame loop and its
+    ``network`` in a wall-clock session's driver (the others are in ``audio`` already), and
+    with either the saved user channel is what the session heard."""
     caps = system.capabilities
     if use_snapshot is None:
         use_snapshot = caps.snapshot
@@ -245,7 +180,7 @@ def run_group(
     frames = 0
     if protocol is EvalProtocol.SINGLE:
         for s in samples:
-            out, n = _run_single(system, dialogue, audio, s, run_seed, on_error)
+            out, n = _run_single(system, dialogue, audio, s, run_seed, on_error, conditions)
             frames += n
             if out is not None:
                 outputs.append(out)
@@ -253,7 +188,7 @@ def run_group(
                     on_output(out)
         return outputs, frames
     for members in split_passes(samples):
-        run = _Pass(system, dialogue, audio, members, protocol, run_seed)
+        run = _Pass(system, dialogue, audio, members, protocol, run_seed, conditions)
         run.on_output = on_output
         batch = batch_size if use_snapshot and caps.batch else 1
         outs, n = _run_shared(run, members, use_snapshot, on_error, batch)
@@ -264,33 +199,44 @@ def run_group(
 
 
 def open_session(system: System, dialogue: Dialogue, audio: DialogueAudio, system_channel: int,
-                 t0: float, seed: int) -> Session:
-    """A session shown the redacted dialogue and exactly the oracle data it declared."""
+                 t0: float, seed: int, network: Condition | None = None) -> Session:
+    """A session shown the redacted dialogue and exactly the oracle data it declared; with a
+    ``network`` condition, a wall-clock session's frames are lost and delayed by a link
+    seeded with ``derive_seed(seed, "network")``
+    (:func:`~duplexeval.systems.realtime._driven.impair`)."""
     caps = system.capabilities
 
     def reference_audio() -> np.ndarray:
         ref = audio.channel(system_channel, caps.sample_rate)
         return ref[round(t0 * caps.sample_rate):]
 
-    return system.open(session_spec(caps, dialogue, system_channel, seed, reference_audio))
+    session = system.open(session_spec(caps, dialogue, system_channel, seed, reference_audio))
+    if network is not None and not impair(session, NetworkSpec.of(network,
+                                                                   derive_seed(seed, "network"))):
+        session.close()
+        raise SystemFailure(f"a network condition needs a session stepped by the real-time "
+                            f"driver, and {system.name!r} opened a {type(session).__name__}")
+    return session
 
 
 def _run_single(system: System, dialogue: Dialogue, audio: DialogueAudio, s: Sample,
                 run_seed: int, on_error: Callable[[Sample, BaseException], None] | None,
-                ) -> tuple[SampleOutput | None, int]:
+                conditions: Conditions = ()) -> tuple[SampleOutput | None, int]:
     caps = system.capabilities
-    grid = _Grid(s.input_start, caps.sample_rate, caps.frame_size)
-    inputs = _Inputs(audio, dialogue, s.user_channel, grid)
+    grid = Grid(s.input_start, caps.sample_rate, caps.frame_size)
+    inputs = Inputs(audio, dialogue, s.user_channel, grid, conditions)
     seed = derive_seed(run_seed, f"{s.seed_key}/{EvalProtocol.SINGLE.value}")
     end = grid.ceil_frame(s.input_end)
     mute = grid.sample(s.mute_start)
     frames: list[np.ndarray] = []
+    feed = Feed(inputs)
     try:
-        session = open_session(system, dialogue, audio, s.system_channel, grid.t0, seed)
+        session = open_session(system, dialogue, audio, s.system_channel, grid.t0, seed,
+                               inputs.network)
         if caps.clock is ClockKind.FILE:
-            session.load_input(_concat([inputs.user_frame(k, mute) for k in range(end)]))
+            session.load_input(concat([inputs.user_frame(k, mute) for k in range(end)]))
         for k in range(end):
-            frames.append(session.step(inputs.user_frame(k, mute)).audio)
+            frames.append(feed.played(session.step(feed.frame(k, mute)).audio))
         trace = session.trace()
         session.close()
     except Exception as exc:  # a system failure is recorded for this sample
@@ -302,8 +248,10 @@ def _run_single(system: System, dialogue: Dialogue, audio: DialogueAudio, s: Sam
     length = round(s.input_end * audio.sample_rate) - round(s.input_start * audio.sample_rate)
     system_out = _to_dataset_rate(native[:grid.sample(s.input_end)], caps.sample_rate,
                                   audio.sample_rate, length)
-    return SampleOutput(s, _muted_user(audio, s), system_out, None, None, end, trace, seed,
-                        grid.t0), end
+    heard = feed.stream(trace)
+    user = _muted_user(audio, s) if heard is None else _to_dataset_rate(
+        heard[:grid.sample(s.input_end)], caps.sample_rate, audio.sample_rate, length)
+    return SampleOutput(s, user, system_out, None, None, end, trace, seed, grid.t0), end
 
 
 class _Pass:
@@ -311,15 +259,16 @@ class _Pass:
     frame grid, input streams and seeds (see the module docstring)."""
 
     def __init__(self, system: System, dialogue: Dialogue, audio: DialogueAudio,
-                 samples: list[Sample], protocol: EvalProtocol, run_seed: int) -> None:
+                 samples: list[Sample], protocol: EvalProtocol, run_seed: int,
+                 conditions: Conditions = ()) -> None:
         caps = system.capabilities
         self.system, self.dialogue, self.audio = system, dialogue, audio
         self.protocol, self.run_seed = protocol, run_seed
         self.t0 = samples[0].context_start  # one pass: every sample has this context start
-        self.grid = _Grid(self.t0, caps.sample_rate, caps.frame_size)
+        self.grid = Grid(self.t0, caps.sample_rate, caps.frame_size)
         user = samples[0].user_channel
         self.system_channel = samples[0].system_channel
-        self.inputs = _Inputs(audio, dialogue, user, self.grid)
+        self.inputs = Inputs(audio, dialogue, user, self.grid, conditions)
         self.forced = protocol is EvalProtocol.MULTI_REF
         key = f"{dialogue.id}/ch{user}/{protocol.value}" + (
             f"@{self.t0:.6f}" if self.t0 > 0 else "")
@@ -341,7 +290,7 @@ class _Pass:
 
     def open(self) -> Session:
         return open_session(self.system, self.dialogue, self.audio, self.system_channel,
-                            self.t0, self.seed)
+                            self.t0, self.seed, self.inputs.network)
 
     def load_whole(self, session: Session, s: Sample) -> None:
         """Clock ``file``: hand the session sample ``s``'s whole replay input (the prefix
@@ -351,61 +300,66 @@ class _Pass:
             return
         fork, end = self.forks[s.event_id], self.grid.ceil_frame(s.input_end)
         mute = self.grid.sample(s.mute_start)
-        user = _concat([self.inputs.user_frame(k, mute if k >= fork else None)
+        user = concat([self.inputs.user_frame(k, mute if k >= fork else None)
                         for k in range(end)])
         reference = None
         if self.forced:
             reference = np.zeros_like(user)
-            forced = _concat([self.inputs.forced(k).audio for k in range(fork)])
+            forced = concat([self.inputs.forced(k).audio for k in range(fork)])
             reference[:len(forced)] = forced
         session.load_input(user, reference)
 
-    def prefix_step(self, session: Session, k: int) -> np.ndarray:
-        """Frame ``k`` before a fork: unmuted user input (and forcing under multi-ref)."""
+    def prefix_step(self, session: Session, k: int, feed: Feed) -> np.ndarray:
+        """Frame ``k`` before a fork: unmuted user input (and forcing under multi-ref: the
+        forced reference is what plays, so what an echo feeds back)."""
         if self.forced:
             f = self.inputs.forced(k)
-            session.step(self.inputs.user_frame(k), f)
-            return f.audio
-        return session.step(self.inputs.user_frame(k)).audio
+            session.step(feed.frame(k), f)
+            return feed.played(f.audio)
+        return feed.played(session.step(feed.frame(k)).audio)
 
-    def shared_prefix(self) -> tuple[Session, list[np.ndarray], dict[int, Any]]:
+    def shared_prefix(self) -> tuple[Session, list[np.ndarray], dict[int, Any], Feed]:
         """Step one session to the last fork, snapshotting at every fork frame; returns it,
-        the prefix output frames and the snapshots by frame."""
+        the prefix output frames, the snapshots by frame and what it heard."""
         wanted = set(self.forks.values())
         last = max(wanted)
         session = self.open()
+        feed = Feed(self.inputs)
         out: list[np.ndarray] = []
         snapshots: dict[int, Any] = {}
         for k in range(last):
             if k in wanted:
                 snapshots[k] = session.snapshot()
-            out.append(self.prefix_step(session, k))
+            out.append(self.prefix_step(session, k, feed))
         snapshots[last] = session.snapshot()
-        return session, out, snapshots
+        return session, out, snapshots, feed
 
     def continuation(self, s: Sample, session: Session, prefix: list[np.ndarray],
-                     counter: list[int]) -> SampleOutput:
-        """Reseed at the fork, step to ``input_end`` with the user muted from ``mute_start``;
-        frames stepped are added to ``counter[0]`` as they happen."""
+                     counter: list[int], feed: Feed) -> SampleOutput:
+        """Reseed at the fork, step to ``input_end`` with the user muted from ``mute_start``
+        (``feed``: what the session heard and played up to the fork); frames stepped are
+        added to ``counter[0]`` as they happen."""
         fork, end = self.forks[s.event_id], self.grid.ceil_frame(s.input_end)
         mute = self.grid.sample(s.mute_start)
         seed = self.sample_seed(s)
         session.reseed(seed)
         cont = []
         for k in range(fork, end):
-            cont.append(session.step(self.inputs.user_frame(k, mute)).audio)
+            cont.append(feed.played(session.step(feed.frame(k, mute)).audio))
             counter[0] += 1
-        return self.compose(s, prefix + cont, session.trace(), counter[0])
+        trace = session.trace()
+        return self.compose(s, prefix + cont, trace, counter[0], feed.stream(trace))
 
     def compose(self, s: Sample, native: list[np.ndarray], trace: dict[str, Any],
-                frames: int) -> SampleOutput:
-        """Sample ``s``'s output from its native frames (the prefix, then its own)."""
+                frames: int, heard: np.ndarray | None = None) -> SampleOutput:
+        """Sample ``s``'s output from its native frames (the prefix, then its own);
+        ``heard``: what the session heard from frame 0, when that is the saved user
+        channel (:attr:`Inputs.keeps_heard`)."""
         stream = np.concatenate(native) if native else np.zeros(0, np.float32)
         return _compose(s, stream, self.grid, self.audio, self.forced, trace, frames,
-                        self.sample_seed(s), self.inputs)
+                        self.sample_seed(s), self.inputs, heard)
 
 
-OnError = Callable[[Sample, BaseException], None] | None
 
 
 def _run_shared(run: _Pass, samples: list[Sample], use_snapshot: bool, on_error: OnError,
@@ -414,9 +368,10 @@ def _run_shared(run: _Pass, samples: list[Sample], use_snapshot: bool, on_error:
     shared: Session | None = None
     pass_out: list[np.ndarray] = []
     snapshots: dict[int, Any] = {}
+    heard = Feed(run.inputs)
     if use_snapshot:
         try:
-            shared, pass_out, snapshots = run.shared_prefix()
+            shared, pass_out, snapshots, heard = run.shared_prefix()
         except Exception as exc:
             if on_error is None:
                 raise
@@ -426,7 +381,7 @@ def _run_shared(run: _Pass, samples: list[Sample], use_snapshot: bool, on_error:
         total_frames = max(run.forks.values())
     if shared is not None and batch_size > 1:
         outputs, frames = _run_batched(run, samples, shared, pass_out, snapshots, batch_size,
-                                       on_error)
+                                       on_error, heard)
         shared.close()
         return outputs, total_frames + frames
     replayed: list[SampleOutput] = []
@@ -436,15 +391,17 @@ def _run_shared(run: _Pass, samples: list[Sample], use_snapshot: bool, on_error:
         try:
             if shared is not None:
                 shared.restore(snapshots[fork])
-                replayed += run.emit([run.continuation(s, shared, pass_out[:fork], own)])
+                replayed += run.emit([run.continuation(s, shared, pass_out[:fork], own,
+                                                       heard.fork(fork, pass_out))])
             else:
                 session = run.open()
                 run.load_whole(session, s)
+                feed = Feed(run.inputs)
                 prefix = []
                 for k in range(fork):
-                    prefix.append(run.prefix_step(session, k))
+                    prefix.append(run.prefix_step(session, k, feed))
                     own[0] += 1
-                replayed += run.emit([run.continuation(s, session, prefix, own)])
+                replayed += run.emit([run.continuation(s, session, prefix, own, feed)])
                 session.close()
         except Exception as exc:
             if on_error is None:
@@ -458,13 +415,14 @@ def _run_shared(run: _Pass, samples: list[Sample], use_snapshot: bool, on_error:
 
 def _run_batched(run: _Pass, samples: list[Sample], shared: Session, prefix: list[np.ndarray],
                  snapshots: dict[int, Any], batch_size: int, on_error: OnError,
-                 ) -> tuple[list[SampleOutput], int]:
+                 heard: Feed) -> tuple[list[SampleOutput], int]:
     """The continuations of a pass in batches of at most ``batch_size`` rows (module
-    docstring); returns the outputs of the samples that did not fail and the frames stepped."""
+    docstring; ``heard``: the shared prefix's feed); returns the outputs of the samples that
+    did not fail and the frames stepped."""
     outputs: list[SampleOutput] = []
     frames = 0
     for first in range(0, len(samples), batch_size):
-        rows = _Rows(run, samples[first:first + batch_size], on_error)
+        rows = _Rows(run, samples[first:first + batch_size], on_error, heard, prefix)
         try:
             batch = shared.fork_batch([snapshots[f] for f in rows.forks],
                                       [run.sample_seed(s) for s in rows.samples])
@@ -483,9 +441,11 @@ def _run_batched(run: _Pass, samples: list[Sample], shared: Session, prefix: lis
 class _Rows:
     """The samples of one batch: their frame ranges, continuation frames and failures."""
 
-    def __init__(self, run: _Pass, samples: list[Sample], on_error: OnError) -> None:
+    def __init__(self, run: _Pass, samples: list[Sample], on_error: OnError, heard: Feed,
+                 prefix: list[np.ndarray]) -> None:
         self.run, self.samples, self.on_error = run, samples, on_error
         self.forks = [run.forks[s.event_id] for s in samples]
+        self.feeds = [heard.fork(f, prefix) for f in self.forks]
         self.ends = [run.grid.ceil_frame(s.input_end) for s in samples]
         self.mutes = [run.grid.sample(s.mute_start) for s in samples]
         self.alive = [True] * len(samples)
@@ -503,9 +463,9 @@ class _Rows:
 
     def users(self, t: int) -> list[np.ndarray | None]:
         """Batch step ``t``'s input: row ``i``'s frame ``fork_i + t``, None once it ended."""
-        return [self.run.inputs.user_frame(f + t, m) if alive and f + t < e else None
-                for f, e, m, alive in zip(self.forks, self.ends, self.mutes, self.alive,
-                                          strict=True)]
+        return [feed.frame(f + t, m) if alive and f + t < e else None
+                for f, e, m, alive, feed in zip(self.forks, self.ends, self.mutes, self.alive,
+                                                self.feeds, strict=True)]
 
     def step_all(self, batch: BatchSession) -> None:
         """Step the rows together until the longest has ended."""
@@ -528,7 +488,7 @@ class _Rows:
                 return
             for i, (u, out) in enumerate(zip(users, outs, strict=True)):
                 if u is not None and self.alive[i] and out is not None:
-                    self.cont[i].append(out.audio)
+                    self.cont[i].append(self.feeds[i].played(out.audio))
                     self.frames += 1
 
     def finish(self, batch: BatchSession, prefix: list[np.ndarray]) -> list[SampleOutput]:
@@ -543,29 +503,35 @@ class _Rows:
                 self.fail([i], exc)
                 continue
             outputs.append(self.run.compose(s, prefix[:self.forks[i]] + self.cont[i], trace,
-                                            len(self.cont[i])))
+                                            len(self.cont[i]), self.feeds[i].stream(trace)))
         return outputs
 
 
-def _compose(s: Sample, native: np.ndarray, grid: _Grid, audio: DialogueAudio, forced: bool,
-             trace: dict[str, Any], frames: int, seed: int, inputs: _Inputs) -> SampleOutput:
-    """Cut a sample's native-rate output stream into its context and input parts."""
+def _compose(s: Sample, native: np.ndarray, grid: Grid, audio: DialogueAudio, forced: bool,
+             trace: dict[str, Any], frames: int, seed: int, inputs: Inputs,
+             heard: np.ndarray | None = None) -> SampleOutput:
+    """Cut a sample's native-rate output stream into its context and input parts (and the
+    stream it heard, when that is the saved user channel, the same way)."""
     sr_d, sr_n = audio.sample_rate, grid.rate
     if forced:  # the saved system channel is the reference until event_start
         cut = grid.sample(s.event_start)
         native = native.copy()
-        ref = _slice(inputs.reference, inputs.offset, inputs.offset + cut)
+        ref = slice_padded(inputs.reference, inputs.offset, inputs.offset + cut)
         native[:min(cut, len(native))] = ref[:min(cut, len(native))]
     a, b = grid.sample(s.input_start), grid.sample(s.input_end)
     length = round(s.input_end * sr_d) - round(s.input_start * sr_d)
-    system_out = _to_dataset_rate(_slice(native, a, b), sr_n, sr_d, length)
+    system_out = _to_dataset_rate(slice_padded(native, a, b), sr_n, sr_d, length)
     ctx_user = ctx_system = None
     if s.has_context:
         c0 = grid.sample(s.context_start)
         c_len = round(s.context_end * sr_d) - round(s.context_start * sr_d)
-        ctx_system = _to_dataset_rate(_slice(native, c0, a), sr_n, sr_d, c_len)
+        ctx_system = _to_dataset_rate(slice_padded(native, c0, a), sr_n, sr_d, c_len)
         d0 = round(s.context_start * sr_d)
-        ctx_user = _slice(np.ascontiguousarray(audio.audio[:, s.user_channel]), d0, d0 + c_len)
-    return SampleOutput(s, _muted_user(audio, s), system_out, ctx_user, ctx_system, frames,
-                        trace, seed, grid.t0)
+        ctx_user = slice_padded(np.ascontiguousarray(audio.audio[:, s.user_channel]), d0,
+                                d0 + c_len) if heard is None else \
+            _to_dataset_rate(slice_padded(heard, c0, a), sr_n, sr_d, c_len)
+    user = _muted_user(audio, s) if heard is None else \
+        _to_dataset_rate(slice_padded(heard, a, b), sr_n, sr_d, length)
+    return SampleOutput(s, user, system_out, ctx_user, ctx_system, frames, trace, seed,
+                        grid.t0)
 

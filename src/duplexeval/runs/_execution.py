@@ -38,7 +38,7 @@ from duplexeval.runs._directory import (
     RunSummary,
     SystemInfo,
 )
-from duplexeval.runs._driver import DEFAULT_BATCH_SIZE, protocol_problem
+from duplexeval.runs._driver import DEFAULT_BATCH_SIZE, conditions_problem, protocol_problem
 from duplexeval.runs._units import OnDone, UnitReport, UnitTask, plan_units, run_unit
 from duplexeval.systems._base import System
 from duplexeval.version import __version__
@@ -221,7 +221,8 @@ def execute_run(
     chosen = tuple(ordered(conditions))
     if batch_size < 1:
         raise DuplexevalError(f"--batch-size must be at least 1, got {batch_size}")
-    problem = protocol_problem(plan.options.protocol, system.capabilities)
+    problem = protocol_problem(plan.options.protocol, system.capabilities) or \
+        conditions_problem(chosen, system.capabilities)
     if problem is not None:  # refused before anything is written
         raise DuplexevalError(f"system {system.name!r}: {problem}")
     safe_name(system.name, "system name")

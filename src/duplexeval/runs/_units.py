@@ -26,8 +26,10 @@ import numpy as np
 
 from duplexeval._audio import read_audio
 from duplexeval.conditions import Condition, apply_conditions
+from duplexeval.conditions._apply import channel_stage
 from duplexeval.data._dialogue import Dataset, Dialogue
 from duplexeval.errors import DuplexevalError
+from duplexeval.events import EventKind
 from duplexeval.plan._samples import EvalProtocol, Plan, Sample, split_passes
 from duplexeval.runs._directory import RunDir, SampleRecord, Trace
 from duplexeval.runs._driver import (
@@ -40,8 +42,9 @@ from duplexeval.runs._driver import (
 from duplexeval.systems._base import System
 from duplexeval.systems._registry import load_system, resolve_system_class
 
-__all__ = ["SystemRef", "UnitReport", "UnitTask", "WorkUnit", "load_dialogue_audio",
-           "output_problem", "plan_units", "record_lost", "run_unit", "run_unit_on_worker"]
+__all__ = ["SystemRef", "UnitReport", "UnitTask", "WorkUnit", "conditioned_audio",
+           "load_dialogue_audio", "output_problem", "plan_units", "record_lost", "run_unit",
+           "run_unit_on_worker", "speech_segments"]
 
 
 @dataclass(frozen=True)
@@ -157,18 +160,38 @@ def load_dialogue_audio(d: Dialogue) -> DialogueAudio:
     return _AUDIO[key]
 
 
-def conditioned_audio(audio: DialogueAudio, dialogue_id: str, channels: set[int],
+def speech_segments(dialogue: Dialogue, channel: int, rate: int) -> list[tuple[int, int]]:
+    """The ``[start, end)`` sample spans of the channel's IPUs (its TURN and BC events, the
+    inclusive end's sample included), overlapping ones merged, in order: what ``speed``
+    perturbs, anchored at each onset."""
+    spans = sorted((round(e.start * rate), round(e.end * rate) + 1) for e in dialogue.events
+                   if e.channel == channel and e.kind in (EventKind.TURN, EventKind.BC)
+                   and e.start <= e.end)
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def conditioned_audio(audio: DialogueAudio, dialogue: Dialogue, channels: set[int],
                       conditions: tuple[Condition, ...], seed: int) -> DialogueAudio:
-    """``audio`` with each channel in ``channels`` under ``conditions`` (the others as they
-    are), seeded by ``derive_seed(seed, "condition/{dialogue_id}/ch{channel}")``: every unit
-    and every sample of a dialogue channel hears the same conditioned input, so shared
-    prefixes stay shared, and the sample wavs hold what the system heard."""
-    if not conditions:
+    """``audio`` with each channel in ``channels`` under the channel stage of ``conditions``
+    (:func:`~duplexeval.conditions._apply.channel_stage`; the other channels as they are),
+    seeded by ``derive_seed(seed, "condition/{dialogue_id}/ch{channel}")``: every unit and
+    every sample of a dialogue channel hears the same conditioned input, so shared prefixes
+    stay shared, and the sample wavs hold what the system heard.  ``speed`` perturbs the
+    channel's IPUs (:func:`speech_segments`)."""
+    if not channel_stage(conditions):
         return audio
     x = audio.audio.copy()
     for ch in sorted(channels):
         x[:, ch] = apply_conditions(x[:, ch], conditions,
-                                    derive_seed(seed, f"condition/{dialogue_id}/ch{ch}"))
+                                    derive_seed(seed, f"condition/{dialogue.id}/ch{ch}"),
+                                    rate=audio.sample_rate,
+                                    segments=speech_segments(dialogue, ch, audio.sample_rate))
     return DialogueAudio(x, audio.sample_rate)
 
 
@@ -217,7 +240,7 @@ def run_unit(task: UnitTask, system: System) -> UnitReport:
         if task.fail_fast:
             raise DuplexevalError(f"sample {s.event_id} failed: {error}")
 
-    audio = conditioned_audio(load_dialogue_audio(task.unit.dialogue), task.unit.dialogue.id,
+    audio = conditioned_audio(load_dialogue_audio(task.unit.dialogue), task.unit.dialogue,
                               {s.user_channel for s in pending}, task.conditions, task.seed)
 
     def on_output(result: SampleOutput) -> None:  # saved as soon as its fork finishes
@@ -234,7 +257,8 @@ def run_unit(task: UnitTask, system: System) -> UnitReport:
 
     _, report.frames = run_group(system, task.unit.dialogue, audio, pending, task.protocol,
                                  task.seed, use_snapshot=task.use_snapshot, on_error=on_error,
-                                 batch_size=task.batch_size, on_output=on_output)
+                                 batch_size=task.batch_size, on_output=on_output,
+                                 conditions=task.conditions)
     return report
 
 

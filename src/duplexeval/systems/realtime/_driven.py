@@ -18,10 +18,24 @@ import abc
 
 import numpy as np
 
+from duplexeval.conditions._network import NetworkSpec
 from duplexeval.systems._base import Session, SystemFailure
 from duplexeval.systems.realtime._driver import Handler, RealtimeDriver, Receiver, Sender
 
-__all__ = ["DrivenSession"]
+__all__ = ["DrivenSession", "impair"]
+
+
+def impair(session: Session, network: NetworkSpec) -> bool:
+    """Lose and delay the frames ``session`` sends as ``network`` says, when it is stepped by a
+    :class:`RealtimeDriver` (its ``driver``, before the first frame: see
+    :mod:`duplexeval.systems.realtime._driver`); ``False`` for any other session."""
+    driver = getattr(session, "driver", None)
+    if not isinstance(driver, RealtimeDriver):
+        return False
+    if driver.frames_sent:
+        raise ValueError("a network impairment is set before the first frame")
+    driver.network = network.link()
+    return True
 
 
 class DrivenSession(Session):

@@ -27,6 +27,16 @@ message when ``stall_after="message"``, while ``expecting()`` holds) and the ada
 frame; adapters encode a frame before handing its ``send`` to :meth:`RealtimeDriver.step`,
 so the drift is the wake-up and the send alone.
 
+Network impairment (the ``network`` condition)
+----------------------------------------------
+With a :class:`~duplexeval.conditions._network.NetworkLink` (:attr:`RealtimeDriver.network`,
+set before the first ``step``), frame ``k`` is, as the link says, lost or sent late: a lost
+frame is never sent (``send`` is not called; the server never receives it) and a late one is
+sent at ``max(d_k + delay_k, previous send time)`` (no reordering; the receiving goes on while
+it waits).  ``drift_k`` is then measured from that later time, so it stays the wake-up error;
+the series holds the frames sent.  ``frames_sent`` counts every frame, lost or not (frame
+``k`` is session samples ``[k F, (k + 1) F)`` either way).
+
 Receiving (system channel)
 --------------------------
 Every message is stamped with the monotonic time it was handed over.  Audio goes into a
@@ -64,6 +74,10 @@ Trace (:meth:`RealtimeDriver.trace`)
   estimate ``rfc3550`` (``J += (|D| - J) / 16``).  For a stream sent in real time (Moshi) it is
   network and compute jitter; for a service that sends faster than real time it is mostly that
   speed-up (``D`` < 0 within a burst), and the silence between two replies never counts.
+* ``realtime.network`` (only with a link): ``loss``, ``burst``, ``jitter_ms`` and ``seed`` as
+  asked, the ``lost_frames`` (frame indices), the realised ``loss_rate`` and ``mean_burst``
+  (frames; ``null`` without a loss) and ``send_delay_ms`` (``mean`` and ``max`` of the delays
+  drawn for the frames sent).
 * ``realtime.t0_monotonic``: ``t0`` (s on :func:`time.monotonic`, ``null`` before the first
   ``step``), so a loopback server's send times can be put on the session clock.
 * ``realtime.initial_silence_ms``: the silence the played-out channel starts with (the first
@@ -88,6 +102,7 @@ from typing import Any
 
 import numpy as np
 
+from duplexeval.conditions._network import NetworkLink, burst_lengths
 from duplexeval.systems._base import SystemFailure
 from duplexeval.systems.realtime._credentials import redact
 from duplexeval.systems.realtime._playout import Playout
@@ -169,6 +184,11 @@ class RealtimeDriver:
         self._last_audio: float | None = None
         self._frozen = False
         self._switch_interval: float | None = None
+        self.network: NetworkLink | None = None
+        """Loss and jitter on the frames sent (the module docstring), ``None``: none."""
+        self.lost_frames: list[int] = []
+        self.send_delays: list[float] = []
+        self._send_floor = -float("inf")
 
     @property
     def t0(self) -> float:
@@ -216,9 +236,18 @@ class RealtimeDriver:
         monotonic time it went out), record the drift; returns the played-out frame."""
         k = self.frames_sent
         deadline = self.deadline(k)
+        lost, late = (False, 0.0) if self.network is None else self.network.next()
+        if self.network is not None and not lost:
+            deadline = max(deadline + late, self._send_floor)
         self.pump_until(deadline, recv, handle)
-        sent = send()
-        self.drift_ms.append(_ms(sent - deadline))
+        if lost:
+            self.lost_frames.append(k)
+        else:
+            sent = send()
+            self._send_floor = sent
+            self.drift_ms.append(_ms(sent - deadline))
+            if self.network is not None:
+                self.send_delays.append(late)
         self.frames_sent += 1
         playout = self._playout()
         out = playout.frame(k * self.frame, self.frame)
@@ -277,9 +306,26 @@ class RealtimeDriver:
         self.events.append(entry)
         return entry
 
+    def network_trace(self) -> dict[str, Any] | None:
+        """``realtime.network`` of the trace (module docstring); ``None`` without a link."""
+        if self.network is None:
+            return None
+        spec = self.network.spec
+        lost = np.zeros(self.frames_sent, dtype=bool)
+        lost[self.lost_frames] = True
+        bursts = burst_lengths(lost)
+        delays = np.asarray(self.send_delays or [0.0]) * 1000
+        return {"loss": spec.loss, "burst": spec.burst, "jitter_ms": spec.jitter_ms,
+                "seed": spec.seed, "lost_frames": list(self.lost_frames),
+                "loss_rate": round(float(lost.mean()), 6) if self.frames_sent else 0.0,
+                "mean_burst": round(float(bursts.mean()), 6) if len(bursts) else None,
+                "send_delay_ms": {"mean": round(float(delays.mean()), 3),
+                                  "max": round(float(delays.max()), 3)}}
+
     def trace(self) -> dict[str, Any]:
         """The session's timing record (see the module docstring)."""
         first = self.arrivals[0]["sample"] if self.arrivals else None
+        network = self.network_trace()
         return {
             "realtime": {
                 "clock": "time.monotonic", "rate": self.rate, "frame": self.frame,
@@ -289,6 +335,7 @@ class RealtimeDriver:
                 "arrival_jitter_ms": jitter_stats(self._chunks, self.rate),
                 "initial_silence_ms": None if first is None else _ms(first / self.rate),
                 "received_samples": sum(c[1] for c in self._chunks),
+                **({} if network is None else {"network": network}),
             },
             "audio_arrivals": self.arrivals,
             "server_events": self.events,
