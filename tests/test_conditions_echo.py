@@ -151,13 +151,16 @@ def test_two_echoes_are_refused(sample_voiced: Path, tmp_path: Path,
     assert not out.exists()
 
 
-def test_conditions_under_the_interactive_protocol_are_refused_not_ignored(
+def test_an_echo_under_the_interactive_protocol_is_refused_not_ignored(
         sample_voiced: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The simulated user's loop conditions the user channel before it replays it (noise,
+    reverb, ... apply: tests/test_interactive_run.py); the online echo and the network have no
+    place in it, so they are refused in one line, nothing written."""
     out = tmp_path / "run"
     assert main(["run", "--system", "scripted", "--dataset", str(sample_voiced), "--protocol",
-                 "interactive", "--out", str(out), "--condition", "noise:snr=10"]) == 2
+                 "interactive", "--out", str(out), "--condition", "echo:gain=-20,delay=0.1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "not applied under --protocol interactive" in err[0]
+    assert len(err) == 1 and "echo is not applied under --protocol interactive" in err[0]
     assert not out.exists()
 
 

@@ -30,7 +30,7 @@ def test_demo_on_one_bundled_dialogue(tmp_path: Path, monkeypatch: pytest.Monkey
     found, total = check.split("TURN_SHIFT ")[1].split(",")[0].split("/")
     assert int(total) > 0 and int(found) >= 0.8 * int(total)
     # the demo is `eval` of each built-in system, then the M3 tables of all of them
-    assert "M3-DuplexBench (v2), every system: " in out
+    assert "M3-DuplexBench (v3), every system: " in out
     table = [line for line in out.splitlines() if line.startswith("| ")]
     header = [c.strip() for c in table[0].strip("|").split("|")]
     rows = {cells[1]: dict(zip(header, cells, strict=True))

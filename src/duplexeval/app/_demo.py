@@ -359,7 +359,7 @@ def _print_checks(datasets: list[DemoDataset], timer: StageTimer) -> None:
         rows = []
         for demo in tqdm(datasets, desc="planning", unit="dataset", file=sys.stderr):
             dataset, _ = load_dataset(demo.root)
-            for protocol in EvalProtocol:
+            for protocol in (p for p in EvalProtocol if p is not EvalProtocol.INTERACTIVE):
                 plan = build_plan(dataset,
                                   PlanOptions(protocol=protocol, channels=demo.channels))
                 rows.append(plan_row(demo.name, plan))

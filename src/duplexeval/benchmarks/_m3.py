@@ -1,7 +1,10 @@
 """M3-DuplexBench (Xu et al. 2026): four data sets under the three protocols, the official rules.
 
 Cells: the bundled suites ``m3-chat-en``, ``m3-chat-ja``, ``m3-qa-en`` and ``m3-qa-ja`` (each on
-its own user channels) under Single, Multi (gen) and Multi (ref), scored by the ``m3`` variant
+its own user channels) under Single, Multi (gen) and Multi (ref), and under ``interactive``
+(ours, not the paper's: the simulated user of :mod:`duplexeval.runs._interactive`, its realised
+events scored by the same rules; skipped, with the reason, for a system that cannot react
+frame by frame), scored by the ``m3`` variant
 (the official code's timing rules) with the content metrics of TURN_SHIFT events (offline always,
 judged with a judge).  Tables: Table 5 (each system and protocol a row, timing and content per
 domain) and Table 6 (each system a row, the protocols side by side), in Markdown, CSV and LaTeX;
@@ -40,10 +43,12 @@ def _tables(cells: Sequence[SystemCell], out: Path) -> list[Path]:
 
 
 M3 = Benchmark(
-    name="m3", version="2", title="M3-DuplexBench",
+    name="m3", version="3", title="M3-DuplexBench",
     seed="M3-DuplexBench: multi-turn, multi-protocol full-duplex evaluation (Tables 5 and 6)",
     cells=tuple(Cell(suite, protocol, "m3") for suite in SUITES for protocol in EvalProtocol),
     write_tables=_tables,
     notes={"definitions": "timing by the official M3 code's rules (variant m3)",
+           "interactive": "not a protocol of the paper: the simulated user reacts to the "
+                          "system; its realised events are scored by the same rules",
            "data": "bundled synthetic suites: not comparable with published numbers"},
 )

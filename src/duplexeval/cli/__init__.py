@@ -24,6 +24,7 @@ from duplexeval.cli._rtcheck_commands import add_rtcheck
 from duplexeval.cli._run_commands import add_plan, add_run, add_systems
 from duplexeval.cli._score_commands import add_analyze, add_demo, add_score
 from duplexeval.cli._segment_commands import add_segment
+from duplexeval.cli._sweep_commands import add_sweep
 from duplexeval.cli._verify_commands import add_verify
 from duplexeval.version import describe
 
@@ -32,7 +33,7 @@ __all__ = ["OneLineParser", "build_parser", "main"]
 BUILDERS = (add_validate, add_annotate, add_synth, add_data, add_plan, add_systems, add_run,
             add_rtcheck, add_replay, add_analyze, add_score, add_judge_agreement,
             add_segment, add_bc_reference, add_report, add_compare, add_accuracy, add_results,
-            add_eval, add_verify, add_demo)
+            add_eval, add_sweep, add_verify, add_demo)
 """Each adds one subcommand (``data`` adds its group) to the subparsers."""
 
 

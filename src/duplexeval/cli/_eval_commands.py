@@ -41,9 +41,9 @@ def add_eval(sub: Subparsers) -> None:
                    "a one-suite benchmark, or DIR/SUITE for each suite, e.g. DIR/m3-chat-en); "
                    "--limit still counts dialogues")
     p.add_argument("--protocol", action="append", default=None, metavar="P",
-                   choices=["single", "multi-gen", "multi-ref"],
+                   choices=["single", "multi-gen", "multi-ref", "interactive"],
                    help="only the cells of this protocol (repeatable; default all): "
-                   "M3's Table 5 is Multi (gen)")
+                   "M3's Table 5 is Multi (gen); interactive is the simulated user's")
     p.add_argument("-o", "--out", required=True, metavar="OUT",  # checked by evaluate
                    help="the bundle folder")
     p.add_argument("--html", action="store_true", help="also the HTML report of every cell "

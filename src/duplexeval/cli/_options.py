@@ -26,6 +26,7 @@ __all__ = [
     "add_judge_call_options",
     "add_judge_endpoint_options",
     "add_plan_options",
+    "add_user_policy_options",
     "analysis_options",
     "any_int",
     "channels",
@@ -42,6 +43,7 @@ __all__ = [
     "sample_rate",
     "split_name",
     "system_args",
+    "user_policy",
     "warn",
 ]
 
@@ -161,6 +163,55 @@ def plan_options(args: argparse.Namespace) -> Any:
     if args.window is not None:
         given["window"] = args.window
     return PlanOptions(**given)
+
+
+policy_seconds = number(float, 0, 60, unit="seconds")
+"""A simulated user's delay: 0 to 60 seconds (finite)."""
+
+
+def add_user_policy_options(p: argparse.ArgumentParser) -> None:
+    """The simulated user's policy under ``--protocol interactive``
+    (:class:`~duplexeval.runs._interactive.UserPolicy`; the defaults are its own)."""
+    g = p.add_argument_group("simulated user (--protocol interactive)",
+                             "how the user reacts to what it hears of the system; its turn "
+                             "gaps are drawn from the dataset's reference gaps")
+    g.add_argument("--patience", type=policy_seconds, default=None, metavar="SECONDS",
+                   help="the user's next turn starts this long after its last one ends when "
+                        "the system stays silent (default 3)")
+    g.add_argument("--barge-in-after", type=policy_seconds, default=None, metavar="SECONDS",
+                   help="a scripted barge-in starts this long after the system's heard "
+                        "speech onset (default 1)")
+    g.add_argument("--bc-after", type=policy_seconds, default=None, metavar="SECONDS",
+                   help="a backchannel falls this long into the system's heard turn, if it "
+                        "still speaks then (else it is skipped; default 1)")
+    g.add_argument("--yield-delay", type=policy_seconds, default=None, metavar="SECONDS",
+                   help="the user stops this long after the system barges in on it, where "
+                        "the dialogue says it yielded (default 0.2)")
+    g.add_argument("--no-yield", action="store_true",
+                   help="the user never yields to a system barge-in (talks its turn out)")
+
+
+_POLICY_KEYS = {"patience": "patience", "barge_in_after": "barge_in_after",
+                "bc_after": "bc_after", "yield_delay": "yield_delay"}
+
+
+def user_policy(args: argparse.Namespace) -> Any:
+    """The :class:`~duplexeval.runs._interactive.UserPolicy` the options ask for (``None``
+    when none is given: the default); a policy option with a static protocol is one
+    :class:`DuplexevalError`."""
+    given = {key: getattr(args, dest) for dest, key in _POLICY_KEYS.items()
+             if getattr(args, dest, None) is not None}
+    if getattr(args, "no_yield", False):
+        given["yield_to_barge_in"] = False
+    if not given:
+        return None
+    if args.protocol != "interactive":
+        names = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
+        raise DuplexevalError(f"{names.replace('yield-to-barge-in', 'no-yield')}: the "
+                              "simulated user's options need --protocol interactive")
+    from duplexeval.runs._interactive import UserPolicy
+
+    return UserPolicy(**given)
 
 
 def add_analysis_options(p: argparse.ArgumentParser) -> None:

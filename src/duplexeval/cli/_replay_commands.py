@@ -28,7 +28,7 @@ def _replay(args: argparse.Namespace) -> int:
     from duplexeval.data._validate import load_dataset
     from duplexeval.errors import DuplexevalError
     from duplexeval.runs._interactive import INTERACTIVE_DIR, read_log, replay_log
-    from duplexeval.runs._units import load_dialogue_audio
+    from duplexeval.runs._units import conditioned_audio, load_dialogue_audio
     from duplexeval.systems._registry import load_system
 
     logs = sorted((Path(args.run) / INTERACTIVE_DIR).glob("*.decisions.jsonl"))
@@ -46,7 +46,10 @@ def _replay(args: argparse.Namespace) -> int:
             raise DuplexevalError(f"{path}:1: dialogue {head['dialogue']!r} is not in "
                                   f"{args.dataset}") from None
         system = load_system(str(head["system"]), dict(head["system_args"]))
-        _, frame = replay_log(system, dialogue, load_dialogue_audio(dialogue), log)
+        audio = conditioned_audio(load_dialogue_audio(dialogue), dialogue,
+                                  {int(head["user_channel"])}, _conditions(path, head),
+                                  int(head["seed"]))
+        _, frame = replay_log(system, dialogue, audio, log)
         if frame is None:
             print(f"{path.name}: reproduced ({head['frames']} frames)")
         else:
@@ -54,3 +57,21 @@ def _replay(args: argparse.Namespace) -> int:
             seconds = frame * int(head["frame_size"]) / int(head["sample_rate"])
             print(f"{path.name}: diverges at frame {frame} ({seconds:.3f} s)")
     return 1 if diverged else 0
+
+
+def _conditions(path: Path, head: dict[str, Any]) -> tuple[Any, ...]:
+    """The acoustic conditions a log's header names (none: ``()``), parsed again by the
+    condition registry; a header naming one it refuses is one line naming the log."""
+    from duplexeval.conditions import parse_condition
+    from duplexeval.errors import DuplexevalError
+
+    found = []
+    for c in head.get("conditions", []):
+        try:
+            spec = str(c["kind"]) + ":" + ",".join(
+                f"{k}={v}" for k, v in c.items() if k != "kind")
+            found.append(parse_condition(spec))
+        except (DuplexevalError, KeyError, TypeError, AttributeError) as exc:
+            raise DuplexevalError(f"{path}:1: condition {c!r} not understood ({exc})") \
+                from None
+    return tuple(found)

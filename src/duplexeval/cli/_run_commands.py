@@ -11,6 +11,7 @@ from typing import Any
 from duplexeval.cli._options import (
     add_executor_options,
     add_plan_options,
+    add_user_policy_options,
     any_int,
     dataset_folder,
     executor_from,
@@ -18,6 +19,7 @@ from duplexeval.cli._options import (
     plan_options,
     positive_int,
     system_args,
+    user_policy,
     warn,
 )
 from duplexeval.errors import DuplexevalError
@@ -114,6 +116,7 @@ def add_run(sub: Subparsers) -> None:
                    "babble:snr=DB[,talkers=N], echo:gain=DB[,delay=S], gain:db=DB, "
                    "clip:level=L, network:loss=P[,burst=FRAMES,jitter=MS] (wall-clock "
                    "systems); applied in that order (duplexeval.conditions)")
+    add_user_policy_options(p)
     add_executor_options(p, units=True)
     p.set_defaults(func=_run)
 
@@ -127,38 +130,25 @@ def _run(args: argparse.Namespace) -> int:
     from duplexeval.systems._registry import load_system
 
     conditions = [parse_condition(text) for text in args.condition]  # refused before all else
-    if conditions and args.protocol == "interactive":  # its loop does not apply them yet
-        raise DuplexevalError("--condition is not applied under --protocol interactive yet; "
-                              "run it without conditions")
     with executor_from(args) as executor:  # connected first: an unreachable scheduler fails fast
         system = load_system(args.system, system_args(args.system_arg))
         dataset, warnings = load_dataset(dataset_folder(args.dataset), args.split,
                                          audio=Need.REQUIRE)
         warn(warnings)
-        if args.protocol == "interactive":
-            return _run_interactive(args, system, dataset)
         options = plan_options(args)
+        policy = user_policy(args)  # refused under a static protocol
         plan = build_plan(dataset, options)
         out = Path(args.out) if args.out else Path("runs") / f"{system.name}-{options.protocol}"
         result = execute_run(system, dataset, plan, out, seed=args.seed,
                              fail_fast=args.fail_fast, executor=executor,
                              batch_size=args.batch_size or DEFAULT_BATCH_SIZE,
-                             conditions=conditions)
+                             conditions=conditions, user_policy=policy)
     print("\n".join(summary_lines(result, system, plan)))
     if result.failed:  # the count on stderr too, below the failed samples' own lines
         print(f"duplexeval: {result.out}: {result.failed} of {result.samples + result.failed} "
               "samples failed (each named above, its reason in its record); the same command "
               "runs them again", file=sys.stderr)
+    if options.protocol.value == "interactive":
+        print(f"  realised dialogues, timelines and decision logs in {out}/interactive; "
+              f"replay with `duplexeval replay {out} --dataset {args.dataset}`")
     return 1 if result.failed else 0
-
-
-def _run_interactive(args: argparse.Namespace, system: Any, dataset: Any) -> int:
-    """``run --protocol interactive``: the simulated user (``duplexeval.runs._interactive``)."""
-    from duplexeval.runs._interactive import execute_interactive
-
-    out = Path(args.out) if args.out else Path("runs") / f"{system.name}-interactive"
-    logs = execute_interactive(system, dataset, out, seed=args.seed)
-    print(f"run: {out}\n  system {system.name} v{system.version}, protocol interactive\n"
-          f"  dialogues x user channels {len(logs)}; replay with `duplexeval replay {out} "
-          f"--dataset {args.dataset}`")
-    return 0

@@ -34,8 +34,14 @@ __all__ = ["run_source", "score_run_dir", "shared_analysis"]
 
 
 def run_dialogues(run: RunDir) -> tuple[dict[str, Dialogue] | None, str | None]:
-    """The run's reference dialogues by id, or ``None`` and why (the dataset moved)."""
-    dataset_info = run.read_config().dataset
+    """The run's reference dialogues by id, or ``None`` and why (the dataset moved, or the
+    run is interactive: its events are the realised dialogue's, whose times are not the
+    reference's, so no reference answer, history or turn context is read for them)."""
+    config = run.read_config()
+    if config.protocol == "interactive":
+        return None, ("an interactive run's events are the realised dialogue's (their times "
+                      "are not the reference dialogue's)")
+    dataset_info = config.dataset
     root = Path(dataset_info.path)
     if not root.is_dir():
         return None, f"the run's dataset is not at {root} (reference answers need it)"

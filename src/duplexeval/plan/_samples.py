@@ -37,7 +37,9 @@ Per dialogue, channel lists in record order, events in file order:
 
 ``fork_time`` is where a sample's input stops being a continuous pass over the dialogue:
 multi-gen: where the user input is muted (event_start for SHIFT/HOLD/SHORTPAUSE, event_end for
-BC/BARGE_IN); multi-ref: the end of teacher forcing (event_start); single: input_start.
+BC/BARGE_IN); multi-ref: the end of teacher forcing (event_start); single: input_start;
+interactive: as multi-gen (informative only: one session runs per dialogue and user channel,
+never forked).
 
 Counterfactual twins (``PlanOptions.counterfactual``): a sample with a user act is followed by
 its twin, the same sample with the act removed: the user channel is muted from the act's onset
@@ -115,7 +117,7 @@ def split_repeat(event_id: str) -> tuple[str, int | None]:
 
 
 class EvalProtocol(StrEnum):
-    """The three M3 inference protocols."""
+    """The three M3 inference protocols, and the reactive ``interactive`` one."""
 
     SINGLE = "single"
     """No context: the user input [input_start, input_end] only; BC and BARGE_IN not evaluated."""
@@ -123,6 +125,11 @@ class EvalProtocol(StrEnum):
     """User-channel history from the context start; the system's own outputs form its history."""
     MULTI_REF = "multi-ref"
     """Both reference channels teacher-forced over the context and pre-event audio."""
+    INTERACTIVE = "interactive"
+    """A simulated user reacts to what it hears of the system
+    (:mod:`duplexeval.runs._interactive`); its samples are planned on the *realised* dialogue
+    (the windows and filters of Multi (gen), the user input never muted: it is what the user
+    did), so a plan of the reference dialogue under it only previews the events."""
 
     @property
     def uses_context(self) -> bool:

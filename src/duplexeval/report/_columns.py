@@ -100,8 +100,10 @@ _OTHER_DOMAIN = (SHIFT_TOR, SHIFT_LATENCY, SHIFT_MAE, PAUSE_TOR, PAUSE_LATENCY, 
 
 DOMAIN_TITLES = {"chat": "Chat", "task": "MT-QA"}
 LANGUAGE_TITLES = {"en": "En", "ja": "Ja"}
-PROTOCOL_TITLES = {"single": "Single", "multi-gen": "Gen.", "multi-ref": "Ref."}
-"""Table 6's column names (Gen.: Multi (gen); Ref.: Multi (ref))."""
+PROTOCOL_TITLES = {"single": "Single", "multi-gen": "Gen.", "multi-ref": "Ref.",
+                   "interactive": "Inter."}
+"""Table 6's column names (Gen.: Multi (gen); Ref.: Multi (ref); Inter.: the simulated user's
+realised dialogue, :mod:`duplexeval.runs._interactive`)."""
 
 
 def domain_columns(domain: str) -> tuple[MetricColumn, ...]:
@@ -125,7 +127,7 @@ def language_order(language: str) -> tuple[int, str]:
 
 
 def protocol_order(protocol: str) -> tuple[int, str]:
-    """Sort key: Single, Gen., Ref., then others."""
+    """Sort key: Single, Gen., Ref., Inter., then others."""
     return _order(PROTOCOL_TITLES, protocol)
 
 
@@ -141,7 +143,8 @@ def protocol_title(protocol: str) -> str:
     return PROTOCOL_TITLES.get(protocol, protocol or "?")
 
 
-PROTOCOL_NAMES = {"single": "Single", "multi-gen": "Multi (gen)", "multi-ref": "Multi (ref)"}
+PROTOCOL_NAMES = {"single": "Single", "multi-gen": "Multi (gen)", "multi-ref": "Multi (ref)",
+                  "interactive": "Interactive"}
 """The protocols as the seeds name them in text."""
 
 

@@ -179,6 +179,11 @@ def _notes(sources: Sequence[RowSource], kind: str) -> tuple[str, ...]:
     else:
         notes.append("Gen.: Multi (gen); Ref.: Multi (ref); +/- improvement/degradation "
                      "relative to Single (as displayed).")
+    if any(s.protocol == "interactive" for s in sources):
+        notes.append("Inter.: interactive, the simulated user reacting to the system "
+                     "(duplexeval's, not a paper's protocol); its events are those of the "
+                     "realised dialogue, so its MAE to human timing compares the analysed "
+                     "latency with the realised gap the user's detector heard.")
     synthetic = sorted({v.data for s in sources for v in s.values.values() if v.synthetic})
     if synthetic:
         notes.append(f"{SYNTHETIC_NOTE} Data: {'; '.join(synthetic)}.")

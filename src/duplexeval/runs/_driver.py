@@ -95,10 +95,15 @@ DEFAULT_BATCH_SIZE = 8
 
 def protocol_problem(protocol: EvalProtocol, capabilities: Capabilities) -> str | None:
     """Why a system with ``capabilities`` cannot run ``protocol`` (``None``: it can): multi-ref
-    teacher-forces the reference system audio, which needs ``teacher_forcing_audio``."""
+    teacher-forces the reference system audio, which needs ``teacher_forcing_audio``;
+    interactive reacts frame by frame to the system's output, which a whole-file system
+    (clock ``file``) only gives once its whole input is known."""
     if protocol is EvalProtocol.MULTI_REF and not capabilities.teacher_forcing_audio:
         return "multi-ref needs teacher forcing (capability teacher_forcing_audio), which it " \
                "does not declare"
+    if protocol is EvalProtocol.INTERACTIVE and capabilities.clock is ClockKind.FILE:
+        return "interactive needs a system that answers frame by frame; a whole-file " \
+               "system (clock file) cannot react"
     return None
 
 

@@ -29,7 +29,7 @@ from duplexeval.conditions._apply import ordered
 from duplexeval.data._dialogue import Dataset
 from duplexeval.data._m3 import ALIGN_DIR, AUDIO_DIR
 from duplexeval.errors import DuplexevalError
-from duplexeval.plan._samples import Plan
+from duplexeval.plan._samples import EvalProtocol, Plan, PlanOptions, Sample
 from duplexeval.runs._directory import (
     DatasetInfo,
     MetadataRow,
@@ -39,6 +39,8 @@ from duplexeval.runs._directory import (
     SystemInfo,
 )
 from duplexeval.runs._driver import DEFAULT_BATCH_SIZE, conditions_problem, protocol_problem
+from duplexeval.runs._interactive import UserPolicy
+from duplexeval.runs._interactive_run import default_policy, execute_interactive
 from duplexeval.runs._units import OnDone, UnitReport, UnitTask, plan_units, run_unit
 from duplexeval.systems._base import System
 from duplexeval.version import __version__
@@ -105,12 +107,17 @@ class RunConfig:
     conditions: tuple[dict[str, float | str], ...] = ()
     """The acoustic conditions (:mod:`duplexeval.conditions`), in the order they compose;
     left out of the hash when empty, so a clean run hashes as before conditions existed."""
+    user_policy: dict[str, Any] | None = None
+    """The simulated user's policy under ``interactive``
+    (:class:`~duplexeval.runs._interactive.UserPolicy`); left out of the hash when ``None``."""
 
     def config_hash(self) -> str:
         """sha256 of the canonical JSON of this configuration."""
         fields = asdict(self)
         if not self.conditions:
             del fields["conditions"]
+        if self.user_policy is None:
+            del fields["user_policy"]
         text = json.dumps(fields, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -168,10 +175,12 @@ def _plan_config(plan: Plan) -> dict[str, Any]:
     return out
 
 
-def _metadata(run: RunDir, plan: Plan, system: System) -> tuple[int, int]:
-    """Rewrite the metadata from the finished samples (plan order); returns (ok, failed)."""
+def _metadata(run: RunDir, samples: Sequence[Sample], options: PlanOptions,
+              system: System) -> tuple[int, int]:
+    """Rewrite the metadata from the finished ``samples`` (plan order; under interactive the
+    realised ones); returns (ok, failed)."""
     rows, failed = [], 0
-    for s in plan.samples:
+    for s in samples:
         try:
             record = run.read_record(s.sample_id, s.event_id)
         except DuplexevalError:
@@ -188,8 +197,8 @@ def _metadata(run: RunDir, plan: Plan, system: System) -> tuple[int, int]:
             input_audio_path=run.relative(files.wav),
             context_audio_path=run.relative(files.context_wav) if s.has_context else "",
             alignment_path=None, output_audio_path=run.relative(files.wav),
-            use_context=plan.options.protocol.uses_context,
-            context_mode=plan.options.protocol.value))
+            use_context=options.protocol.uses_context,
+            context_mode=options.protocol.value))
     run.write_metadata(rows)
     return len(rows), failed
 
@@ -207,6 +216,7 @@ def execute_run(
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_samples: Callable[[int], None] | None = None,
     conditions: Sequence[Condition] = (),
+    user_policy: UserPolicy | None = None,
 ) -> RunResult:
     """Run (or resume) ``plan`` into ``out`` on ``executor`` (default: :class:`LocalExecutor`).
     ``on_samples(k)`` is told each time ``k`` more samples are finished (first those a resumed
@@ -217,7 +227,11 @@ def execute_run(
     is recorded in ``config.json`` (``batch_size``, as the run was started) outside the
     configuration hash, and a resumed run may use another.  ``conditions``: acoustic
     conditions on what the system hears (:mod:`duplexeval.conditions`), recorded in the
-    configuration, so resuming with other conditions is refused."""
+    configuration, so resuming with other conditions is refused.  Under ``interactive``
+    (:mod:`duplexeval.runs._interactive_run`) the simulated user follows ``user_policy``
+    (default :class:`~duplexeval.runs._interactive.UserPolicy`), its gaps drawn from the
+    dataset's; one session per dialogue and user channel runs in this process (the executor
+    is not used: no two sessions share a prefix)."""
     chosen = tuple(ordered(conditions))
     if batch_size < 1:
         raise DuplexevalError(f"--batch-size must be at least 1, got {batch_size}")
@@ -229,12 +243,14 @@ def execute_run(
     for s in plan.samples:
         safe_name(s.sample_id, "dialogue id")
         safe_name(s.event_id, "event id")
+    policy = _interactive_policy(plan, dataset, user_policy, chosen)
     started = time.monotonic()
     config = RunConfig(system=system.name, system_args=dict(system.args),
                        system_version=system.version, dataset=str(dataset.root.resolve()),
                        dataset_hash=dataset_hash(dataset), split=dataset.split,
                        plan=_plan_config(plan), seed=seed,
-                       conditions=tuple(c.to_json() for c in chosen))
+                       conditions=tuple(c.to_json() for c in chosen),
+                       user_policy=None if policy is None else policy.to_json())
     run = RunDir(out)
     before = _Before.of(run)
     with run.locked():
@@ -242,7 +258,7 @@ def execute_run(
             return _execute_locked(system, dataset, plan, run, config,
                                    _Settings(executor or LocalExecutor(), fail_fast,
                                              use_snapshot, progress, batch_size, on_samples,
-                                             chosen),
+                                             chosen, policy),
                                    started)
         except BaseException:
             before.undo(run)  # still holding the lock: no other run is writing here
@@ -290,6 +306,7 @@ class _Settings:
     batch_size: int = DEFAULT_BATCH_SIZE
     on_samples: Callable[[int], None] | None = None
     conditions: tuple[Condition, ...] = ()
+    policy: UserPolicy | None = None
 
 
 class LocalExecutor:
@@ -337,6 +354,51 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
     for stale in list(run.temporary_files()):  # left by a killed run; never a finished file
         stale.unlink(missing_ok=True)
     _write_config(run, config, system, dataset, settings.batch_size)
+    tally = _Tally(run.read_summary() or RunSummary(), started,
+                   system.capabilities.frame_seconds)
+    if settings.policy is not None:
+        outcome = execute_interactive(system, dataset, plan.options, run, config.seed,
+                                      settings.policy, settings.conditions, settings.progress)
+        samples, done = outcome.samples, outcome.resumed
+        tally.frames += outcome.frames
+    else:
+        samples = list(plan.samples)
+        done = _run_units(system, dataset, plan, run, config, settings, tally)
+    for stale in list(run.temporary_files()):  # left by a worker killed mid-write
+        stale.unlink(missing_ok=True)
+    ok, failed = _metadata(run, samples, plan.options, system)
+    summary = tally.summary(ok, failed)
+    run.write_summary(summary)
+    return RunResult(run.root, ok, failed, tally.frames, tally.frames * tally.frame_seconds,
+                     summary.wall_seconds, done)
+
+
+def _interactive_policy(plan: Plan, dataset: Dataset, policy: UserPolicy | None,
+                        conditions: Sequence[Condition]) -> UserPolicy | None:
+    """The simulated user's policy of an interactive plan (``None`` for the static ones,
+    which refuse one); twins, repeats, echo and network are refused under interactive (the
+    user's loop conditions the user channel before it replays it, and has no frame-loop echo
+    or real-time network)."""
+    if plan.options.protocol is not EvalProtocol.INTERACTIVE:
+        if policy is not None:
+            raise DuplexevalError("a simulated user's policy applies only to --protocol "
+                                  "interactive")
+        return None
+    if plan.options.counterfactual or plan.options.repeats > 1:
+        raise DuplexevalError("--counterfactual and --repeats do not apply to --protocol "
+                              "interactive (its samples come from the realised dialogue)")
+    online = sorted({c.kind for c in conditions if c.kind in ("echo", "network")})
+    if online:
+        raise DuplexevalError(f"--condition {', '.join(online)} is not applied under --protocol "
+                              "interactive yet (the simulated user's loop has no frame-loop echo "
+                              "or network); the other conditions are")
+    return default_policy(dataset, policy, plan.options.window)
+
+
+def _run_units(system: System, dataset: Dataset, plan: Plan, run: RunDir, config: RunConfig,
+               settings: _Settings, tally: _Tally) -> int:
+    """The plan's unfinished units on the executor, counted in ``tally`` (its summary
+    rewritten after every unit); returns the samples resumed past."""
     protocol = plan.options.protocol
     finished = {s.event_id for s in plan.samples if run.finished(s.sample_id, s.event_id)}
     done = len(finished)
@@ -344,8 +406,7 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
                       settings.fail_fast, settings.batch_size, settings.conditions)
              for unit in plan_units(plan, dataset)
              if any(s.event_id not in finished for s in unit.samples)]
-    tally = _Tally(run.read_summary() or RunSummary(), started,
-                   system.capabilities.frame_seconds, ok=done)
+    tally.ok = done
     if settings.on_samples is not None and done:
         settings.on_samples(done)
     with tqdm(total=len(plan.samples), initial=done, desc=f"{system.name} {protocol.value}",
@@ -362,13 +423,7 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
                           file=sys.stderr)
 
         settings.executor.run(tasks, system, unit_done)
-    for stale in list(run.temporary_files()):  # left by a worker killed mid-write
-        stale.unlink(missing_ok=True)
-    ok, failed = _metadata(run, plan, system)
-    summary = tally.summary(ok, failed)
-    run.write_summary(summary)
-    return RunResult(run.root, ok, failed, tally.frames, tally.frames * tally.frame_seconds,
-                     summary.wall_seconds, done)
+    return done
 
 
 @dataclass

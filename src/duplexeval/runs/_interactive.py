@@ -48,17 +48,17 @@ from typing import Any
 import numpy as np
 
 from duplexeval._audio import write_audio
-from duplexeval._fileio import atomic_write_json, atomic_write_text, read_json, safe_name
-from duplexeval.data._dialogue import Dataset, Dialogue
+from duplexeval._fileio import atomic_write_json, atomic_write_text, safe_name
+from duplexeval.data._dialogue import Dialogue
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind, annotate_spans
-from duplexeval.runs._directory import RunDir
 from duplexeval.runs._driver import DialogueAudio, derive_seed, open_session
 from duplexeval.systems._base import ClockKind, System
 from duplexeval.timeline import Span, time_le
 
 __all__ = [
     "INTERACTIVE_DIR",
+    "InteractiveFiles",
     "InteractiveResult",
     "StreamDetector",
     "UserItem",
@@ -107,6 +107,10 @@ class UserPolicy:
             raise ValueError("interactive user policy: gaps and delays must be finite, >= 0")
         if self.onset_frames < 1 or self.offset_frames < 1:
             raise ValueError("interactive user policy: detector frames must be >= 1")
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data, as the log's header and ``config.json`` record it."""
+        return {**asdict(self), "gaps": list(self.gaps)}
 
 
 class StreamDetector:
@@ -285,16 +289,19 @@ def _spans(frames: Sequence[bool], spf: float) -> list[Span]:
 
 
 def _header(system: System, dialogue: Dialogue, user: int, policy: UserPolicy, seed: int,
-            items: Sequence[UserItem], gaps: Sequence[float]) -> dict[str, Any]:
+            items: Sequence[UserItem], gaps: Sequence[float],
+            conditions: Sequence[dict[str, float | str]]) -> dict[str, Any]:
     """The decision log's first line: who ran, the policy, the detector and its latencies,
-    and the user's items with the gaps drawn for them."""
+    the user's items with the gaps drawn for them, and the acoustic conditions the user's
+    audio was put under (only when there are some)."""
     caps = system.capabilities
     spf = caps.frame_size / caps.sample_rate
-    return {
+    extra = {"conditions": [dict(c) for c in conditions]} if conditions else {}
+    return {**extra,
         "kind": "header", "dialogue": dialogue.id, "user_channel": user,
         "system": system.name, "system_args": dict(system.args), "seed": seed,
         "sample_rate": caps.sample_rate, "frame_size": caps.frame_size,
-        "policy": {**asdict(policy), "gaps": list(policy.gaps)},
+        "policy": policy.to_json(),
         "detector": {"kind": "energy", "latency_onset_s": policy.onset_frames * spf,
                      "latency_offset_s": policy.offset_frames * spf},
         "items": [{"index": it.index, "kind": it.kind, "ref": [it.ref.start, it.ref.end],
@@ -335,11 +342,14 @@ def _result(user: int, user_frames: list[np.ndarray], sys_frames: list[np.ndarra
 
 
 def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, user: int,
-                    policy: UserPolicy, seed: int) -> InteractiveResult:
+                    policy: UserPolicy, seed: int,
+                    conditions: Sequence[dict[str, float | str]] = ()) -> InteractiveResult:
     """Run one interactive dialogue (module docstring).  The realised system spans are what
     the detector heard with its latency taken back: an onset declared at frame ``k`` starts at
     frame ``k - onset_frames + 1``, an offset ends at ``k - offset_frames + 1`` (pauses shorter
-    than ``offset_frames`` frames do not split a system turn)."""
+    than ``offset_frames`` frames do not split a system turn).  ``audio`` is what the user
+    plays (already under any acoustic conditions); ``conditions`` (their ``to_json`` forms)
+    only go into the log's header, so a replay can put the audio under them again."""
     caps = system.capabilities
     if caps.clock is ClockKind.FILE:
         raise ValueError(f"system {system.name!r}: a whole-file system cannot react; "
@@ -350,7 +360,8 @@ def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, us
     items = user_items(dialogue, user)
     key = f"{dialogue.id}/ch{user}/interactive"
     gaps = _draw_gaps(policy, len(items), derive_seed(seed, key + "/user"))
-    log: list[dict[str, Any]] = [_header(system, dialogue, user, policy, seed, items, gaps)]
+    log: list[dict[str, Any]] = [_header(system, dialogue, user, policy, seed, items, gaps,
+                                         conditions)]
     session = open_session(system, dialogue, audio, 1 - user, 0.0, derive_seed(seed, key))
     det = StreamDetector(policy.threshold_db, policy.onset_frames, policy.offset_frames)
     agent = _User(items, gaps, policy, spf)
@@ -454,19 +465,36 @@ INTERACTIVE_DIR = "interactive"
 """Folder of a run directory holding ``{dialogue}_ch{user}.{wav,timeline.json,decisions.jsonl}``."""
 
 
+@dataclass(frozen=True)
+class InteractiveFiles:
+    """The files of one realised dialogue under ``RUN/interactive/``."""
+
+    wav: Path
+    timeline: Path
+    log: Path
+
+    @classmethod
+    def of(cls, run_root: Path, dialogue_id: str, user: int) -> InteractiveFiles:
+        """The files of ``dialogue_id`` on user channel ``user`` (the id checked)."""
+        name = f"{safe_name(dialogue_id, 'dialogue id')}_ch{user}"
+        stem = Path(run_root) / INTERACTIVE_DIR / name
+        return cls(stem.with_name(stem.name + ".wav"),
+                   stem.with_name(stem.name + ".timeline.json"),
+                   stem.with_name(stem.name + ".decisions.jsonl"))
+
+
 def write_interactive(run_root: Path, result: InteractiveResult, dialogue_id: str,
                       user: int) -> Path:
     """Write the realised dialogue under ``run_root/interactive/``: the stereo wav (ch0 the
     user's realised input, ch1 the system, PCM_24), the realised timeline with its
     re-annotated events, and the decision log; each atomically.  Returns the folder."""
-    folder = Path(run_root) / INTERACTIVE_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = f"{safe_name(dialogue_id, 'dialogue id')}_ch{user}"
-    write_audio(folder / f"{stem}.wav", np.stack([result.user, result.system], axis=1),
+    files = InteractiveFiles.of(run_root, dialogue_id, user)
+    files.wav.parent.mkdir(parents=True, exist_ok=True)
+    write_audio(files.wav, np.stack([result.user, result.system], axis=1),
                 result.sample_rate, subtype="PCM_24")
-    atomic_write_json(folder / f"{stem}.timeline.json", result.timeline_json(user))
-    atomic_write_text(folder / f"{stem}.decisions.jsonl", result.log_jsonl())
-    return folder
+    atomic_write_json(files.timeline, result.timeline_json(user))
+    atomic_write_text(files.log, result.log_jsonl())
+    return files.wav.parent
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:
@@ -490,44 +518,3 @@ def read_log(path: Path) -> list[dict[str, Any]]:
         raise DuplexevalError(f"{path}: empty decision log")
     return records
 
-
-def execute_interactive(system: System, dataset: Dataset, out: Path, seed: int = 0,
-                        policy: UserPolicy | None = None) -> list[Path]:
-    """Run every dialogue of ``dataset`` on each of its user channels under ``interactive``
-    into ``out`` (``interactive/`` files, :func:`write_interactive`, and ``config.json`` naming
-    the protocol, system, dataset, seed and policy); returns the decision logs written.  The
-    default policy draws its gaps from the dataset's reference gaps (:func:`reference_gaps`);
-    a dataset without one needs an explicit policy."""
-    from duplexeval.runs._units import load_dialogue_audio
-
-    if policy is None:
-        gaps = reference_gaps(dataset)
-        if not gaps:
-            raise DuplexevalError(f"{dataset.root}: no TURN_SHIFT with a gap to draw the "
-                                  "simulated user's gaps from")
-        policy = UserPolicy(gaps=gaps)
-    out = Path(out)
-    config = {
-        "protocol": "interactive", "system": system.name, "system_args": dict(system.args),
-        "system_version": system.version, "dataset": str(Path(dataset.root).resolve()),
-        "split": dataset.split, "seed": seed,
-        "policy": {**asdict(policy), "gaps": list(policy.gaps)}}
-    config_path = RunDir(out).config_path
-    if config_path.exists():
-        old = read_json(config_path, "run configuration")
-        if old != json.loads(json.dumps(config)):
-            changed = sorted(k for k in config if not isinstance(old, dict)
-                             or old.get(k) != json.loads(json.dumps(config[k])))
-            raise DuplexevalError(f"{out} holds a run with a different configuration "
-                                  f"(changed: {', '.join(changed) or 'unknown'}); choose "
-                                  "another --out or remove it")
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(config_path, config)
-    logs = []
-    for dialogue in dataset:
-        audio = load_dialogue_audio(dialogue)
-        for user in dataset.user_channels:
-            result = run_interactive(system, dialogue, audio, user, policy, seed)
-            folder = write_interactive(out, result, dialogue.id, user)
-            logs.append(folder / f"{dialogue.id}_ch{user}.decisions.jsonl")
-    return logs
