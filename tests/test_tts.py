@@ -240,7 +240,41 @@ def test_piper_audio_and_determinism(piper: TtsEngine, piper_utt: Utterance) -> 
     again = piper.synthesize(EN_TEXT)
     assert again.audio.tobytes() == piper_utt.audio.tobytes()
     assert again.words == piper_utt.words
-    assert piper.voices() == ["joe"]
+    assert piper.voices() == ["joe", "joe-high", "joe-low"]
+
+
+def test_piper_derived_voices_keep_word_timing_and_move_pitch(piper: TtsEngine,
+                                                              piper_utt: Utterance) -> None:
+    """A derived voice is joe with its own sampling noise, then shifted by WORLD: the audio of
+    that synthesis keeps its length and words, and its F0 (Harvest, frame by frame over the
+    frames voiced in both) is the base's times the factor."""
+    import pyworld
+    import soxr
+
+    from duplexeval.speech.engines._piper import DERIVED_VOICES
+
+    def f0(audio: np.ndarray, rate: int) -> np.ndarray:
+        x = soxr.resample(audio, rate, 16000).astype(np.float64)
+        return pyworld.harvest(x, 16000, f0_floor=40.0, f0_ceil=500.0)[0]
+
+    for voice, shift in DERIVED_VOICES.items():
+        utt = piper.synthesize(EN_TEXT, voice=voice)
+        base = piper._synthesize_base(EN_TEXT, voice, 1.0)  # type: ignore[attr-defined]
+        check_audio(utt, 16000)
+        assert piper.sample_rate(voice) == 16000  # type: ignore[attr-defined]
+        check_word_timing(utt)
+        assert 0 <= utt.duration - base.duration < 1 / 16000 and utt.words == base.words
+        assert [w.text for w in utt.words] == [w.text for w in piper_utt.words]
+        assert base.audio.tobytes() != piper_utt.audio.tobytes()  # its own prosody
+        assert utt.audio.tobytes() == piper.synthesize(EN_TEXT, voice=voice).audio.tobytes()
+        shifted, original = f0(utt.audio, 16000), f0(base.audio, 22050)
+        both = (shifted > 0) & (original > 0)
+        assert both.sum() >= 20  # frames (5 ms)
+        ratio = float(np.median(shifted[both] / original[both]))
+        assert ratio == pytest.approx(shift.pitch, rel=0.03), voice
+    settings = piper.settings("joe-high")
+    assert settings["voice"] == "joe-high" and settings["packages"]["pyworld-prebuilt"]
+    assert settings["derived"]["joe-high"] == {"base": "joe", "pitch": 1.6, "formant": 1.15}
 
 
 def test_piper_words(piper_utt: Utterance) -> None:
@@ -270,9 +304,11 @@ def test_piper_missing_voice_file(tmp_path) -> None:
     if tts.engine_class("piper").unavailable_reason() is not None:
         pytest.skip(NEEDS["piper"])
     engine = load_engine("piper", models={"mine": tmp_path / "mine.onnx"})
-    assert engine.voices() == ["joe", "mine"]
+    assert engine.voices() == ["joe", "joe-high", "joe-low", "mine"]
     with pytest.raises(TtsError, match=r"mine\.onnx .*not found"):
         engine.synthesize("hello", voice="mine")
+    with pytest.raises(TtsError, match="taken by a derived voice"):
+        load_engine("piper", models={"joe-low": tmp_path / "mine.onnx"})
 
 
 def test_piper_speed_and_seed(piper: TtsEngine, piper_utt: Utterance) -> None:

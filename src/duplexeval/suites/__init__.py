@@ -26,9 +26,11 @@ subsets, whose TTS is the full suite's).
 
 The *quick subset* of a suite (``limit="quick"``, what ``duplexeval demo`` runs) is the smallest
 prefix of its dialogues whose multi-gen plan has :data:`QUICK_MIN_SHIFTS` (or the suite's own
-``quick_min_shifts``: 14 for ``flexi-en``, its first two items of each scenario; 30 for
-``mtr-en``, its S, S+I and S+I+P dialogues) smooth-turn-taking
-samples on the suite's user channels; it is found while synthesizing, dialogue by dialogue.
+``quick_min_shifts``) smooth-turn-taking samples on the suite's user channels; it is found
+while synthesizing, dialogue by dialogue.  A suite with ``quick_per_label`` takes the first
+dialogues of each label instead: ``flexi-en`` its first five items of each scenario (so each
+scenario's cell has at least 5 events), ``mtr-en`` one dialogue of each feature or
+combination.
 """
 
 from duplexeval.suites._build import (

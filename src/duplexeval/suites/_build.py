@@ -32,7 +32,8 @@ __all__ = ["build_suite", "quick_by_label", "quick_min_shifts", "shift_samples",
            "suite_gaps", "suite_path", "suite_rows"]
 
 SYNTHESIZER_SOURCES = ("synth", "suites", "speech/engines", "speech/_tts.py", "speech/_clipbank.py",
-                       "speech/clips", "speech/_japanese.py", "speech/_pitch.py", "_audio.py",
+                       "speech/clips", "speech/_japanese.py", "speech/_pitch.py",
+                       "speech/_voice_shift.py", "_audio.py",
                        "events.py", "timeline.py", "data/_dialogue.py", "data/_m3.py")
 """What makes a build from specs, relative to the package: its source and data files are part
 of every build's key, so a cached build is always the current code's (no version to bump)."""
@@ -203,12 +204,13 @@ def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> i
 
 
 def quick_by_label(specs: Sequence[DialogueSpec], per_label: int) -> list[DialogueSpec]:
-    """The first ``per_label`` specs of each ``mtr.label`` (specs without one form one group),
-    in spec order."""
+    """The first ``per_label`` specs of each ``mtr.label`` or ``flexi.scenario`` (specs without
+    either form one group), in spec order."""
     taken: dict[str | None, int] = {}
     out = []
     for spec in specs:
-        label = spec.mtr.label if spec.mtr is not None else None
+        label = spec.mtr.label if spec.mtr is not None else \
+            spec.flexi.scenario if spec.flexi is not None else None
         if taken.get(label, 0) < per_label:
             taken[label] = taken.get(label, 0) + 1
             out.append(spec)

@@ -33,8 +33,9 @@ class Suite:
     """The quick subset's rule for this suite (``None``: :data:`QUICK_MIN_SHIFTS`)."""
     quick_per_label: int | None = None
     """When set, the quick subset is instead the first this many dialogues of each label (the
-    spec's ``mtr.label``: one feature or combination), in spec order, so that every
-    per-feature cell has events (``mtr-en``: one dialogue of each of its 11 labels)."""
+    spec's ``mtr.label``: one feature or combination; or its ``flexi.scenario``), in spec
+    order, so that every per-feature cell has events (``mtr-en``: one dialogue of each of its
+    11 labels; ``flexi-en``: five items of each of its six scenarios)."""
     in_demo: bool = True
     """Whether ``duplexeval demo`` runs this suite when no suite is named."""
     specs: Path | None = None
@@ -62,7 +63,7 @@ _BUILTIN: dict[str, Suite] = {s.name: s for s in [
     Suite("m3-chat-en", "casual conversations of about 2 minutes, English", "en", "chat"),
     Suite("m3-chat-ja", "casual conversations of about 2 minutes, Japanese", "ja", "chat"),
     Suite("flexi-en", "FLEXI's six full-duplex scenarios, 30 items each, English", "en", "flexi",
-          "task", channels=(0,), quick_min_shifts=14, in_demo=False),
+          "task", channels=(0,), in_demo=False, quick_per_label=5),
     Suite("mtr-en", "MTR-DuplexBench-style 10-round dialogues: five features, their "
           "combinations, instruction following, safety; English", "en", "chat",
           channels=(0,), in_demo=False, overlapping_shifts=False, quick_per_label=1),

