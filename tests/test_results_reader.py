@@ -176,3 +176,18 @@ def test_a_version_6_file_reads_without_stability(tmp_path: Path) -> None:
     file.write_text(json.dumps({**data, "schema_version": 6}))
     results = reader.load(file)
     assert results.schema_version == SCHEMA_VERSION and results.stability is None
+
+
+def test_a_strict_json_reason_beside_a_null_value_is_read_into_info() -> None:
+    """strict_json writes a NaN value as null with ``{key}_reason`` beside it (the demo's FLEXI
+    user-backchannel JSD on an item without backchannels); reading it back keeps the numbers
+    numbers and the reason in ``info["reasons"]``."""
+    from duplexeval._fileio import strict_json
+    from duplexeval.results import EventResult
+
+    row = {"event_id": "e", "sample_id": "s", "event_type": "BC", "language": "en",
+           "domain": "chat", "dimension": "d", "values": {"JSD": float("nan"), "n": 2.0},
+           "extras": {}, "info": {}}
+    event = EventResult.model_validate(strict_json(row))
+    assert event.values == {"JSD": None, "n": 2.0}
+    assert event.info["reasons"]["JSD"].startswith("not a number")

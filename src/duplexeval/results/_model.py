@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from duplexeval.results._content import ContentResults
 from duplexeval.results._counterfactual import PairedEffect
@@ -119,6 +119,34 @@ class EventResult(BaseModel):
     """The event's span in dialogue seconds: with the dialogue and the user channel it names
     the event across protocols, whose event ids number samples differently."""
     event_end: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reasons_to_info(cls, data: Any) -> Any:
+        """Strict JSON (:func:`duplexeval._fileio.strict_json`) writes a non-finite value as
+        ``null`` with ``{key}_reason`` beside it; in ``values`` and ``extras`` those reasons
+        move to ``info["reasons"]`` (``{key: reason}``), so the numbers stay numbers."""
+        if not isinstance(data, dict):
+            return data
+        reasons: dict[str, str] = {}
+        out = dict(data)
+        for field in ("values", "extras"):
+            block = data.get(field)
+            if not isinstance(block, dict):
+                continue
+            kept = {}
+            for key, value in block.items():
+                if isinstance(value, str) and key.endswith("_reason") \
+                        and block.get(key[:-len("_reason")], 0) is None:
+                    reasons[key[:-len("_reason")]] = value
+                else:
+                    kept[key] = value
+            out[field] = kept
+        if reasons:
+            info = dict(out.get("info") or {})
+            info["reasons"] = {**dict(info.get("reasons") or {}), **reasons}
+            out["info"] = info
+        return out
 
 
 class AggregateRow(IntervalFields):
