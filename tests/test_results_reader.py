@@ -191,3 +191,12 @@ def test_a_strict_json_reason_beside_a_null_value_is_read_into_info() -> None:
     event = EventResult.model_validate(strict_json(row))
     assert event.values == {"JSD": None, "n": 2.0}
     assert event.info["reasons"]["JSD"].startswith("not a number")
+
+
+def test_an_aggregate_with_a_strict_json_reason_reads() -> None:
+    from duplexeval._fileio import strict_json
+    from duplexeval.results import AggregateRow
+
+    written = strict_json({"metric": "JSD", "n": 0, "mean": float("nan")})
+    assert written["mean_reason"].startswith("not a number")
+    assert AggregateRow._drop_reasons(written) == {"metric": "JSD", "n": 0, "mean": None}

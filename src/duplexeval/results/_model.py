@@ -154,6 +154,19 @@ class AggregateRow(IntervalFields):
     with its n, mean and 95 % interval."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_reasons(cls, data: Any) -> Any:
+        """A strict-JSON ``{key}_reason`` beside a ``null`` (see
+        :func:`duplexeval._fileio.strict_json`) is the file's note on that value; the row
+        reads without it."""
+        if not isinstance(data, dict):
+            return data
+        return {key: value for key, value in data.items()
+                if not (key.endswith("_reason") and isinstance(value, str)
+                        and data.get(key[:-len("_reason")], 0) is None)}
+
     language: str
     domain: str
     official: bool
