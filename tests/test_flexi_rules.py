@@ -143,6 +143,20 @@ def test_reference_is_stretched_linearly() -> None:
         rules.resize_reference([1.0], 3)
 
 
+def test_interpolation_round_off_never_makes_the_jsd_infinite() -> None:
+    """A reference of ten bins resized to ten: scipy's interp1d gives -4.3e-19 at bin 3 (a
+    zero bin after 0.0036), and scipy's jensenshannon of a negative bin is ``inf`` (the demo's
+    flexi-en reference run met it). Clipped to 0, both the code's distance and the paper's
+    divergence stay finite and in range."""
+    reference = [0.07904098768383606, 0.0273975498904098, 0.0036166919855332323] + [0.0] * 7
+    resized = rules.resize_reference(reference, 10)
+    assert resized.min() >= 0.0 and resized[:3].tolist() == pytest.approx(reference[:3])
+    model = rules.backchannel_distribution([(0.2, 0.5)], 1.9)
+    assert len(model) == 10
+    assert 0.0 <= rules.jsd(model, resized) <= math.sqrt(math.log(2))
+    assert 0.0 <= rules.jsd(model, resized, paper=True) <= 1.0
+
+
 # -- speech segments and audio length ------------------------------------------------------------
 
 def test_silero_padding_splits_short_silences_and_clips() -> None:

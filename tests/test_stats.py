@@ -63,7 +63,21 @@ def test_wilson_by_hand() -> None:
     assert wilson_interval(0, 5)[1] == pytest.approx(0.434482, abs=1e-6)
 
 
-@given(st.lists(st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0, 100, allow_nan=False)),
+def test_a_float_of_zero_or_one_is_a_measurement_not_a_verdict() -> None:
+    """Five latencies of 0.0 s (a system that yields at once) or five divergences of 1.0 are
+    not a proportion: their interval is the bootstrap's [0, 0] / [1, 1], not Wilson's
+    [0, 0.43] / [0.57, 1] (the demo's FLEXI table printed `interrupt lat s 0.00 [0.00, 0.43]`).
+    0/1 ints and bools are verdicts; ``proportion`` overrides the inference."""
+    latency = summarize([0.0] * 5)
+    assert latency.method == "bootstrap" and (latency.ci_low, latency.ci_high) == (0.0, 0.0)
+    assert summarize([1.0] * 5).format() == "1.00 [1.00, 1.00]†"
+    assert summarize([0, 1, 1]).method == "wilson"
+    assert summarize([0.0, 1.0, 1.0]).method == "bootstrap"
+    assert summarize([0.0, 1.0, 1.0], proportion=True).method == "wilson"
+    assert summarize([0, 1, 1], proportion=False).method == "bootstrap"
+
+
+@given(st.lists(st.one_of(st.sampled_from([0, 1]), st.floats(0, 100, allow_nan=False)),
                 min_size=2, max_size=80), st.booleans())
 def test_no_interval_leaves_its_scale(xs: list[float], bounded: bool) -> None:
     """Any values on [0, 100] (latencies, scores, 0/1 rates): the interval holds the mean and
@@ -71,7 +85,7 @@ def test_no_interval_leaves_its_scale(xs: list[float], bounded: bool) -> None:
     s = summarize(xs, bounded=bounded)
     assert s.ci_low is not None and s.ci_high is not None
     assert 0.0 <= s.ci_low <= s.mean + 1e-9 and s.mean - 1e-9 <= s.ci_high <= 100.0
-    if set(xs) <= {0.0, 1.0}:
+    if all(isinstance(x, int) for x in xs):
         assert s.method == "wilson" and s.ci_high <= 1.0
     elif bounded:
         assert s.method == "bootstrap"

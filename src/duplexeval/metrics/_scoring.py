@@ -44,20 +44,22 @@ def score_events(events: Iterable[EventView], variant: TimingVariant) -> list[Ev
     return [s for s in (variant.score(e) for e in events) if s.dimensions]
 
 
-def _numeric(value: Any) -> float | None:
+def _numeric(value: Any) -> float | int | None:
+    """A value that joins an aggregate: a bool as its int, an int as is (a 0/1 int or bool is a
+    verdict, aggregated as a proportion), a float as is; anything else ``None``."""
     if value is None:
         return None
     if isinstance(value, bool):
-        value = int(value)
+        return int(value)
     if isinstance(value, (int, float)):
-        return float(value)
+        return value
     return None
 
 
 def _groups(scores: Iterable[EventScore], extras: bool,
             keep: Callable[[EventScore], bool] = lambda s: True,
-            ) -> dict[AggregateKey, list[float]]:
-    groups: dict[AggregateKey, list[float]] = defaultdict(list)
+            ) -> dict[AggregateKey, list[float | int]]:
+    groups: dict[AggregateKey, list[float | int]] = defaultdict(list)
     for score in scores:
         if not keep(score):
             continue

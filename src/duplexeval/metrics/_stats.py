@@ -6,8 +6,10 @@ as 0/1 as in the official aggregation); the mean is the plain left-to-right mean
 aggregation.  The interval (95 % by default; undefined, ``None``, for ``n < 2``) is made by one
 of three methods, recorded with it (``ci_method``):
 
-* ``wilson``: a proportion (every value 0 or 1: TOR, success, interrupt rates): the Wilson score
-  interval, inside [0, 1] by construction;
+* ``wilson``: a proportion (TOR, success, interrupt rates: every value a 0/1 verdict, given as a
+  ``bool`` or an ``int``; a float that happens to be 0.0 or 1.0, such as a latency of 0 s or a
+  divergence of 1, is a measurement, not a verdict): the Wilson score interval, inside [0, 1] by
+  construction;
 * ``bootstrap``: a bounded score (``bounded=True``: judged scores, QA F1), and any other metric
   with fewer than :data:`FEW_EVENTS` events or whose Student-t interval would leave the range
   of its non-negative values (a latency near 0): the percentile bootstrap (:data:`RESAMPLES`
@@ -29,7 +31,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats as _scipy_stats
 
-__all__ = ["FEW_EVENTS", "QUANTILES", "RESAMPLES", "SEED", "Method", "Summary",
+__all__ = ["FEW_EVENTS", "QUANTILES", "RESAMPLES", "SEED", "Method", "Summary", "is_verdict",
            "percentile_interval", "quantiles", "resample_indices", "summarize", "wilson_interval"]
 
 FEW_EVENTS = 20
@@ -113,11 +115,22 @@ def _bootstrap(xs: list[float], confidence: float) -> tuple[float, float]:
     return max(low, float(data.min())), min(high, float(data.max()))
 
 
+def is_verdict(value: float | int | bool) -> bool:
+    """Whether ``value`` is a 0/1 verdict: a ``bool``, or an ``int`` equal to 0 or 1 (not a
+    float: 0.0 s of latency is a measurement)."""
+    return isinstance(value, bool) or (isinstance(value, int) and value in (0, 1))
+
+
 def summarize(values: Iterable[float | int | bool], confidence: float = 0.95,
-              bounded: bool = False) -> Summary:
+              bounded: bool = False, proportion: bool | None = None) -> Summary:
     """Mean, sample standard deviation and the interval of ``values`` (its method chosen as the
-    module docstring says; ``bounded``: a score on a fixed scale, e.g. 0-100)."""
-    xs = [float(v) for v in values]
+    module docstring says; ``bounded``: a score on a fixed scale, e.g. 0-100; ``proportion``:
+    whether the values are 0/1 verdicts, ``None`` to tell from their types by
+    :func:`is_verdict`)."""
+    raw = list(values)
+    if proportion is None:
+        proportion = all(is_verdict(v) for v in raw)
+    xs = [float(v) for v in raw]
     n = len(xs)
     if n == 0:
         return Summary(0, None, None, None, None, confidence)
@@ -125,7 +138,7 @@ def summarize(values: Iterable[float | int | bool], confidence: float = 0.95,
     if n < 2:
         return Summary(n, mean, None, None, None, confidence)
     std = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
-    if all(x in (0.0, 1.0) for x in xs):
+    if proportion and all(x in (0.0, 1.0) for x in xs):
         low, high = wilson_interval(round(sum(xs)), n, confidence)
         return Summary(n, mean, std, low, high, confidence, "wilson")
     t = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1))

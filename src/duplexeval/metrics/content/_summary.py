@@ -58,7 +58,7 @@ OWN_SCALES: dict[str, Scale] = {"0-5": "0-5"}
 def _row(language: str, domain: str, kind: Literal["judged", "offline"], dimension: str,
          scale: Scale, values: Iterable[float],
          unscored: int, round_: int | None = None) -> ContentAggregate:
-    s = summarize(values, bounded=scale != "count")
+    s = summarize(values, bounded=scale != "count", proportion=False)
     return ContentAggregate(language=language, domain=domain, kind=kind, dimension=dimension,
                             scale=scale, n=s.n, unscored=unscored, mean=s.mean, std=s.std,
                             ci95_low=s.ci_low, ci95_high=s.ci_high,

@@ -314,13 +314,15 @@ def backchannel_histogram(backchannels: Sequence[Span], duration_s: float) -> np
 
 def resize_reference(reference: Sequence[float], n: int) -> np.ndarray:
     """The reference distribution linearly resampled to ``n`` points, both spread over
-    ``[0, 1]`` (scipy ``interp1d``, linear, extrapolating; not renormalised)."""
+    ``[0, 1]`` (scipy ``interp1d``, linear, extrapolating; not renormalised), clipped at 0:
+    the interpolation's round-off below zero (-4e-19 between two empty bins) would make scipy's
+    ``jensenshannon``, as the official code calls it, return ``inf`` for two distributions."""
     from scipy.interpolate import interp1d
 
     x_ref = np.linspace(0, 1, len(reference))
     resample = interp1d(x_ref, np.asarray(reference, dtype=float), kind="linear",
                         fill_value="extrapolate")
-    return np.asarray(resample(np.linspace(0, 1, n)))
+    return np.clip(np.asarray(resample(np.linspace(0, 1, n))), 0.0, None)
 
 
 def js_distance(p: np.ndarray, q: np.ndarray) -> float:

@@ -397,7 +397,10 @@ def backchannel_distribution(segments: Sequence[tuple[float, float]],
 def resize_reference(reference: Sequence[float], n: int) -> np.ndarray:
     """The reference distribution stretched to ``n`` bins by linear interpolation on [0, 1]
     (l. 143-149, ``scipy.interpolate.interp1d``; not renormalised: the JSD normalises).  A
-    reference needs at least two bins."""
+    reference needs at least two bins.
+
+    The interpolation's round-off below zero (e.g. -4e-19 between two empty bins) is clipped
+    to 0: with it, scipy's ``jensenshannon`` (as FLEXI's code calls it) returns ``inf``."""
     if np.asarray(reference).ndim != 1 or len(reference) < 2:
         raise ValueError("a reference distribution needs at least two bins")
     return fdb_rules.resize_reference(reference, n)
