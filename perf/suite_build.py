@@ -1,43 +1,74 @@
-"""Time to build every bundled suite from scratch (synthesis + quality report), in a fresh cache
-folder, and each suite's quality figures.
+"""Time to build bundled suites from scratch (synthesis + quality report), in a fresh cache
+folder per build, with each ``--jobs`` given side by side, and each suite's quality figures.
 
-Usage: .venv/bin/python perf/suite_build.py [NAME ...]
+Usage: .venv/bin/python perf/suite_build.py [--quick] [--jobs 1 --jobs 2] [NAME ...]
+
+``--quick`` builds the quick subsets (what ``make demo`` builds first; no ASR round trip).
+With two or more ``--jobs``, prints seconds per suite for each and the speed-up over the first.
+The machine may be shared: compare the ratios of one run, not seconds across runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+
+def _build(name: str, jobs: int, quick: bool) -> tuple[float, dict[str, Any]] | None:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["DUPLEXEVAL_CACHE"] = tmp
+        from duplexeval.suites import build_suite
+
+        start = time.perf_counter()
+        try:
+            path = build_suite(name, progress=False, jobs=jobs,
+                               limit="quick" if quick else None)
+        except Exception as exc:  # e.g. the toy data is absent, no quick subset
+            print(f"{name:18s} jobs {jobs}: skipped: {exc}")
+            return None
+        seconds = time.perf_counter() - start
+        return seconds, json.loads((Path(path) / "quality.json").read_text())
+
+
+def _line(name: str, jobs: int, seconds: float, q: dict[str, Any]) -> str:
+    asr = q.get("asr") or {}
+    ks = q["timing"]["ks"]
+    return (f"{name:18s} jobs {jobs:2d} {seconds:7.1f} s  {q['dialogues']:3d} dialogues "
+            f"{q['seconds'] / 60:5.1f} min audio  {asr.get('metric')} "
+            f"{asr.get('value', float('nan')):.3f}  gap KS "
+            + ("-" if ks is None else f"{ks:.3f}"))
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        os.environ["DUPLEXEVAL_CACHE"] = tmp
-        from duplexeval.suites import SUITES, build_suite
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*")
+    parser.add_argument("--jobs", type=int, action="append")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    from duplexeval.suites import SUITES
 
-        names = sys.argv[1:] or list(SUITES)
-        total = 0.0
-        for name in names:
-            start = time.perf_counter()
-            try:
-                path = build_suite(name, progress=False)
-            except Exception as exc:  # e.g. the toy data is absent
-                print(f"{name:18s} skipped: {exc}")
-                continue
-            seconds = time.perf_counter() - start
-            total += seconds
-            q = json.loads((Path(path) / "quality.json").read_text())
-            asr = q.get("asr", {})
-            extra = q.get("annotation_round_trip")
-            print(f"{name:18s} {seconds:6.1f} s  {q['dialogues']:3d} dialogues "
-                  f"{q['seconds'] / 60:5.1f} min audio  {asr.get('metric')} "
-                  f"{asr.get('value', float('nan')):.3f}  gap KS {q['timing']['ks']:.3f}"
-                  + (f"  TURN_SHIFT recovered {extra['rate']:.3f}" if extra else ""))
-        print(f"{'all':18s} {total:6.1f} s")
+    jobs_list = args.jobs or [os.cpu_count() or 1]
+    totals = dict.fromkeys(jobs_list, 0.0)
+    for name in args.names or list(SUITES):
+        first = None
+        for jobs in jobs_list:
+            result = _build(name, jobs, args.quick)
+            if result is None:
+                break
+            seconds, q = result
+            totals[jobs] += seconds
+            first = seconds if first is None else first
+            print(_line(name, jobs, seconds, q)
+                  + (f"  speed-up {first / seconds:.2f}x" if jobs != jobs_list[0] else ""))
+    for jobs, total in totals.items():
+        print(f"{'all':18s} jobs {jobs:2d} {total:7.1f} s"
+              + (f"  speed-up {totals[jobs_list[0]] / total:.2f}x"
+                 if jobs != jobs_list[0] and total else ""))
 
 
 if __name__ == "__main__":

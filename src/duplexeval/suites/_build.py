@@ -111,6 +111,17 @@ def _settings(suite: Suite) -> dict[str, Any]:
     return {"synth": settings.to_json(), "tts": engine.settings()}
 
 
+def dialogue_cache() -> Path:
+    """Where built dialogues are cached one by one (shared by every suite and subset)."""
+    return cache_root() / "dialogues"
+
+
+def _dialogue_base(suite: Suite) -> str:
+    """What a suite's dialogue depends on besides its spec: the code and the settings."""
+    return json.dumps({"code": synthesizer_digest(), "settings": _settings(suite)},
+                      sort_keys=True, default=str)
+
+
 def _check_subset(limit: Subset) -> None:
     if limit is not None and limit != "quick" and not (isinstance(limit, int) and limit > 0):
         raise ValueError(f"a suite subset is None, a positive int or 'quick', got {limit!r}")
@@ -133,10 +144,12 @@ def suite_path(name: str, limit: Subset = None) -> Path:
 
 def build_suite(name: str, force: bool = False, progress: bool = True, quality: bool = True,
                 log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
-                limit: Subset = None) -> Path:
+                limit: Subset = None, jobs: int | None = None) -> Path:
     """Build a suite (or reuse the cached build); returns the dataset folder.  ``limit``
     builds only the first ``limit`` dialogues, or with ``"quick"`` the quick subset (the
-    smallest prefix reaching :data:`QUICK_MIN_SHIFTS`; cached separately)."""
+    smallest prefix reaching :data:`QUICK_MIN_SHIFTS`; cached separately).  ``jobs``: the
+    worker processes synthesizing dialogues (None: one per CPU); the build's bytes do not
+    depend on it."""
     suite = get_suite(name)
     target = suite_path(name, limit)
     if _complete(target) and not force:
@@ -145,7 +158,7 @@ def build_suite(name: str, force: bool = False, progress: bool = True, quality: 
     with exclusive_lock(target.parent / f".{target.name}.lock"):
         if _complete(target) and not force:
             return target  # another process built it while this one waited
-        _build_into(suite, target, progress, quality, log, limit, force)
+        _build_into(suite, target, progress, quality, log, limit, force, jobs)
     return target
 
 
@@ -156,7 +169,8 @@ def _complete(target: Path) -> bool:
 
 
 def _build_into(suite: Suite, target: Path, progress: bool, quality: bool,
-                log: Callable[[str], None], limit: Subset, force: bool) -> None:
+                log: Callable[[str], None], limit: Subset, force: bool,
+                jobs: int | None = None) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         if suite.from_toy:
@@ -166,7 +180,7 @@ def _build_into(suite: Suite, target: Path, progress: bool, quality: bool,
                 raise DuplexevalError(f"suite {suite.name} has no quick subset; give a count")
             voice_toy(tmp, progress=progress, limit=limit)
         else:
-            _build_from_specs(suite, tmp, progress, limit)
+            _build_from_specs(suite, tmp, progress, limit, jobs)
         if quality:
             _write_quality(suite, tmp, log, asr=limit is None)
         _publish(tmp, target, keep_complete=not force)
@@ -217,12 +231,16 @@ def quick_by_label(specs: Sequence[DialogueSpec], per_label: int) -> list[Dialog
     return out
 
 
-def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) -> None:
+def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset,
+                      jobs: int | None = None) -> None:
     """Synthesize the suite's specs in order: all of them, the first ``limit``, or (quick)
     until the dialogues built so far reach :func:`quick_min_shifts` shift samples (or, where
-    the suite says so, the first dialogues of each label: :func:`quick_by_label`)."""
+    the suite says so, the first dialogues of each label: :func:`quick_by_label`).  ``jobs``
+    worker processes (None: one per CPU) build them, each cached on its own
+    (:func:`dialogue_cache`, :mod:`duplexeval.synth._parallel`)."""
     from duplexeval.synth._build import SynthSettings
     from duplexeval.synth._mtr_synthesizer import synthesizer_for
+    from duplexeval.synth._parallel import build_dialogues, default_jobs
     from duplexeval.synth._spec import load_specs
 
     specs = load_specs(suite.spec_folder())
@@ -232,17 +250,20 @@ def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset) ->
     if per_label is not None:
         specs = quick_by_label(specs, per_label)
     synth = synthesizer_for(specs, SynthSettings(gaps=suite_gaps(suite)))
-    built = []
     # a quick subset by shifts stops when it has them: the bar counts the dialogues built (a
     # quick subset by label knows its dialogues, so its bar has a total)
     by_shifts = limit == "quick" and per_label is None
-    for spec in tqdm(specs, desc=f"synth {subset_label(suite.name, limit)}", unit="dialogue",
-                     total=None if by_shifts else len(specs), file=sys.stderr,
-                     disable=not progress):
-        built.append(synth.build(spec))
-        if by_shifts and shift_samples([b.dialogue() for b in built],
-                                       suite.channels) >= quick_min_shifts(suite):
-            break
+    bar = tqdm(desc=f"synth {subset_label(suite.name, limit)}", unit="dialogue",
+               total=None if by_shifts else len(specs), file=sys.stderr, disable=not progress)
+
+    def enough(built: list[Any]) -> bool:
+        return shift_samples([b.dialogue() for b in built],
+                             suite.channels) >= quick_min_shifts(suite)
+
+    with bar:
+        built = build_dialogues(specs, synth, _dialogue_base(suite), dialogue_cache(),
+                                jobs=default_jobs() if jobs is None else jobs,
+                                stop=enough if by_shifts else None, tick=bar.update)
     synth.write(built, out, metadata={"name": suite.name, "description": suite.description,
                                       "user_channels": list(suite.channels)})
 

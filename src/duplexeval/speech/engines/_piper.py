@@ -46,6 +46,7 @@ import difflib
 import functools
 import hashlib
 import json
+import os
 import threading
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -260,6 +261,9 @@ def _load_voice(model_path: Path) -> _Voice:
     onnxruntime = load_onnxruntime()
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 4  # a too-short noise input is retried, not logged
+    threads = os.environ.get("DUPLEXEVAL_ORT_THREADS", "")  # set to 1 in suite build workers
+    if threads.isdigit() and int(threads) > 0:
+        options.intra_op_num_threads = int(threads)
     session = onnxruntime.InferenceSession(patched.model, sess_options=options,
                                            providers=["CPUExecutionProvider"])
     return _Voice(piper=PiperVoice(session=session, config=config),

@@ -1,0 +1,119 @@
+"""Synthesizing a suite's dialogues in a process pool, each dialogue cached on its own.
+
+Each dialogue is built by :meth:`Synthesizer.build` in a worker process (``spawn``; one
+onnxruntime thread per worker, see :data:`ORT_THREADS_ENV`) and its result is pickled into
+``cache/<key>.pkl`` (written atomically) as soon as it is done, ``key`` being the SHA-256 of the
+build's ``base`` key (code and settings), the synthesizer class and the spec's own content.  A
+build killed half-way resumes from the dialogues already there, and two suites (or a quick
+subset and its full suite) that share a dialogue share its file.
+
+The output does not depend on the number of workers or the order they finish in: a dialogue is
+a deterministic function of its spec and the settings (its gaps are seeded by the spec's id,
+the engines by the text), and the caller writes the results in spec order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+
+from duplexeval._fileio import atomic_write_bytes
+from duplexeval.synth._build import SynthesizedDialogue, Synthesizer, SynthSettings
+from duplexeval.synth._spec import DialogueSpec
+
+__all__ = ["ORT_THREADS_ENV", "build_dialogues", "default_jobs", "dialogue_key"]
+
+ORT_THREADS_ENV = "DUPLEXEVAL_ORT_THREADS"
+"""Environment variable a worker sets to ``1``: the piper engine gives its onnxruntime sessions
+that many intra-op threads (so ``jobs`` workers use ``jobs`` cores, not ``jobs`` x cores)."""
+
+Stop = Callable[[list[SynthesizedDialogue]], bool]
+"""Asked after each dialogue, in spec order, with the dialogues so far: True ends the build
+there (the quick subset by shifts)."""
+
+_worker: Synthesizer | None = None
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on (at least 1)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def dialogue_key(base: str, synth_class: type[Synthesizer], spec: DialogueSpec) -> str:
+    """The cache key of one dialogue: ``base`` (code and settings), the class, the spec."""
+    h = hashlib.sha256()
+    for part in (base, synth_class.__qualname__, spec.model_dump_json()):
+        h.update(part.encode() + b"\0")
+    return h.hexdigest()[:24]
+
+
+def _init_worker(synth_class: type[Synthesizer], settings: SynthSettings) -> None:
+    global _worker
+    os.environ[ORT_THREADS_ENV] = "1"
+    os.environ["OMP_NUM_THREADS"] = "1"
+    _worker = synth_class(settings)
+
+
+def _build_one(spec: DialogueSpec) -> bytes:
+    assert _worker is not None, "worker not initialised"
+    return pickle.dumps(_worker.build(spec), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _load(path: Path) -> SynthesizedDialogue | None:
+    try:
+        built = pickle.loads(path.read_bytes())
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+        return None  # absent, or a file from other code: built again
+    return built if isinstance(built, SynthesizedDialogue) else None
+
+
+def build_dialogues(specs: Sequence[DialogueSpec], synth: Synthesizer, base: str,
+                    cache: Path, jobs: int = 1, stop: Stop | None = None,
+                    tick: Callable[[], None] = lambda: None) -> list[SynthesizedDialogue]:
+    """The built dialogues of ``specs``, in spec order: from ``cache`` where there, else built
+    in a pool of ``jobs`` workers, each with its own synthesizer of ``synth``'s class and
+    settings, and cached.  Even ``jobs`` = 1 builds in a worker: onnxruntime's sums differ
+    in their last bits between one thread and several, and every build uses one per worker.
+    With ``stop``, the specs go in waves of ``jobs`` and the build ends at the first prefix
+    ``stop`` accepts (the rest of that wave stays cached).  ``tick``: once per dialogue."""
+    cache.mkdir(parents=True, exist_ok=True)
+    paths = [cache / f"{dialogue_key(base, type(synth), s)}.pkl" for s in specs]
+    wave = len(specs) if stop is None else max(1, jobs)
+    out: list[SynthesizedDialogue] = []
+    pool = None if not any(_load(p) is None for p in paths) else ProcessPoolExecutor(
+        max_workers=max(1, jobs), mp_context=get_context("spawn"), initializer=_init_worker,
+        initargs=(type(synth), synth.settings))
+    try:
+        for lo in range(0, len(specs), wave):
+            for built in _wave(specs[lo:lo + wave], paths[lo:lo + wave], synth, pool):
+                out.append(built)
+                tick()
+                if stop is not None and stop(out):
+                    return out
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return out
+
+
+def _wave(specs: Sequence[DialogueSpec], paths: Sequence[Path], synth: Synthesizer,
+          pool: ProcessPoolExecutor | None) -> list[SynthesizedDialogue]:
+    """Build one wave (cached ones read back), writing each new one as soon as it is done."""
+    found = [_load(p) for p in paths]
+    todo = [i for i, b in enumerate(found) if b is None]
+    if todo:
+        assert pool is not None, "a pool is made when a dialogue is missing"
+        futures = {pool.submit(_build_one, specs[i]): i for i in todo}
+        for future in as_completed(futures):  # each written as soon as done (a kill keeps it)
+            data = future.result()
+            atomic_write_bytes(paths[futures[future]], data)
+            found[futures[future]] = pickle.loads(data)
+    return [b for b in found if b is not None]
