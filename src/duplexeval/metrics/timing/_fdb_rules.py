@@ -322,7 +322,7 @@ def resize_reference(reference: Sequence[float], n: int) -> np.ndarray:
     x_ref = np.linspace(0, 1, len(reference))
     resample = interp1d(x_ref, np.asarray(reference, dtype=float), kind="linear",
                         fill_value="extrapolate")
-    return np.clip(np.asarray(resample(np.linspace(0, 1, n))), 0.0, None)
+    return np.asarray(np.clip(resample(np.linspace(0, 1, n)), 0.0, None))
 
 
 def js_distance(p: np.ndarray, q: np.ndarray) -> float:
