@@ -83,35 +83,43 @@ def build_dialogues(specs: Sequence[DialogueSpec], synth: Synthesizer, base: str
     settings, and cached.  Even ``jobs`` = 1 builds in a worker: onnxruntime's sums differ
     in their last bits between one thread and several, and every build uses one per worker.
     With ``stop``, the specs go in waves of ``jobs`` and the build ends at the first prefix
-    ``stop`` accepts (the rest of that wave stays cached).  ``tick``: once per dialogue."""
+    ``stop`` accepts (the rest of that wave stays cached).  ``tick``: once per dialogue.
+    The pool starts only when a dialogue is missing from the cache."""
     cache.mkdir(parents=True, exist_ok=True)
     paths = [cache / f"{dialogue_key(base, type(synth), s)}.pkl" for s in specs]
     wave = len(specs) if stop is None else max(1, jobs)
     out: list[SynthesizedDialogue] = []
-    pool = None if not any(_load(p) is None for p in paths) else ProcessPoolExecutor(
-        max_workers=max(1, jobs), mp_context=get_context("spawn"), initializer=_init_worker,
-        initargs=(type(synth), synth.settings))
+    pools: list[ProcessPoolExecutor] = []
+
+    def pool() -> ProcessPoolExecutor:
+        if not pools:
+            pools.append(ProcessPoolExecutor(
+                max_workers=max(1, jobs), mp_context=get_context("spawn"),
+                initializer=_init_worker, initargs=(type(synth), synth.settings)))
+        return pools[0]
+
     try:
         for lo in range(0, len(specs), wave):
-            for built in _wave(specs[lo:lo + wave], paths[lo:lo + wave], synth, pool):
+            for built in _wave(specs[lo:lo + wave], paths[lo:lo + wave], pool):
                 out.append(built)
                 tick()
                 if stop is not None and stop(out):
                     return out
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+        for started in pools:
+            started.shutdown(cancel_futures=True)
     return out
 
 
-def _wave(specs: Sequence[DialogueSpec], paths: Sequence[Path], synth: Synthesizer,
-          pool: ProcessPoolExecutor | None) -> list[SynthesizedDialogue]:
-    """Build one wave (cached ones read back), writing each new one as soon as it is done."""
+def _wave(specs: Sequence[DialogueSpec], paths: Sequence[Path],
+          pool: Callable[[], ProcessPoolExecutor]) -> list[SynthesizedDialogue]:
+    """Build one wave (cached ones read back), writing each new one as soon as it is done;
+    ``pool`` gives the worker pool, started on first use."""
     found = [_load(p) for p in paths]
     todo = [i for i, b in enumerate(found) if b is None]
     if todo:
-        assert pool is not None, "a pool is made when a dialogue is missing"
-        futures = {pool.submit(_build_one, specs[i]): i for i in todo}
+        workers = pool()
+        futures = {workers.submit(_build_one, specs[i]): i for i in todo}
         for future in as_completed(futures):  # each written as soon as done (a kill keeps it)
             data = future.result()
             atomic_write_bytes(paths[futures[future]], data)
