@@ -24,7 +24,11 @@ pays Whisper's load and the user turns' ASR, about 160 s, later ones hit its cac
                  1.53 / 1.53 / 1.53
     half-duplex  0.00 at every gain (deaf while it answers)
 
-Usage: .venv/bin/python perf/sweep_echo.py [--keep DIR] [--gains=-40,-20,-10]
+``--plot PNG`` also draws the share of samples with a false stop against the echo gain, one line
+per system with its Wilson 95 % interval as error bars (the clean run drawn apart, left of the
+gains).
+
+Usage: .venv/bin/python perf/sweep_echo.py [--keep DIR] [--gains=-40,-20,-10] [--plot PNG]
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from duplexeval.cli import main as cli
 from duplexeval.data import Need, load_dataset
@@ -84,10 +89,43 @@ def _row(label: str, gain: str, per_sample: list[tuple[int, int]], wall: float |
             f"{'kept' if wall is None else f'{wall:.0f}'} |")
 
 
+def echo_plot(shares: dict[str, list[tuple[float | None, int, int]]]) -> Figure:
+    """The share of samples with a false stop against the echo gain (dB), per system: ``shares``
+    maps a system's label to ``(gain or None for clean, samples with a false stop, samples)``;
+    the error bars are Wilson 95 % intervals, the clean run is the point left of the gains."""
+    fig = Figure(figsize=(5.0, 3.4))
+    ax = fig.subplots()
+    gains = sorted({g for points in shares.values() for g, _, _ in points if g is not None})
+    clean_x = gains[0] - 10.0 if gains else 0.0
+    for i, (label, points) in enumerate(shares.items()):
+        color = f"C{i}"
+        for clean in (True, False):  # the clean point apart, not joined to the gains' line
+            xs, ys, lo, hi = [], [], [], []
+            for gain, hits, n in sorted(points, key=lambda p: clean_x if p[0] is None else p[0]):
+                if (gain is None) != clean:
+                    continue
+                low, high = wilson_interval(hits, n)
+                xs.append(clean_x if gain is None else gain)
+                ys.append(hits / n)
+                lo.append(hits / n - low)
+                hi.append(high - hits / n)
+            ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=color,
+                        linestyle="none" if clean else "-", label=None if clean else label)
+    ax.set_xticks([clean_x, *gains], ["clean", *(f"{g:g}" for g in gains)])
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("echo gain (dB), delay 0.1 s")
+    ax.set_ylabel("samples with a false stop")
+    ax.set_title("cascade: self-bleed false stops vs echo gain")
+    ax.legend(fontsize=7)
+    return fig
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, default=None, help="work folder to keep")
     parser.add_argument("--gains", default="-40,-20,-10", help="echo gains (dB), comma-separated")
+    parser.add_argument("--plot", type=Path, default=None,
+                        help="write the false-stop share against the gain to this PNG")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="sweep-echo-"))
     data = work / "data"
@@ -99,6 +137,7 @@ def main() -> int:
             for s in build_plan(dataset, PlanOptions(protocol=EvalProtocol.SINGLE)).samples}
     gains = [None, *(float(g) for g in args.gains.split(","))]
     rows = []
+    shares: dict[str, list[tuple[float | None, int, int]]] = {}
     for label, extra in SYSTEMS:
         for gain in gains:
             run = work / f"{label}{'' if gain is None else f'-echo{-gain:g}'}"
@@ -109,14 +148,19 @@ def main() -> int:
                 assert cli(["run", "--system", "cascade", *extra, "--dataset", str(data),
                             "--protocol", "single", "--out", str(run), *condition]) == 0
                 wall = time.monotonic() - started
-            rows.append(_row(label, "clean" if gain is None else f"{gain:g} dB",
-                             _stops(run, mute), wall))
+            per_sample = _stops(run, mute)
+            rows.append(_row(label, "clean" if gain is None else f"{gain:g} dB", per_sample, wall))
+            shares.setdefault(label, []).append(
+                (gain, sum(f > 0 for _, f in per_sample), len(per_sample)))
     print(f"\ncascade on sample-en (clip-bank voices), single, echo delay 0.1 s; "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     print("| system | echo gain | n | samples with a stop | samples with a false stop | "
           "false stops per sample | wall s |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     print("\n".join(rows))
+    if args.plot is not None:
+        echo_plot(shares).savefig(args.plot, format="png", dpi=100, bbox_inches="tight")
+        print(f"plot: {args.plot}")
     if args.keep is None:
         shutil.rmtree(work, ignore_errors=True)
     return 0
