@@ -38,6 +38,8 @@ from duplexeval.plan._samples import (
     build_plan,
 )
 from duplexeval.runs import execute_run
+from duplexeval.runs._driver import noise_seed
+from duplexeval.runs._inputs import Cut, DialogueAudio, Grid, Inputs, signal_correlated_noise
 from duplexeval.systems import load_system
 
 SCRIPTED = {"stop_delay": "0.2", "continue_forced": "1", "delay": "1.0", "duration": "6"}
@@ -69,6 +71,59 @@ def test_the_plan_adds_a_twin_after_each_act_and_keeps_the_official_ids() -> Non
     assert all(s.event_type not in (EventKind.BC, EventKind.BARGE_IN)
                for s in paired.samples if s.counterfactual is False
                and s.event_id + COUNTERFACTUAL_SUFFIX not in {t.event_id for t in twins})
+
+
+def test_signal_correlated_noise_keeps_the_envelope_and_loses_the_waveform() -> None:
+    """Each sample keeps its magnitude (so every frame its energy) and gets a seeded random
+    sign: uncorrelated with the speech, the same for the same seed."""
+    rng = np.random.default_rng(3)
+    x = (np.sin(np.arange(16000) * 2 * np.pi * 220 / 16000) * rng.uniform(0.1, 0.5, 16000)
+         ).astype(np.float32)
+    y = signal_correlated_noise(x, 7)
+    assert y.dtype == np.float32 and np.array_equal(np.abs(y), np.abs(x))
+    assert abs(float(np.corrcoef(x, y)[0, 1])) < 0.05
+    assert np.array_equal(y, signal_correlated_noise(x, 7))
+    assert not np.array_equal(y, signal_correlated_noise(x, 8))
+
+
+def test_a_noise_twin_hears_the_act_as_noise_from_its_onset() -> None:
+    """The twin's input frames (native rate = dataset rate, 16 kHz, frames of 0.1 s): before the
+    onset the dialogue's user audio, from it the same magnitudes with random signs, where a
+    silent twin hears zeros; the plan and the metadata row say which twin it is::
+
+        user       uuuu|uuuu          frame with the onset at sample 600 of its 1600
+        silence    uuuu|....
+        noise      uuuu|~~~~          |~| = |u|
+    """
+    source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
+    options = PlanOptions(protocol=EvalProtocol.MULTI_GEN, counterfactual=True)
+    silent = [s for s in build_plan(source.dialogues[:1], options).samples if s.counterfactual]
+    noisy = [s for s in build_plan(source.dialogues[:1], replace(
+        options, counterfactual_replacement="noise")).samples if s.counterfactual]
+    assert [s.event_id for s in noisy] == [s.event_id for s in silent]
+    assert all(s.replaced_by == "noise" for s in noisy)
+    assert noisy[0].to_json()["counterfactual_replacement"] == "noise"
+    assert "counterfactual_replacement" not in silent[0].to_json()
+    assert noise_seed(silent[0]) is None and noise_seed(noisy[0]) is not None
+    with pytest.raises(ValueError, match="counterfactual_replacement"):
+        PlanOptions(counterfactual_replacement="babble")  # type: ignore[arg-type]
+    rate, onset = 16000, 2.0375
+    audio = DialogueAudio(np.random.default_rng(0).uniform(-0.5, 0.5, (4 * rate, 2)).astype(
+        np.float32), rate)
+    grid = Grid(1.0, rate, 1600)
+    inputs = Inputs(audio, Dialogue(id="d", events=()), 0, grid)
+    k, at = 10, 600  # frame 10 covers [2.0, 2.1): the onset is its sample 600
+    cut = grid.sample(onset)
+    heard = inputs.user_frame(k, Cut(cut, 5, onset))
+    muted = inputs.user_frame(k, cut)
+    plain = inputs.user_frame(k)
+    assert np.array_equal(heard[:at], plain[:at]) and np.array_equal(muted[:at], plain[:at])
+    assert not np.any(muted[at:])
+    assert np.array_equal(np.abs(heard[at:]), np.abs(plain[at:]))
+    assert not np.array_equal(heard[at:], plain[at:])
+    # frame 11, [2.1, 2.2): all noise, the dataset-rate noisy channel's samples 33600-35200
+    assert np.array_equal(inputs.user_frame(k + 1, Cut(cut, 5, onset)),
+                          audio.noisy_channel(0, rate, onset, 5)[33600:35200])
 
 
 def test_with_repeats_each_try_has_its_own_twin() -> None:
@@ -188,6 +243,39 @@ def test_a_system_that_stops_for_the_act_shows_its_effect_and_one_that_stops_any
         assert effect["effect"] == 0.0, key
         assert effect["ci95_low"] == effect["ci95_high"] == 0.0
         assert effect["p_value"] == 1.0
+
+
+def test_a_system_that_stops_at_every_onset_shows_no_effect_of_the_acts_content(
+        tmp_path: Path) -> None:
+    """The same runs as above with the acts replaced by noise: ``scripted`` hears by energy, so
+    it stops 0.2 s into the noise as into the speech (effect 0 on every pair), where the silent
+    twins showed the act's whole effect; the twin's saved user channel is the noise it heard."""
+    source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
+    voice_bursts(source, tmp_path / "data", 16000)
+    run = tmp_path / "noise"
+    args = [a for k, v in SCRIPTED.items() for a in ("--system-arg", f"{k}={v}")]
+    assert main(["run", "--system", "scripted", *args,
+                 "--dataset", str(tmp_path / "data"), "--protocol",
+                 "multi-ref", "--counterfactual", "noise", "--out", str(run)]) == 0
+    config = json.loads((run / "config.json").read_text(encoding="utf-8"))
+    assert "counterfactual_replacement" in json.dumps(config)
+    assert main(["score", str(run), "--variant", "turnbench", "--truth"]) == 0
+    results = json.loads((run / "scores-truth" / "turnbench" / "results.json").read_text())
+    effects = _effects(results)
+    assert effects[("BARGE_IN", "missed_stop ↓")]["n"] >= 1
+    assert effects[("BC", "false_stop ↓")]["n"] >= 1
+    for key, effect in effects.items():
+        assert effect["effect"] == 0.0, key
+    rows = [json.loads(line) for line in (run / "metadata.jsonl").read_text().splitlines()]
+    twin = next(r for r in rows if r.get("counterfactual_of"))
+    assert twin["counterfactual_replacement"] == "noise"
+    original = next(r for r in rows if r["event_id"] == twin["counterfactual_of"])
+    a, rate = read_audio(run / original["output_audio_path"])
+    b, _ = read_audio(run / twin["output_audio_path"])
+    onset = round((twin["event_start"] - twin["input_start"]) * rate)
+    end = round((original["event_end"] - original["input_start"]) * rate)
+    assert np.any(b[onset:end, 0]) and not np.array_equal(a[onset:end, 0], b[onset:end, 0])
+    assert np.allclose(np.abs(a[onset:end, 0]), np.abs(b[onset:end, 0]), atol=1e-4)
 
 
 def test_twins_stay_out_of_the_events_and_aggregates_and_share_the_prefix(

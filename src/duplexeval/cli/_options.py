@@ -136,11 +136,14 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="play the user channel as recorded through the window instead of "
                         "muting it after the event (MTR-style rounds: background voices, "
                         "backchannels and the next turn are heard)")
-    p.add_argument("--counterfactual", action="store_true",
+    p.add_argument("--counterfactual", nargs="?", const="silence", default=None,
+                   choices=("silence", "noise"), metavar="silence|noise",
                    help="add each backchannel, barge-in and annotated background-speech "
-                        "sample's twin with the user's act removed (muted from its onset; one "
-                        "more continuation of the shared prefix); scoring reports the paired "
-                        "effect of the act")
+                        "sample's twin with the user's act replaced from its onset (one more "
+                        "continuation of the shared prefix); scoring reports the paired "
+                        "effect of the act: silence (the default: the act removed) or noise "
+                        "(signal-correlated noise: the act's envelope and onset without its "
+                        "speech, so the effect is that of its content)")
     p.add_argument("--repeats", type=repeat_count, default=1, metavar="K",
                    help="tries per sample: K forks of the same snapshot with K seeds (sample "
                         "ids gain _r0 .. _r{K-1}); scoring then reports pass@k, pass^k and "
@@ -156,7 +159,8 @@ def plan_options(args: argparse.Namespace) -> Any:
                              "context_max_len": args.context_max_len,
                              "include_short_pause": args.include_short_pause,
                              "mute": not args.no_mute,
-                             "counterfactual": args.counterfactual,
+                             "counterfactual": args.counterfactual is not None,
+                             "counterfactual_replacement": args.counterfactual or "silence",
                              "repeats": getattr(args, "repeats", 1)}
     if args.channels is not None:
         given["channels"] = args.channels

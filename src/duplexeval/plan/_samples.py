@@ -59,6 +59,18 @@ the user speech after the background onset::
     twin      ....uuuuuuu|                         muted from the act's onset
     system    ....SSSSSSSSSSSS?                    the difference is the effect of the act
                          ^ removed_from: the twin's fork (BC, BARGE_IN)
+
+What replaces the act (``PlanOptions.counterfactual_replacement``, :attr:`Sample.replaced_by`):
+``silence`` (the above: the act removed, so the effect is that of the act as a whole, sound
+included) or ``noise``: from the onset on, the user's own audio with a random sign per sample
+(signal-correlated noise, Schroeder 1968; seeded by the twin's event id), which keeps the
+act's sample-wise energy envelope, its onset and its level but not its speech (a flat
+spectrum, no pitch, nothing to recognise).  The effect is then that of the act's *content*: a
+system that stops for any sound at the user's onset stops in both and shows none; one that
+stops for speech shows it::
+
+    user      ....uuuuuuu|<-- act -->|             original
+    twin      ....uuuuuuu|~~~~~~~~~~~|             the same envelope, no speech (noise)
 """
 
 from __future__ import annotations
@@ -68,7 +80,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal, get_args
 
 from duplexeval.data._dialogue import Dataset, Dialogue
 from duplexeval.events import EVENT_TO_TASK, TASKS, EventKind
@@ -76,12 +88,14 @@ from duplexeval.timeline import Span, approx_eq, time_ge, time_le, time_lt
 
 __all__ = [
     "COUNTERFACTUAL_SUFFIX",
+    "REPLACEMENTS",
     "SAMPLE_JSON_KEYS",
     "TASKS",
     "EvalProtocol",
     "Plan",
     "PlanOptions",
     "PlanStats",
+    "Replacement",
     "Sample",
     "build_plan",
     "plan_dialogue",
@@ -100,6 +114,9 @@ _MUTE_AT_END = {EventKind.BC, EventKind.BARGE_IN}
 
 COUNTERFACTUAL_SUFFIX = "_cf"
 """Appended to an event id for its counterfactual twin (the user's act removed)."""
+Replacement = Literal["silence", "noise"]
+"""What replaces the user's act in a counterfactual twin (the module docstring)."""
+REPLACEMENTS: tuple[Replacement, ...] = get_args(Replacement)
 MAX_REPEATS = 100
 """The most tries per sample a plan accepts."""
 
@@ -161,11 +178,16 @@ class PlanOptions:
     counterfactual: bool = False
     """Add the counterfactual twin of each sample with a user act (BC, BARGE_IN, annotated
     background speech), the act removed (see the module docstring)."""
+    counterfactual_replacement: Replacement = "silence"
+    """What replaces the act in the twins: ``silence`` (muted) or ``noise`` (signal-correlated
+    noise: the act's envelope without its speech; the module docstring)."""
     repeats: int = 1
     """Tries per sample (rule 7): ``n`` forks of the same snapshot with ``n`` seeds, for
     pass@k, pass^k and stability (:mod:`duplexeval.metrics._stability`)."""
 
     def __post_init__(self) -> None:
+        if self.counterfactual_replacement not in REPLACEMENTS:
+            raise ValueError(f"counterfactual_replacement must be one of {', '.join(REPLACEMENTS)}")
         if not 1 <= self.repeats <= MAX_REPEATS:
             raise ValueError(f"repeats must be an integer in [1, {MAX_REPEATS}]")
         if self.window <= 0:
@@ -200,6 +222,9 @@ class Sample:
     removed_from: float | None = None
     """A counterfactual twin's act onset (dialogue seconds), where its user input is muted
     from; ``None`` for every other sample."""
+    replaced_by: Replacement = "silence"
+    """What a counterfactual twin's user input is from :attr:`removed_from` on: ``silence``, or
+    ``noise`` (signal-correlated noise of the user's own audio; the module docstring)."""
 
     @property
     def counterfactual(self) -> bool:
@@ -239,6 +264,8 @@ class Sample:
         out["event_type"] = self.event_type.value
         if self.counterfactual:
             out["counterfactual_of"] = self.seed_key
+            if self.replaced_by != "silence":  # a silent twin's row as before the option
+                out["counterfactual_replacement"] = self.replaced_by
         for key, value in out.items():
             if isinstance(value, float):
                 out[key] = round(value, 9)  # drop float noise such as 18.009999999999998
@@ -368,7 +395,8 @@ def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) ->
             muted=options.mute,
         ))
         stats.by_task[task] += 1
-        twin = counterfactual_twin(samples[-1], dialogue) if options.counterfactual else None
+        twin = counterfactual_twin(samples[-1], dialogue, options.counterfactual_replacement) \
+            if options.counterfactual else None
         if twin is not None:
             samples.append(twin)
     return samples
@@ -385,9 +413,10 @@ def _background_onsets(dialogue: Dialogue, user: int) -> list[float]:
                   and isinstance(s[0], int | float))
 
 
-def counterfactual_twin(sample: Sample, dialogue: Dialogue) -> Sample | None:
-    """The counterfactual twin of a sample of ``dialogue`` (see the module docstring), or
-    ``None`` when it has no act to remove."""
+def counterfactual_twin(sample: Sample, dialogue: Dialogue,
+                        replacement: Replacement = "silence") -> Sample | None:
+    """The counterfactual twin of a sample of ``dialogue``, its act replaced by
+    ``replacement`` (see the module docstring), or ``None`` when it has no act to remove."""
     if sample.event_type in _MUTE_AT_END:
         onset, fork = sample.event_start, sample.event_start
     else:
@@ -397,7 +426,7 @@ def counterfactual_twin(sample: Sample, dialogue: Dialogue) -> Sample | None:
             return None
         onset, fork = found, sample.fork_time
     return replace(sample, event_id=sample.event_id + COUNTERFACTUAL_SUFFIX,
-                   removed_from=onset, fork_time=fork)
+                   removed_from=onset, fork_time=fork, replaced_by=replacement)
 
 
 def split_passes(samples: Iterable[Sample]) -> list[list[Sample]]:

@@ -63,6 +63,7 @@ from duplexeval.data._dialogue import Dialogue
 from duplexeval.plan._samples import EvalProtocol, Sample, split_passes
 from duplexeval.runs._inputs import (
     Conditions,
+    Cut,
     DialogueAudio,
     Feed,
     Grid,
@@ -140,12 +141,31 @@ def _to_dataset_rate(x: np.ndarray, native: int, target: int, length: int) -> np
     return x[:length]
 
 
+def noise_seed(s: Sample) -> int | None:
+    """The seed of a twin's signal-correlated noise (from its event id alone: every system
+    and run seed hears the same noise), ``None`` when its input ends in silence."""
+    if not s.counterfactual or s.replaced_by == "silence":
+        return None
+    return derive_seed(0, f"{s.event_id}/noise")
+
+
+def user_cut(grid: Grid, s: Sample) -> Cut:
+    """Where sample ``s``'s user input ends on ``grid``, and what follows (silence, or noise
+    for a twin whose act is replaced by noise)."""
+    return Cut(grid.sample(s.mute_start), noise_seed(s), s.mute_start)
+
+
 def _muted_user(audio: DialogueAudio, s: Sample) -> np.ndarray:
+    """The sample's user channel at the dataset rate as it was fed: the dialogue's, ending at
+    ``mute_start`` in silence or in the twin's noise."""
     sr = audio.sample_rate
     a, b = round(s.input_start * sr), round(s.input_end * sr)
-    x = slice_padded(np.ascontiguousarray(audio.audio[:, s.user_channel]), a, b)
-    cut = round(s.mute_start * sr) - a
-    x[max(0, cut):] = 0.0
+    seed = noise_seed(s)
+    channel = np.ascontiguousarray(audio.audio[:, s.user_channel]) if seed is None else \
+        audio.noisy_channel(s.user_channel, sr, s.mute_start, seed)
+    x = slice_padded(channel, a, b)
+    if seed is None:
+        x[max(0, round(s.mute_start * sr) - a):] = 0.0
     return x
 
 
@@ -232,7 +252,7 @@ def _run_single(system: System, dialogue: Dialogue, audio: DialogueAudio, s: Sam
     inputs = Inputs(audio, dialogue, s.user_channel, grid, conditions)
     seed = derive_seed(run_seed, f"{s.seed_key}/{EvalProtocol.SINGLE.value}")
     end = grid.ceil_frame(s.input_end)
-    mute = grid.sample(s.mute_start)
+    mute = user_cut(grid, s)
     frames: list[np.ndarray] = []
     feed = Feed(inputs)
     try:
@@ -304,7 +324,7 @@ class _Pass:
         if self.system.capabilities.clock is not ClockKind.FILE:
             return
         fork, end = self.forks[s.event_id], self.grid.ceil_frame(s.input_end)
-        mute = self.grid.sample(s.mute_start)
+        mute = user_cut(self.grid, s)
         user = concat([self.inputs.user_frame(k, mute if k >= fork else None)
                         for k in range(end)])
         reference = None
@@ -345,7 +365,7 @@ class _Pass:
         (``feed``: what the session heard and played up to the fork); frames stepped are
         added to ``counter[0]`` as they happen."""
         fork, end = self.forks[s.event_id], self.grid.ceil_frame(s.input_end)
-        mute = self.grid.sample(s.mute_start)
+        mute = user_cut(self.grid, s)
         seed = self.sample_seed(s)
         session.reseed(seed)
         cont = []
@@ -452,7 +472,7 @@ class _Rows:
         self.forks = [run.forks[s.event_id] for s in samples]
         self.feeds = [heard.fork(f, prefix) for f in self.forks]
         self.ends = [run.grid.ceil_frame(s.input_end) for s in samples]
-        self.mutes = [run.grid.sample(s.mute_start) for s in samples]
+        self.mutes = [user_cut(run.grid, s) for s in samples]
         self.alive = [True] * len(samples)
         self.cont: list[list[np.ndarray]] = [[] for _ in samples]
         self.frames = 0

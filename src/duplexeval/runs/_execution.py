@@ -163,13 +163,16 @@ def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Datas
 
 
 def _plan_config(plan: Plan) -> dict[str, Any]:
-    """The plan options as the configuration records them; ``counterfactual`` only when set
-    and ``repeats`` only when above 1, so a run made before those options existed keeps its
-    configuration hash (and resumes as it did)."""
+    """The plan options as the configuration records them; ``counterfactual`` only when set,
+    ``counterfactual_replacement`` only when not ``silence`` and ``repeats`` only when above
+    1, so a run made before those options existed keeps its configuration hash (and resumes
+    as it did)."""
     out = {**asdict(plan.options), "protocol": plan.options.protocol.value,
            "ignored_events": sorted(plan.options.ignored_events)}
     if not out["counterfactual"]:
         del out["counterfactual"]
+    if out["counterfactual_replacement"] == "silence":
+        del out["counterfactual_replacement"]
     if out["repeats"] == 1:
         del out["repeats"]
     return out

@@ -13,6 +13,11 @@ the dialogue audio (:func:`duplexeval.runs._units.conditioned_audio`); two act h
 
 With either, the sample wav's user channel is what the session heard (:meth:`Feed.stream`),
 resampled to the dataset rate, instead of the dataset's (conditioned) user channel.
+
+A sample's user input ends at its :class:`Cut`: silence from there (M3's muting, a silent
+counterfactual twin) or, for a twin whose act is replaced by noise, the user's own audio with
+a random sign per sample (:func:`signal_correlated_noise`, made at the dataset rate and
+resampled like the channel itself, so the saved user channel is what the session heard).
 """
 
 from __future__ import annotations
@@ -31,8 +36,8 @@ from duplexeval.conditions._echo import EchoLine, Mic, echo_problem
 from duplexeval.data._dialogue import Dialogue, Word
 from duplexeval.systems._base import Capabilities, ClockKind, Forced
 
-__all__ = ["Conditions", "DialogueAudio", "Feed", "Grid", "Inputs", "concat",
-           "conditions_problem", "slice_padded", "words_by_frame"]
+__all__ = ["Conditions", "Cut", "DialogueAudio", "Feed", "Grid", "Inputs", "concat",
+           "conditions_problem", "signal_correlated_noise", "slice_padded", "words_by_frame"]
 
 Conditions = tuple[Condition, ...]
 """The run's acoustic conditions (echo and network act here; the rest are in the audio)."""
@@ -61,6 +66,25 @@ def conditions_problem(conditions: Conditions, capabilities: Capabilities) -> st
     return None
 
 
+def signal_correlated_noise(x: np.ndarray, seed: int) -> np.ndarray:
+    """``x`` with a random sign per sample (Schroeder's signal-correlated noise, seeded): the
+    same sample-wise energy envelope, onsets and level as ``x``, a flat spectrum, no speech."""
+    signs = np.random.default_rng(seed).integers(0, 2, size=len(x), dtype=np.int8) * 2 - 1
+    return (np.asarray(x, dtype=np.float32) * signs).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Where a sample's user input stops being the dialogue's: from native sample ``sample``
+    of its pass (frame 0 = sample 0) on.  ``noise_seed`` ``None``: silence; otherwise the
+    user's audio from dialogue time ``onset`` (seconds; the same instant) on, as
+    :func:`signal_correlated_noise` with that seed."""
+
+    sample: int
+    noise_seed: int | None = None
+    onset: float = 0.0
+
+
 @dataclass
 class DialogueAudio:
     """A dialogue's stereo audio at the dataset rate, with native-rate channels cached."""
@@ -69,6 +93,7 @@ class DialogueAudio:
     """float32, shape (samples, 2)."""
     sample_rate: int
     _native: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
+    _noisy: dict[tuple[Any, ...], np.ndarray] = field(default_factory=dict)
 
     def channel(self, channel: int, rate: int) -> np.ndarray:
         """One channel resampled once (soxr) to ``rate``."""
@@ -79,6 +104,20 @@ class DialogueAudio:
                 x = soxr.resample(x, self.sample_rate, rate).astype(np.float32)
             self._native[key] = x
         return self._native[key]
+
+    def noisy_channel(self, channel: int, rate: int, onset: float, seed: int) -> np.ndarray:
+        """One channel with the samples from ``onset`` (s) on replaced by their
+        :func:`signal_correlated_noise` (``seed``), at the dataset rate, resampled (soxr) to
+        ``rate``; cached per channel, rate, onset and seed."""
+        key = ("noise", channel, rate, onset, seed)
+        if key not in self._noisy:
+            x = np.array(self.audio[:, channel], dtype=np.float32)
+            cut = min(len(x), max(0, round(onset * self.sample_rate)))
+            x[cut:] = signal_correlated_noise(x[cut:], seed)
+            if rate != self.sample_rate:
+                x = soxr.resample(x, self.sample_rate, rate).astype(np.float32)
+            self._noisy[key] = x
+        return self._noisy[key]
 
 
 def slice_padded(x: np.ndarray, start: int, stop: int) -> np.ndarray:
@@ -121,6 +160,7 @@ class Inputs:
     def __init__(self, audio: DialogueAudio, dialogue: Dialogue, user: int, grid: Grid,
                  conditions: Conditions = ()) -> None:
         self.grid = grid
+        self.audio, self.user_channel = audio, user
         self.user = audio.channel(user, grid.rate)
         self.reference = audio.channel(1 - user, grid.rate)
         self.offset = round(grid.t0 * grid.rate)
@@ -133,14 +173,25 @@ class Inputs:
         """The saved user channel is what the session was fed (:class:`Feed`), not the
         dataset's conditioned channel: an echo or lost frames changed it."""
 
-    def user_frame(self, k: int, mute_sample: int | None = None) -> np.ndarray:
+    def user_frame(self, k: int, cut: Cut | int | None = None) -> np.ndarray:
+        """The user input of frame ``k``, ending at ``cut`` (a :class:`Cut`, or a native
+        sample of the pass from which it is silent; ``None``: the dialogue's throughout)."""
         f = self.grid.frame
         start = self.offset + k * f
         x = slice_padded(self.user, start, start + f)
-        if mute_sample is not None:
-            cut = self.offset + mute_sample - start
-            if cut < f:
-                x[max(0, cut):] = 0.0
+        if cut is None:
+            return x
+        if isinstance(cut, int):
+            cut = Cut(cut)
+        at = self.offset + cut.sample - start
+        if at < f:
+            at = max(0, at)
+            if cut.noise_seed is None:
+                x[at:] = 0.0
+            else:
+                noisy = self.audio.noisy_channel(self.user_channel, self.grid.rate, cut.onset,
+                                                 cut.noise_seed)
+                x[at:] = slice_padded(noisy, start, start + f)[at:]
         return x
 
     def forced(self, k: int) -> Forced:
@@ -160,9 +211,9 @@ class Feed:
         self.line = EchoLine(played) if inputs.mic is not None else None
         self.heard = list(heard)
 
-    def frame(self, k: int, mute_sample: int | None = None) -> np.ndarray:
-        """The input of frame ``k`` (the user muted from ``mute_sample``, the echo never)."""
-        x = self.inputs.user_frame(k, mute_sample)
+    def frame(self, k: int, cut: Cut | int | None = None) -> np.ndarray:
+        """The input of frame ``k`` (the user's ending at ``cut``, the echo never)."""
+        x = self.inputs.user_frame(k, cut)
         if self.inputs.mic is not None and self.line is not None:
             x = self.inputs.mic.heard(x, k * self.inputs.grid.frame, self.line)
         self.heard.append(x)
