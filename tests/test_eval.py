@@ -436,6 +436,30 @@ def test_eval_with_the_measures_tabulates_verifies_and_plots_them(
     assert not any((tables / f"{m}.md").exists() for m in ("realism", "stability"))
 
 
+def test_eval_with_noise_twins_records_them_and_their_table_says_so(
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--counterfactual noise``: the cells' second runs are planned with twins whose act is
+    signal-correlated noise (the run's config and the twins' metadata say so), the manifest
+    records the replacement, the counterfactual table is titled the effect of the act's
+    content, and ``verify`` writes the same table again from the manifest."""
+    out = tmp_path / "bundle"
+    assert main(["eval", "tiny-m3", "--system", "scripted", "--limit", "1", "-o", str(out),
+                 "--measures", "counterfactual", "--counterfactual", "noise"]) == 0
+    manifest = EvalManifest.model_validate_json((out / "eval.json").read_text())
+    assert manifest.measures == ["counterfactual"]
+    assert manifest.counterfactual_replacement == "noise"
+    run = out / "measures/tiny-m3/m3-qa-en-multi-gen"
+    assert '"counterfactual_replacement": "noise"' in (run / "config.json").read_text()
+    rows = [json.loads(line) for line in (run / "metadata.jsonl").read_text().splitlines()]
+    assert any(r.get("counterfactual_replacement") == "noise" for r in rows)
+    table = (out / "tables/tiny-m3/counterfactual.md").read_text()
+    assert "# Counterfactual pairs: the effect of the user's act's content" in table
+    assert "signal-correlated noise" in table
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 0
+    assert "all hold" in capsys.readouterr().out
+
+
 def test_measures_that_cannot_be_asked_are_one_line(
         tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "b"

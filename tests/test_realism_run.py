@@ -125,3 +125,34 @@ def test_the_cascade_stops_for_the_barge_in_and_the_replay_stops_anyway(
     page = html_report_of([scored["cascade"].parent / "turnbench"], tmp_path / "report")
     html = page.read_text(encoding="utf-8")
     assert "Counterfactual pairs" in html and "missed_stop" in html
+
+
+def test_the_barge_ins_content_stops_the_cascade_and_not_a_system_that_stops_at_any_onset(
+        qa: Dataset, tmp_path: Path) -> None:
+    """Issue 31's content reading of the counterfactual pairs: the twins hear each act as
+    signal-correlated noise (its envelope and onset, no speech; ``--counterfactual noise``).
+    ``scripted`` stops 0.2 s into any sound above its energy threshold, so it stops in both and
+    the act's content has no effect; the cascade's Silero VAD hears no speech in the noise, so
+    it talks on in the twin and stops only for the speech: a negative effect on
+    ``missed_stop``::
+
+        user (act)      uuuuuuuu          user (twin)  ~~~~~~~~
+        scripted        SS|               scripted     SS|           effect 0
+        cascade         SSSS|             cascade      SSSSSSSSSS    effect -1
+    """
+    plan = build_plan(qa, PlanOptions(protocol=EvalProtocol.MULTI_GEN, channels=(0,),
+                                      counterfactual=True, counterfactual_replacement="noise"))
+    effects = {}
+    for name, args in (("cascade", {}), ("scripted", {"stop_delay": "0.2", "delay": "0.4",
+                                                       "duration": "6"})):
+        run = tmp_path / name
+        execute_run(load_system(name, args), qa, plan, run, seed=1, progress=False)
+        _results, folder = score_run_dir(run, variant="turnbench", options=VAD_ONLY,
+                                         progress=False)
+        effects[name] = {(e.event_type, e.metric): e for e in load(folder).counterfactual}
+    cascade = effects["cascade"][("BARGE_IN", "missed_stop ↓")]
+    assert cascade.n >= 1 and cascade.effect < 0 and cascade.ci95_high < 0
+    assert ("BARGE_IN", "missed_stop ↓") in effects["scripted"]
+    assert ("BC", "false_stop ↓") in effects["scripted"]
+    for key, effect in effects["scripted"].items():
+        assert effect.effect == 0.0, key

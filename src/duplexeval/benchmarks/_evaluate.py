@@ -475,7 +475,8 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
         judge_cache=_cache_name(judge, out), tables=tables, files=_hashes(out, judge),
         cells=[_entry(b, r, out, subset, labels[(b.name, r.cell.name)])
                for b in chosen for r in done[b.name]],
-        measures=list(measures.names), repeats=measures.repeats)
+        measures=list(measures.names), repeats=measures.repeats,
+        counterfactual_replacement=measures.replacement)
     atomic_write_json(out / MANIFEST_FILE, manifest.model_dump(mode="json"))
     seconds["tables"] = time.perf_counter() - start
     return EvalResult(out, manifest, done, seconds)

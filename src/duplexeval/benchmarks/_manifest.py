@@ -106,6 +106,9 @@ class EvalManifest(BaseModel):
     default)."""
     repeats: int = 1
     """Tries per sample of the cells' runs for the stability measure (1: none)."""
+    counterfactual_replacement: Literal["silence", "noise"] = "silence"
+    """What replaced the user's act in the counterfactual twins (``counterfactual`` among
+    the measures): ``silence`` (the act removed) or ``noise`` (its content removed)."""
 
 
 def sha256_file(path: Path) -> str:

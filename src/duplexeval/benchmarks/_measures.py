@@ -37,7 +37,7 @@ from duplexeval.benchmarks._base import Cell, CellResult, MeasureScoring
 from duplexeval.data._dialogue import Dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.metrics._score_run import score_run_dir, shared_analysis
-from duplexeval.plan._samples import MAX_REPEATS, Plan, build_plan
+from duplexeval.plan._samples import MAX_REPEATS, REPLACEMENTS, Plan, Replacement, build_plan
 from duplexeval.report._measure_tables import MeasureCell, write_measure_tables
 from duplexeval.runs import execute_run
 from duplexeval.runs._directory import RunDir
@@ -66,12 +66,21 @@ class Measures:
 
     names: tuple[str, ...] = ()
     repeats: int = 1
+    replacement: Replacement = "silence"
+    """What replaces the act in the counterfactual twins (``silence``, ``noise``)."""
 
     @classmethod
     def of(cls, names: Sequence[str] = (), repeats: int = 1,
-           counterfactual: bool = False) -> Measures:
+           counterfactual: bool | Replacement = False,
+           replacement: Replacement = "silence") -> Measures:
         """Checked: known names, in table order; ``repeats`` > 1 adds ``stability``,
-        ``counterfactual`` adds ``counterfactual``; a one-line error otherwise."""
+        ``counterfactual`` (true, or what replaces the act: ``silence``, ``noise``) adds
+        ``counterfactual``; a one-line error otherwise."""
+        if isinstance(counterfactual, str):
+            replacement, counterfactual = counterfactual, True
+        if replacement not in REPLACEMENTS:
+            raise DuplexevalError(f"--counterfactual: {replacement!r} is not one of "
+                                  f"{', '.join(REPLACEMENTS)}")
         unknown = [n for n in names if n not in MEASURES]
         if unknown:
             raise DuplexevalError(f"--measures: unknown measure {unknown[0]!r}; known: "
@@ -83,7 +92,7 @@ class Measures:
         if "stability" in wanted and repeats < 2:
             raise DuplexevalError("--measures stability needs --repeats K (K >= 2 tries of "
                                   "each sample)")
-        return cls(tuple(n for n in MEASURES if n in wanted), repeats)
+        return cls(tuple(n for n in MEASURES if n in wanted), repeats, replacement)
 
     @property
     def tries(self) -> bool:
@@ -109,7 +118,8 @@ def tries_plan(plan: Plan, dataset: Dataset, measures: Measures, first: int | No
     """The cell's plan with the repeats and twins asked (its first ``first`` dialogues, as
     the cell's own plan has)."""
     options = replace(plan.options, repeats=measures.repeats,
-                      counterfactual="counterfactual" in measures.names)
+                      counterfactual="counterfactual" in measures.names,
+                      counterfactual_replacement=measures.replacement)
     return build_plan(dataset.dialogues[:first], options)
 
 
@@ -171,4 +181,5 @@ def write_bundle_measures(label: str, results: Sequence[CellResult], measures: M
         if name not in measures.names:
             for ext in ("md", "csv"):
                 (folder / f"{name}.{ext}").unlink(missing_ok=True)
-    return write_measure_tables(measures.names, measure_cells(label, results), folder)
+    return write_measure_tables(measures.names, measure_cells(label, results), folder,
+                                measures.replacement)

@@ -179,7 +179,8 @@ def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport
 def _measures(manifest: EvalManifest) -> Measures:
     """The manifest's measures (a version-2 manifest: none)."""
     try:
-        return Measures.of(manifest.measures, manifest.repeats)
+        return Measures.of(manifest.measures, manifest.repeats,
+                           replacement=manifest.counterfactual_replacement)
     except DuplexevalError as exc:
         raise DuplexevalError(f"{MANIFEST_FILE}: {exc}") from None
 

@@ -58,9 +58,12 @@ def add_eval(sub: Subparsers) -> None:
     m.add_argument("--repeats", type=repeat_count, default=1, metavar="K",
                    help="K tries of each sample in a second run per cell (forks of one "
                    "snapshot, K seeds): pass@k, pass^k and stability (1: no second run)")
-    m.add_argument("--counterfactual", action="store_true",
-                   help="each backchannel, barge-in and background-speech sample's twin with "
-                   "the user's act removed, in that second run: the paired effect of the act")
+    m.add_argument("--counterfactual", nargs="?", const="silence", default=None,
+                   choices=("silence", "noise"), metavar="silence|noise",
+                   help="each backchannel, barge-in and background-speech sample's twin in "
+                   "that second run, the user's act replaced from its onset by silence (the "
+                   "default: the paired effect of the act) or by signal-correlated noise (its "
+                   "envelope without its speech: the effect of its content)")
     g = p.add_argument_group("content judge (offline content metrics always)")
     add_judge_endpoint_options(g)
     add_executor_options(p, units=True)
@@ -96,7 +99,7 @@ def _eval(args: argparse.Namespace) -> int:
     subset = None if args.full else args.limit if args.limit is not None else "quick"
     judge = _judge(args)
     names = [n.strip() for n in args.measures.split(",") if n.strip()]
-    measures = Measures.of(names, args.repeats, args.counterfactual)
+    measures = Measures.of(names, args.repeats, args.counterfactual or False)
     with executor_from(args) as executor:
         system = load_system(args.system, system_args(args.system_arg))
         result = evaluate(system, [b.name for b in benchmarks], Path(args.out), subset,

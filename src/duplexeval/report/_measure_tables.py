@@ -218,8 +218,19 @@ def stability_table(cells: Sequence[MeasureCell]) -> MeasureTable:
          "deterministic: every event's k tries wrote the identical system channel"))
 
 
-def counterfactual_table(cells: Sequence[MeasureCell]) -> MeasureTable:
-    """Counterfactual pairs (module docstring)."""
+_TWINS = {"silence": ("the effect of the user's act",
+                       "the user's act removed (muted from its onset)"),
+          "noise": ("the effect of the user's act's content",
+                    "the user's act replaced by signal-correlated noise from its onset (its "
+                    "envelope and onset without its speech)")}
+"""What the counterfactual table says of its twins, per replacement: title and note."""
+
+
+def counterfactual_table(cells: Sequence[MeasureCell],
+                         replacement: str = "silence") -> MeasureTable:
+    """Counterfactual pairs (module docstring); ``replacement``: what replaced the act in the
+    twins (``silence``, ``noise``)."""
+    title, twin = _TWINS[replacement]
     rows: list[list[Value]] = []
     for c in cells:
         for e in c.results.counterfactual:
@@ -227,11 +238,11 @@ def counterfactual_table(cells: Sequence[MeasureCell]) -> MeasureTable:
                          e.metric, e.n, e.mean_with_act, e.mean_without_act,
                          Interval(e.effect, e.ci95_low, e.ci95_high), e.p_value, *_tail(c)])
     return MeasureTable(
-        "counterfactual", "Counterfactual pairs: the effect of the user's act",
+        "counterfactual", f"Counterfactual pairs: {title}",
         ("system", "cell", "variant", "event", "dimension", "metric", "pairs", "with act",
          "without act", "effect", "p", *PROVENANCE), rows,
-        ("each event against its twin with the user's act removed (muted from its onset); "
-         "effect = with minus without, 95 % paired-bootstrap interval, sign-flip p",))
+        (f"each event against its twin with {twin}; effect = with minus without, 95 % "
+         "paired-bootstrap interval, sign-flip p",))
 
 
 MEASURE_TABLES: dict[str, Callable[[Sequence[MeasureCell]], MeasureTable]] = {
@@ -298,17 +309,23 @@ def render_csv(table: MeasureTable) -> str:
     return out.getvalue()
 
 
-def measure_tables(measures: Sequence[str], cells: Sequence[MeasureCell]) -> list[MeasureTable]:
-    """The tables of ``measures`` (names in :data:`MEASURE_TABLES`), in that order."""
-    return [MEASURE_TABLES[name]([c for c in cells if c.tries == (name in FROM_TRIES)])
-            for name in measures]
+def measure_tables(measures: Sequence[str], cells: Sequence[MeasureCell],
+                   replacement: str = "silence") -> list[MeasureTable]:
+    """The tables of ``measures`` (names in :data:`MEASURE_TABLES`), in that order
+    (``replacement``: what replaced the act in the counterfactual twins)."""
+    out = []
+    for name in measures:
+        chosen = [c for c in cells if c.tries == (name in FROM_TRIES)]
+        out.append(counterfactual_table(chosen, replacement) if name == "counterfactual"
+                   else MEASURE_TABLES[name](chosen))
+    return out
 
 
 def write_measure_tables(measures: Sequence[str], cells: Sequence[MeasureCell],
-                         out: Path) -> list[Path]:
+                         out: Path, replacement: str = "silence") -> list[Path]:
     """``NAME.md`` and ``NAME.csv`` of each measure into ``out``; returns them."""
     written = []
-    for table in measure_tables(measures, cells):
+    for table in measure_tables(measures, cells, replacement):
         for ext, render in (("md", render_markdown), ("csv", render_csv)):
             path = out / f"{table.name}.{ext}"
             atomic_write_text(path, render(table))
