@@ -86,44 +86,56 @@ def test_signal_correlated_noise_keeps_the_envelope_and_loses_the_waveform() -> 
     assert not np.array_equal(y, signal_correlated_noise(x, 8))
 
 
-def test_a_noise_twin_hears_the_act_as_noise_from_its_onset() -> None:
-    """The twin's input frames (native rate = dataset rate, 16 kHz, frames of 0.1 s): before the
-    onset the dialogue's user audio, from it the same magnitudes with random signs, where a
-    silent twin hears zeros; the plan and the metadata row say which twin it is::
+def test_a_noise_twin_hears_the_act_as_noise_and_is_muted_as_its_original() -> None:
+    """The twin's input frames (native rate = dataset rate, 16 kHz, frames of 0.1 s, the pass
+    from 1 s): a backchannel from 2.0375 s to 2.15 s, muted from its end as M3 mutes the
+    original; the noise twin hears the same magnitudes with random signs over the act, then
+    the original's silence; the silent twin hears zeros from the onset::
 
-        user       uuuu|uuuu          frame with the onset at sample 600 of its 1600
-        silence    uuuu|....
-        noise      uuuu|~~~~          |~| = |u|
-    """
+        t          2.0       2.0375          2.1        2.15           2.2
+        original   uuuuuuuuuu|bbbbbbbbbbbbbbbb|bbbbbbbbbb|..............|
+        silence    uuuuuuuuuu|................|..........|..............|
+        noise      uuuuuuuuuu|~~~~~~~~~~~~~~~~|~~~~~~~~~~|..............|   |~| = |b|
+
+    The plan and the metadata row say which twin it is."""
     source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
     options = PlanOptions(protocol=EvalProtocol.MULTI_GEN, counterfactual=True)
-    silent = [s for s in build_plan(source.dialogues[:1], options).samples if s.counterfactual]
+    plan = build_plan(source.dialogues[:1], options)
+    silent = [s for s in plan.samples if s.counterfactual]
     noisy = [s for s in build_plan(source.dialogues[:1], replace(
         options, counterfactual_replacement="noise")).samples if s.counterfactual]
     assert [s.event_id for s in noisy] == [s.event_id for s in silent]
-    assert all(s.replaced_by == "noise" for s in noisy)
+    for twin, quiet in zip(noisy, silent, strict=True):
+        original = next(s for s in plan.samples if s.event_id == twin.seed_key)
+        assert twin.replaced_by == "noise" and twin.fork_time == quiet.fork_time
+        assert (twin.removed_from, twin.noise_until) == (original.event_start,
+                                                         original.event_end)
+        assert twin.mute_start == original.mute_start == original.event_end
+        assert quiet.mute_start == quiet.removed_from == original.event_start
     assert noisy[0].to_json()["counterfactual_replacement"] == "noise"
     assert "counterfactual_replacement" not in silent[0].to_json()
     assert noise_seed(silent[0]) is None and noise_seed(noisy[0]) is not None
     with pytest.raises(ValueError, match="counterfactual_replacement"):
         PlanOptions(counterfactual_replacement="babble")  # type: ignore[arg-type]
-    rate, onset = 16000, 2.0375
+    rate, span = 16000, (2.0375, 2.15)
     audio = DialogueAudio(np.random.default_rng(0).uniform(-0.5, 0.5, (4 * rate, 2)).astype(
         np.float32), rate)
     grid = Grid(1.0, rate, 1600)
     inputs = Inputs(audio, Dialogue(id="d", events=()), 0, grid)
-    k, at = 10, 600  # frame 10 covers [2.0, 2.1): the onset is its sample 600
-    cut = grid.sample(onset)
-    heard = inputs.user_frame(k, Cut(cut, 5, onset))
-    muted = inputs.user_frame(k, cut)
-    plain = inputs.user_frame(k)
-    assert np.array_equal(heard[:at], plain[:at]) and np.array_equal(muted[:at], plain[:at])
-    assert not np.any(muted[at:])
-    assert np.array_equal(np.abs(heard[at:]), np.abs(plain[at:]))
-    assert not np.array_equal(heard[at:], plain[at:])
-    # frame 11, [2.1, 2.2): all noise, the dataset-rate noisy channel's samples 33600-35200
-    assert np.array_equal(inputs.user_frame(k + 1, Cut(cut, 5, onset)),
-                          audio.noisy_channel(0, rate, onset, 5)[33600:35200])
+    onset, end = grid.sample(span[0]), grid.sample(span[1])
+    noise = Cut(end, 5, span, (onset, end))
+    plain = [inputs.user_frame(k) for k in (10, 11)]  # [2.0, 2.1) and [2.1, 2.2)
+    heard = [inputs.user_frame(k, noise) for k in (10, 11)]
+    muted = [inputs.user_frame(k, onset) for k in (10, 11)]
+    assert np.array_equal(heard[0][:600], plain[0][:600])
+    assert np.array_equal(muted[0][:600], plain[0][:600]) and not np.any(muted[0][600:])
+    assert not np.any(muted[1])
+    act = np.concatenate([heard[0][600:], heard[1][:800]])
+    original = np.concatenate([plain[0][600:], plain[1][:800]])
+    assert np.array_equal(np.abs(act), np.abs(original))
+    assert not np.array_equal(act, original)
+    assert not np.any(heard[1][800:])  # muted from the act's end, as its original
+    assert np.array_equal(act, audio.noisy_channel(0, rate, span, 5)[32600:34400])
 
 
 def test_with_repeats_each_try_has_its_own_twin() -> None:

@@ -62,15 +62,17 @@ the user speech after the background onset::
 
 What replaces the act (``PlanOptions.counterfactual_replacement``, :attr:`Sample.replaced_by`):
 ``silence`` (the above: the act removed, so the effect is that of the act as a whole, sound
-included) or ``noise``: from the onset on, the user's own audio with a random sign per sample
-(signal-correlated noise, Schroeder 1968; seeded by the twin's event id), which keeps the
-act's sample-wise energy envelope, its onset and its level but not its speech (a flat
-spectrum, no pitch, nothing to recognise).  The effect is then that of the act's *content*: a
-system that stops for any sound at the user's onset stops in both and shows none; one that
-stops for speech shows it::
+included) or ``noise``: over the act's span (:attr:`Sample.removed_from` to
+:attr:`Sample.noise_until`: a BC's or barge-in's ``event_end``, a background speech's
+annotated end), the user's own audio with a random sign per sample (signal-correlated noise,
+Schroeder 1968; seeded by the twin's event id), which keeps the act's sample-wise energy
+envelope, its onset and its level but not its speech (a flat spectrum, no pitch, nothing to
+recognise); everything else is the original's input, muting included.  The effect is then
+that of the act's *content*: a system that stops for any sound at the user's onset stops in
+both and shows none; one that stops for speech shows it::
 
-    user      ....uuuuuuu|<-- act -->|             original
-    twin      ....uuuuuuu|~~~~~~~~~~~|             the same envelope, no speech (noise)
+    user      ....uuuuuuu|<-- act -->|.....        original (muted from event_end)
+    twin      ....uuuuuuu|~~~~~~~~~~~|.....        the same envelope, no speech (noise)
 """
 
 from __future__ import annotations
@@ -223,8 +225,11 @@ class Sample:
     """A counterfactual twin's act onset (dialogue seconds), where its user input is muted
     from; ``None`` for every other sample."""
     replaced_by: Replacement = "silence"
-    """What a counterfactual twin's user input is from :attr:`removed_from` on: ``silence``, or
-    ``noise`` (signal-correlated noise of the user's own audio; the module docstring)."""
+    """What replaces a counterfactual twin's act: ``silence`` (muted from :attr:`removed_from`
+    on), or ``noise`` (signal-correlated noise of the user's own audio from
+    :attr:`removed_from` to :attr:`noise_until`; the module docstring)."""
+    noise_until: float | None = None
+    """A noise twin's act end (dialogue seconds); ``None`` for every other sample."""
 
     @property
     def counterfactual(self) -> bool:
@@ -246,8 +251,8 @@ class Sample:
     def mute_start(self) -> float:
         """Where the user input is zeroed in the evaluation window (official muting rule;
         ``input_end``, i.e. nowhere, for an unmuted sample; :attr:`removed_from` for a
-        counterfactual twin)."""
-        if self.removed_from is not None:
+        silent counterfactual twin; a noise twin's is its original's)."""
+        if self.removed_from is not None and self.replaced_by == "silence":
             return self.removed_from
         if not self.muted:
             return self.input_end
@@ -402,15 +407,18 @@ def plan_dialogue(dialogue: Dialogue, options: PlanOptions, stats: PlanStats) ->
     return samples
 
 
-def _background_onsets(dialogue: Dialogue, user: int) -> list[float]:
+def _background_spans(dialogue: Dialogue, user: int) -> list[tuple[float, float]]:
+    """The background speech spans (onset, end) the dialogue's ``mtr`` record annotates for
+    ``user``'s channel, by onset."""
     record = dialogue.extra.get("mtr")
     if not isinstance(record, Mapping) or record.get("user_channel", 0) != user:
         return []
     rounds = record.get("rounds")
     spans = [r.get("background_span") for r in rounds if isinstance(r, Mapping)] if isinstance(
         rounds, list) else []
-    return sorted(float(s[0]) for s in spans if isinstance(s, list) and len(s) == 2
-                  and isinstance(s[0], int | float))
+    return sorted((float(s[0]), float(s[1])) for s in spans
+                  if isinstance(s, list) and len(s) == 2
+                  and all(isinstance(t, int | float) for t in s))
 
 
 def counterfactual_twin(sample: Sample, dialogue: Dialogue,
@@ -418,15 +426,17 @@ def counterfactual_twin(sample: Sample, dialogue: Dialogue,
     """The counterfactual twin of a sample of ``dialogue``, its act replaced by
     ``replacement`` (see the module docstring), or ``None`` when it has no act to remove."""
     if sample.event_type in _MUTE_AT_END:
-        onset, fork = sample.event_start, sample.event_start
+        onset, end, fork = sample.event_start, sample.event_end, sample.event_start
     else:
-        found = next((b for b in _background_onsets(dialogue, sample.user_channel)
-                      if time_ge(b, sample.fork_time) and time_lt(b, sample.mute_start)), None)
+        found = next((b for b in _background_spans(dialogue, sample.user_channel)
+                      if time_ge(b[0], sample.fork_time) and time_lt(b[0], sample.mute_start)),
+                     None)
         if found is None:
             return None
-        onset, fork = found, sample.fork_time
+        (onset, end), fork = found, sample.fork_time
     return replace(sample, event_id=sample.event_id + COUNTERFACTUAL_SUFFIX,
-                   removed_from=onset, fork_time=fork, replaced_by=replacement)
+                   removed_from=onset, fork_time=fork, replaced_by=replacement,
+                   noise_until=None if replacement == "silence" else end)
 
 
 def split_passes(samples: Iterable[Sample]) -> list[list[Sample]]:

@@ -149,23 +149,33 @@ def noise_seed(s: Sample) -> int | None:
     return derive_seed(0, f"{s.event_id}/noise")
 
 
+def _noise_span(s: Sample) -> tuple[float, float]:
+    """A noise twin's act span (dialogue seconds)."""
+    assert s.removed_from is not None and s.noise_until is not None
+    return s.removed_from, s.noise_until
+
+
 def user_cut(grid: Grid, s: Sample) -> Cut:
-    """Where sample ``s``'s user input ends on ``grid``, and what follows (silence, or noise
-    for a twin whose act is replaced by noise)."""
-    return Cut(grid.sample(s.mute_start), noise_seed(s), s.mute_start)
+    """How sample ``s``'s user input differs from the dialogue's on ``grid``: silent from
+    ``mute_start``, and a noise twin's act span as noise."""
+    seed = noise_seed(s)
+    if seed is None:
+        return Cut(grid.sample(s.mute_start))
+    span = _noise_span(s)
+    return Cut(grid.sample(s.mute_start), seed, span,
+               (grid.sample(span[0]), grid.sample(span[1])))
 
 
 def _muted_user(audio: DialogueAudio, s: Sample) -> np.ndarray:
-    """The sample's user channel at the dataset rate as it was fed: the dialogue's, ending at
-    ``mute_start`` in silence or in the twin's noise."""
+    """The sample's user channel at the dataset rate as it was fed: the dialogue's (a noise
+    twin's act span as noise), silent from ``mute_start``."""
     sr = audio.sample_rate
     a, b = round(s.input_start * sr), round(s.input_end * sr)
     seed = noise_seed(s)
     channel = np.ascontiguousarray(audio.audio[:, s.user_channel]) if seed is None else \
-        audio.noisy_channel(s.user_channel, sr, s.mute_start, seed)
+        audio.noisy_channel(s.user_channel, sr, _noise_span(s), seed)
     x = slice_padded(channel, a, b)
-    if seed is None:
-        x[max(0, round(s.mute_start * sr) - a):] = 0.0
+    x[max(0, round(s.mute_start * sr) - a):] = 0.0
     return x
 
 

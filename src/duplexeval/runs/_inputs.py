@@ -15,9 +15,10 @@ With either, the sample wav's user channel is what the session heard (:meth:`Fee
 resampled to the dataset rate, instead of the dataset's (conditioned) user channel.
 
 A sample's user input ends at its :class:`Cut`: silence from there (M3's muting, a silent
-counterfactual twin) or, for a twin whose act is replaced by noise, the user's own audio with
-a random sign per sample (:func:`signal_correlated_noise`, made at the dataset rate and
-resampled like the channel itself, so the saved user channel is what the session heard).
+counterfactual twin); a twin whose act is replaced by noise hears, over the act's span, the
+user's own audio with a random sign per sample (:func:`signal_correlated_noise`, made at the
+dataset rate and resampled like the channel itself, so the saved user channel is what the
+session heard).
 """
 
 from __future__ import annotations
@@ -75,14 +76,15 @@ def signal_correlated_noise(x: np.ndarray, seed: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Cut:
-    """Where a sample's user input stops being the dialogue's: from native sample ``sample``
-    of its pass (frame 0 = sample 0) on.  ``noise_seed`` ``None``: silence; otherwise the
-    user's audio from dialogue time ``onset`` (seconds; the same instant) on, as
-    :func:`signal_correlated_noise` with that seed."""
+    """How a sample's user input differs from the dialogue's: silent from native sample
+    ``sample`` of its pass (frame 0 = sample 0) on; with a ``noise_seed``, the user's audio
+    over the dialogue time span ``noise`` (onset, end; seconds), native samples
+    ``noise_samples`` of the pass, is its :func:`signal_correlated_noise` with that seed."""
 
     sample: int
     noise_seed: int | None = None
-    onset: float = 0.0
+    noise: tuple[float, float] = (0.0, 0.0)
+    noise_samples: tuple[int, int] = (0, 0)
 
 
 @dataclass
@@ -105,15 +107,16 @@ class DialogueAudio:
             self._native[key] = x
         return self._native[key]
 
-    def noisy_channel(self, channel: int, rate: int, onset: float, seed: int) -> np.ndarray:
-        """One channel with the samples from ``onset`` (s) on replaced by their
+    def noisy_channel(self, channel: int, rate: int, span: tuple[float, float],
+                      seed: int) -> np.ndarray:
+        """One channel with its samples over ``span`` (onset, end; s) replaced by their
         :func:`signal_correlated_noise` (``seed``), at the dataset rate, resampled (soxr) to
-        ``rate``; cached per channel, rate, onset and seed."""
-        key = ("noise", channel, rate, onset, seed)
+        ``rate``; cached per channel, rate, span and seed."""
+        key = ("noise", channel, rate, span, seed)
         if key not in self._noisy:
             x = np.array(self.audio[:, channel], dtype=np.float32)
-            cut = min(len(x), max(0, round(onset * self.sample_rate)))
-            x[cut:] = signal_correlated_noise(x[cut:], seed)
+            a, b = (min(len(x), max(0, round(t * self.sample_rate))) for t in span)
+            x[a:b] = signal_correlated_noise(x[a:b], seed)
             if rate != self.sample_rate:
                 x = soxr.resample(x, self.sample_rate, rate).astype(np.float32)
             self._noisy[key] = x
@@ -183,15 +186,15 @@ class Inputs:
             return x
         if isinstance(cut, int):
             cut = Cut(cut)
+        if cut.noise_seed is not None:
+            a, b = (min(f, max(0, self.offset + n - start)) for n in cut.noise_samples)
+            if b > a:
+                noisy = self.audio.noisy_channel(self.user_channel, self.grid.rate, cut.noise,
+                                                 cut.noise_seed)
+                x[a:b] = slice_padded(noisy, start, start + f)[a:b]
         at = self.offset + cut.sample - start
         if at < f:
-            at = max(0, at)
-            if cut.noise_seed is None:
-                x[at:] = 0.0
-            else:
-                noisy = self.audio.noisy_channel(self.user_channel, self.grid.rate, cut.onset,
-                                                 cut.noise_seed)
-                x[at:] = slice_padded(noisy, start, start + f)[at:]
+            x[max(0, at):] = 0.0
         return x
 
     def forced(self, k: int) -> Forced:
