@@ -151,16 +151,53 @@ def test_two_echoes_are_refused(sample_voiced: Path, tmp_path: Path,
     assert not out.exists()
 
 
-def test_an_echo_under_the_interactive_protocol_is_refused_not_ignored(
+def test_an_echo_under_the_interactive_protocol_feeds_the_system_its_own_voice(
         sample_voiced: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The simulated user's loop conditions the user channel before it replays it (noise,
-    reverb, ... apply: tests/test_interactive_run.py); the online echo and the network have no
-    place in it, so they are refused in one line, nothing written."""
-    out = tmp_path / "run"
+    """``scripted`` (it hears by energy, -45 dBFS) under ``--protocol interactive`` with
+    ``echo:gain=-6,delay=0.1``: wherever the simulated user is silent, what the system heard
+    (the saved user channel) is its own output 0.1 s before at -6 dB, to the sample; it takes
+    its own voice for the user's, stops for it and answers it after its 0.3 s delay, so it
+    talks to itself with pauses too short for the user's detector to hear it yield: the
+    realised system turns run on far longer than without the echo (self-bleed), and the user
+    waits; ``replay`` reproduces the run from its log (the echo fed back open loop); a network
+    condition is still refused in one line, nothing written::
+
+        system   SSSS SSSS SSSS SSSS ...    stops for its own voice, answers it 0.3 s later
+        heard     ssss ssss ssss ssss       its output 0.1 s later at -6 dB
+    """
+    runs = {}
+    for name, extra in (("clean", []), ("echo", ["--condition", "echo:gain=-6,delay=0.1"])):
+        runs[name] = tmp_path / name
+        assert main(["run", "--system", "scripted", "--dataset", str(sample_voiced),
+                     "--protocol", "interactive", "--out", str(runs[name]), *extra]) == 0
+    turns = {}
+    for name, run in runs.items():
+        spans = []
+        for timeline in sorted((run / "interactive").glob("*.timeline.json")):
+            realised = json.loads(timeline.read_text())
+            spans += [b - a for a, b in realised["system"]]
+            if name == "echo":
+                audio, rate = sf.read(timeline.with_name(
+                    timeline.name.replace(".timeline.json", ".wav")), dtype="float64")
+                delay = round(0.1 * rate)
+                user = np.zeros(len(audio), bool)
+                for a, b in realised["user"]:
+                    user[round(a * rate):round(b * rate)] = True
+                quiet = np.flatnonzero(~user[delay:]) + delay
+                expected = 10 ** (-6 / 20) * audio[quiet - delay, 1]
+                assert np.abs(expected).max() > 0.01  # it spoke where the user was quiet
+                assert np.allclose(audio[quiet, 0], expected, atol=1e-5)
+        turns[name] = spans
+    assert sum(turns["echo"]) > 3 * sum(turns["clean"])
+    assert max(turns["echo"]) > 60.0 > 10.0 > max(turns["clean"])
+    capsys.readouterr()
+    assert main(["replay", str(runs["echo"]), "--dataset", str(sample_voiced)]) == 0
+    assert "reproduced" in capsys.readouterr().out
+    out = tmp_path / "network"
     assert main(["run", "--system", "scripted", "--dataset", str(sample_voiced), "--protocol",
-                 "interactive", "--out", str(out), "--condition", "echo:gain=-20,delay=0.1"]) == 2
+                 "interactive", "--out", str(out), "--condition", "network:loss=0.1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "echo is not applied under --protocol interactive" in err[0]
+    assert len(err) == 1 and "network condition acts in the real-time driver" in err[0]
     assert not out.exists()
 
 

@@ -73,8 +73,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _matplotlib_cache_in_ours() -> None:
+    """Matplotlib's font cache under the duplexeval cache (``$DUPLEXEVAL_CACHE/matplotlib``)
+    unless ``MPLCONFIGDIR`` is set: matplotlib otherwise writes ``~/.cache/matplotlib`` on
+    its first import, and a command writes nothing under ``$HOME`` but the duplexeval cache
+    (SECURITY.md).  Only the commands do this; ``import duplexeval`` leaves matplotlib's
+    configuration as the user has it."""
+    import os
+
+    from duplexeval._cache import cache_root
+
+    os.environ.setdefault("MPLCONFIGDIR", str(cache_root() / "matplotlib"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``duplexeval`` console script."""
+    _matplotlib_cache_in_ours()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

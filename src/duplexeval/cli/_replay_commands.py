@@ -46,10 +46,10 @@ def _replay(args: argparse.Namespace) -> int:
             raise DuplexevalError(f"{path}:1: dialogue {head['dialogue']!r} is not in "
                                   f"{args.dataset}") from None
         system = load_system(str(head["system"]), dict(head["system_args"]))
+        conditions = _conditions(path, head)
         audio = conditioned_audio(load_dialogue_audio(dialogue), dialogue,
-                                  {int(head["user_channel"])}, _conditions(path, head),
-                                  int(head["seed"]))
-        _, frame = replay_log(system, dialogue, audio, log)
+                                  {int(head["user_channel"])}, conditions, int(head["seed"]))
+        _, frame = replay_log(system, dialogue, audio, log, conditions)
         if frame is None:
             print(f"{path.name}: reproduced ({head['frames']} frames)")
         else:

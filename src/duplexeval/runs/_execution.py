@@ -379,9 +379,9 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
 def _interactive_policy(plan: Plan, dataset: Dataset, policy: UserPolicy | None,
                         conditions: Sequence[Condition]) -> UserPolicy | None:
     """The simulated user's policy of an interactive plan (``None`` for the static ones,
-    which refuse one); twins, repeats, echo and network are refused under interactive (the
-    user's loop conditions the user channel before it replays it, and has no frame-loop echo
-    or real-time network)."""
+    which refuse one); twins, repeats and network are refused under interactive (the user's
+    loop conditions the user channel before it replays it, feeds an echo back frame by frame,
+    and has no real-time network)."""
     if plan.options.protocol is not EvalProtocol.INTERACTIVE:
         if policy is not None:
             raise DuplexevalError("a simulated user's policy applies only to --protocol "
@@ -390,11 +390,10 @@ def _interactive_policy(plan: Plan, dataset: Dataset, policy: UserPolicy | None,
     if plan.options.counterfactual or plan.options.repeats > 1:
         raise DuplexevalError("--counterfactual and --repeats do not apply to --protocol "
                               "interactive (its samples come from the realised dialogue)")
-    online = sorted({c.kind for c in conditions if c.kind in ("echo", "network")})
-    if online:
-        raise DuplexevalError(f"--condition {', '.join(online)} is not applied under --protocol "
-                              "interactive yet (the simulated user's loop has no frame-loop echo "
-                              "or network); the other conditions are")
+    if any(c.kind == "network" for c in conditions):
+        raise DuplexevalError("--condition network is not applied under --protocol interactive "
+                              "yet (the simulated user's loop steps frame-clock systems, with "
+                              "no real-time network); the other conditions are")
     return default_policy(dataset, policy, plan.options.window)
 
 

@@ -35,6 +35,13 @@ decision ``{"kind": "decision", "frame", "t", "action", "item", "why", "heard"}`
 ``heard`` is the detector's state at that frame.  :func:`replay_log` rebuilds the user input
 from the log alone, runs the system open-loop, and reports the first frame where what the
 detector hears would have decided differently (``None``: reproduced).
+
+Echo (``--condition echo:gain=G,delay=D``, self-bleed): the system hears at frame ``k`` the
+user's frame plus what it played ``D`` before, scaled by ``G`` dB, then the mic-side gain and
+clip (:class:`~duplexeval.conditions._echo.Mic`, as in the static frame loop).  The simulated
+user's detector still listens to the system's output, and the realised user spans are the
+user's own frames; the saved user channel is what the system heard (echo included), as in a
+static run with an echo.  The replay feeds its open-loop outputs back the same way.
 """
 
 from __future__ import annotations
@@ -49,6 +56,9 @@ import numpy as np
 
 from duplexeval._audio import write_audio
 from duplexeval._fileio import atomic_write_json, atomic_write_text, safe_name
+from duplexeval.conditions import Condition
+from duplexeval.conditions._apply import mic_stage, only
+from duplexeval.conditions._echo import EchoLine, Mic
 from duplexeval.data._dialogue import Dialogue
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind, annotate_spans
@@ -328,28 +338,54 @@ def _user_frame(agent: _User, items: Sequence[UserItem], ref_user: np.ndarray, k
     return frame
 
 
-def _result(user: int, user_frames: list[np.ndarray], sys_frames: list[np.ndarray],
-            heard_spans: list[list[int | None]], frames: int, rate: int, spf: float,
-            log: list[dict[str, Any]]) -> InteractiveResult:
+class _Microphone:
+    """What the system hears of each user frame: the frame itself, or with an echo
+    condition the frame plus its own output played ``delay`` before (module docstring)."""
+
+    def __init__(self, conditions: Sequence[Condition], rate: int, size: int) -> None:
+        echo = only(conditions, "echo")
+        self.mic = None if echo is None else Mic(echo, mic_stage(conditions), rate)
+        self.line = EchoLine()
+        self.size = size
+
+    def heard(self, frame: np.ndarray, k: int) -> np.ndarray:
+        """What the system hears of user frame ``k``."""
+        return frame if self.mic is None else self.mic.heard(frame, k * self.size, self.line)
+
+    def played(self, out: np.ndarray) -> None:
+        """Output frame played (the echo's source), padded or cut to one frame."""
+        if self.mic is not None:
+            x = np.zeros(self.size, np.float32)
+            x[:min(self.size, len(out))] = out[:self.size]
+            self.line.append(x)
+
+
+def _result(user: int, user_frames: list[np.ndarray], heard_frames: list[np.ndarray],
+            sys_frames: list[np.ndarray], heard_spans: list[list[int | None]], frames: int,
+            rate: int, spf: float, log: list[dict[str, Any]]) -> InteractiveResult:
     """The realised timeline of a finished session (spans in seconds; a system span still
-    open at the end closes at the last frame) and its events annotated again from it."""
+    open at the end closes at the last frame) and its events annotated again from it; the
+    user spans are the user's own frames', the saved user channel what the system heard."""
     user_spans = _spans([bool(np.any(f != 0)) for f in user_frames], spf)
     system_spans = [Span(a * spf, (b if b is not None else frames) * spf)
                     for a, b in heard_spans if a is not None]
     events = annotate_spans({user: user_spans, 1 - user: system_spans})
-    return InteractiveResult(np.concatenate(user_frames), np.concatenate(sys_frames), rate,
+    return InteractiveResult(np.concatenate(heard_frames), np.concatenate(sys_frames), rate,
                              user_spans, system_spans, events, log)
 
 
 def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, user: int,
                     policy: UserPolicy, seed: int,
-                    conditions: Sequence[dict[str, float | str]] = ()) -> InteractiveResult:
+                    conditions: Sequence[dict[str, float | str]] = (),
+                    online: Sequence[Condition] = ()) -> InteractiveResult:
     """Run one interactive dialogue (module docstring).  The realised system spans are what
     the detector heard with its latency taken back: an onset declared at frame ``k`` starts at
     frame ``k - onset_frames + 1``, an offset ends at ``k - offset_frames + 1`` (pauses shorter
     than ``offset_frames`` frames do not split a system turn).  ``audio`` is what the user
-    plays (already under any acoustic conditions); ``conditions`` (their ``to_json`` forms)
-    only go into the log's header, so a replay can put the audio under them again."""
+    plays (already under the channel stage of its acoustic conditions); ``conditions``
+    (their ``to_json`` forms) go into the log's header, so a replay can put the audio under
+    them again; ``online``: the conditions, of which an echo (and the gain and clip after it)
+    acts in the loop (module docstring)."""
     caps = system.capabilities
     if caps.clock is ClockKind.FILE:
         raise ValueError(f"system {system.name!r}: a whole-file system cannot react; "
@@ -365,7 +401,9 @@ def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, us
     session = open_session(system, dialogue, audio, 1 - user, 0.0, derive_seed(seed, key))
     det = StreamDetector(policy.threshold_db, policy.onset_frames, policy.offset_frames)
     agent = _User(items, gaps, policy, spf)
+    mic = _Microphone(online, rate, size)
     user_frames: list[np.ndarray] = []
+    heard_frames: list[np.ndarray] = []
     sys_frames: list[np.ndarray] = []
     limit = int((dialogue.duration * 4 + 30) / spf)
     quiet_end = None
@@ -373,8 +411,11 @@ def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, us
     k = 0
     while k < limit:
         frame = _user_frame(agent, items, ref_user, k, size, rate, det.speaking)
-        out = np.asarray(session.step(frame).audio, dtype=np.float32)
+        fed = mic.heard(frame, k)
+        out = np.asarray(session.step(fed).audio, dtype=np.float32)
+        mic.played(out)
         user_frames.append(frame)
+        heard_frames.append(fed)
         sys_frames.append(out)
         heard = det.push(out, k)
         if heard == "onset":
@@ -400,17 +441,20 @@ def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, us
                 break
     session.close()
     log[0]["frames"] = k
-    return _result(user, user_frames, sys_frames, heard_spans, k, rate, spf, log)
+    return _result(user, user_frames, heard_frames, sys_frames, heard_spans, k, rate, spf,
+                   log)
 
 
 def replay_log(system: System, dialogue: Dialogue, audio: DialogueAudio,
-               log: Sequence[dict[str, Any]]) -> tuple[np.ndarray, int | None]:
+               log: Sequence[dict[str, Any]],
+               online: Sequence[Condition] = ()) -> tuple[np.ndarray, int | None]:
     """Replay a run from its ``log`` alone: the user input is rebuilt from the logged
     decisions (item ``i`` starts the frame after its ``start``, stops the frame after its
     ``yield`` or at its reference end), the system is stepped open-loop on it with the logged
     seed, and its output goes through the logged detector.  Returns the system output and the
     first logged decision frame whose recorded ``heard`` differs from what the detector now
-    hears, or where the rebuilt input ends before the log does (``None``: reproduced)."""
+    hears, or where the rebuilt input ends before the log does (``None``: reproduced).
+    ``online``: the header's conditions, whose echo feeds the replayed outputs back."""
     head = log[0]
     user, seed = int(head["user_channel"]), int(head["seed"])
     rate, size = int(head["sample_rate"]), int(head["frame_size"])
@@ -435,6 +479,7 @@ def replay_log(system: System, dialogue: Dialogue, audio: DialogueAudio,
     ref_user = audio.channel(user, rate)
     key = f"{dialogue.id}/ch{user}/interactive"
     session = open_session(system, dialogue, audio, 1 - user, 0.0, derive_seed(seed, key))
+    mic = _Microphone(online, rate, size)
     playing: dict[int, int] = {}
     outs: list[np.ndarray] = []
     diverged: int | None = None
@@ -452,7 +497,8 @@ def replay_log(system: System, dialogue: Dialogue, audio: DialogueAudio,
                 continue
             piece = ref_user[a:b]
             frame[:len(piece)] += piece
-        out = np.asarray(session.step(frame).audio, dtype=np.float32)
+        out = np.asarray(session.step(mic.heard(frame, k)).audio, dtype=np.float32)
+        mic.played(out)
         outs.append(out)
         det.push(out, k)
         if diverged is None and k in checks and det.state() != checks[k]:

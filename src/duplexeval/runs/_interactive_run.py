@@ -163,7 +163,8 @@ def execute_interactive(system: System, dataset: Dataset, options: PlanOptions, 
             continue
         audio = conditioned_audio(load_dialogue_audio(dialogue), dialogue, {user},
                                   tuple(conditions), seed)
-        result = run_interactive(system, dialogue, audio, user, policy, seed, chosen)
+        result = run_interactive(system, dialogue, audio, user, policy, seed, chosen,
+                                 tuple(conditions))
         write_interactive(run.root, result, dialogue.id, user)
         realised = realised_dialogue(dialogue.id, result.timeline_json(user))
         session_seed = derive_seed(seed, f"{dialogue.id}/ch{user}/interactive")
