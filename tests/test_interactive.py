@@ -19,6 +19,7 @@ from duplexeval.events import Event, EventKind
 from duplexeval.runs._driver import DialogueAudio
 from duplexeval.runs._interactive import (
     UserPolicy,
+    output_digest,
     read_log,
     replay_log,
     run_interactive,
@@ -216,10 +217,16 @@ def test_replay_cli_reproduces_and_reports_divergence(
                           user, POLICY, 0)
     folder = write_interactive(tmp_path / "run", run, dialogue.id, user)
     assert main(["replay", str(tmp_path / "run"), "--dataset", str(sample_voiced)]) == 0
-    assert "reproduced" in capsys.readouterr().out
+    assert "reproduced" in (out := capsys.readouterr().out) and "bit-identical" in out
     log_path = next(folder.glob("*.decisions.jsonl"))
     lines = log_path.read_text().splitlines()
     head = json.loads(lines[0])
+    assert head["system_sha256"] == output_digest([run.system])
+    # the same decisions over another output: the recorded digest tells them apart
+    log_path.write_text("\n".join([json.dumps({**head, "system_sha256": "0" * 64}),
+                                   *lines[1:]]) + "\n")
+    assert main(["replay", str(tmp_path / "run"), "--dataset", str(sample_voiced)]) == 1
+    assert "not bit-identical" in capsys.readouterr().out
     head["system_args"] = {"delay": "1.2"}
     log_path.write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
     assert main(["replay", str(tmp_path / "run"), "--dataset", str(sample_voiced)]) == 1

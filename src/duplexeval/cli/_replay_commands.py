@@ -27,7 +27,12 @@ def _replay(args: argparse.Namespace) -> int:
     from duplexeval.cli._options import dataset_folder
     from duplexeval.data._validate import load_dataset
     from duplexeval.errors import DuplexevalError
-    from duplexeval.runs._interactive import INTERACTIVE_DIR, read_log, replay_log
+    from duplexeval.runs._interactive import (
+        INTERACTIVE_DIR,
+        output_digest,
+        read_log,
+        replay_log,
+    )
     from duplexeval.runs._units import conditioned_audio, load_dialogue_audio
     from duplexeval.systems._registry import load_system
 
@@ -49,9 +54,15 @@ def _replay(args: argparse.Namespace) -> int:
         conditions = _conditions(path, head)
         audio = conditioned_audio(load_dialogue_audio(dialogue), dialogue,
                                   {int(head["user_channel"])}, conditions, int(head["seed"]))
-        _, frame = replay_log(system, dialogue, audio, log, conditions)
-        if frame is None:
-            print(f"{path.name}: reproduced ({head['frames']} frames)")
+        out, frame = replay_log(system, dialogue, audio, log, conditions)
+        recorded = head.get("system_sha256")
+        if frame is None and recorded is not None and output_digest([out]) != recorded:
+            diverged += 1
+            print(f"{path.name}: every decision reproduced ({head['frames']} frames), but the "
+                  "system output is not bit-identical to the run's (system_sha256 differs)")
+        elif frame is None:
+            same = "" if recorded is None else ", system output bit-identical"
+            print(f"{path.name}: reproduced ({head['frames']} frames{same})")
         else:
             diverged += 1
             seconds = frame * int(head["frame_size"]) / int(head["sample_rate"])

@@ -32,9 +32,12 @@ decided (so the latency is counted, and logged in the header).
 
 Decision log (JSONL, strict JSON): a header ``{"kind": "header", ...}``, then one line per
 decision ``{"kind": "decision", "frame", "t", "action", "item", "why", "heard"}``, where
-``heard`` is the detector's state at that frame.  :func:`replay_log` rebuilds the user input
-from the log alone, runs the system open-loop, and reports the first frame where what the
-detector hears would have decided differently (``None``: reproduced).
+``heard`` is the detector's state at that frame.  The header also records, once the session
+ended, its ``frames`` and ``system_sha256``, the SHA-256 of the system's output (float32
+native-rate samples, :func:`output_digest`).  :func:`replay_log` rebuilds the user input
+from the log and the dataset's audio, runs the system open-loop, and reports the first frame
+where what the detector hears would have decided differently (``None``: reproduced); ``replay``
+then checks the replayed output against ``system_sha256`` (bit-identical or not).
 
 Echo (``--condition echo:gain=G,delay=D``, self-bleed): the system hears at frame ``k`` the
 user's frame plus what it played ``D`` before, scaled by ``G`` dB, then the mic-side gain and
@@ -46,6 +49,7 @@ static run with an echo.  The replay feeds its open-loop outputs back the same w
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -441,8 +445,17 @@ def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, us
                 break
     session.close()
     log[0]["frames"] = k
+    log[0]["system_sha256"] = output_digest(sys_frames)
     return _result(user, user_frames, heard_frames, sys_frames, heard_spans, k, rate, spf,
                    log)
+
+
+def output_digest(frames: Iterable[np.ndarray]) -> str:
+    """The SHA-256 (hex) of a system's output frames, end to end, as float32 samples."""
+    h = hashlib.sha256()
+    for frame in frames:
+        h.update(np.ascontiguousarray(frame, dtype=np.float32).tobytes())
+    return h.hexdigest()
 
 
 def replay_log(system: System, dialogue: Dialogue, audio: DialogueAudio,
