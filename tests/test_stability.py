@@ -196,3 +196,13 @@ def test_one_repeat_is_todays_run(chat_voiced: Dataset, tmp_path: Path) -> None:
     assert configs[0]["config_hash"] == configs[1]["config_hash"]
     wavs = [{p.relative_to(o): p.read_bytes() for p in o.glob("samples/*/*.wav")} for o in outs]
     assert wavs[0] == wavs[1] and not any("_r0" in str(p) for p in wavs[0])
+    # three tries fork one snapshot: the shared prefix is stepped once, so the run steps
+    # fewer frames than three runs of one try would (prefix + 3 continuations < 3 x (prefix +
+    # 1 continuation)), and more than one
+    three = tmp_path / "three"
+    assert main(["run", "--system", "scripted", "--system-arg", "jitter=0.2", "--dataset",
+                 str(chat_voiced.root), "--protocol", "multi-gen", "--out", str(three),
+                 "--repeats", "3"]) == 0
+    stepped = [json.loads((o / "run_summary.json").read_text())["frames_stepped"]
+               for o in (outs[0], three)]
+    assert stepped[0] < stepped[1] < 3 * stepped[0]
