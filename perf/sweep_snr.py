@@ -5,8 +5,12 @@ Multi (gen) with the user channel unmuted (``--no-mute``: the noise goes on thro
 where the system should answer), timing-only analysis, the ``m3`` variant, on the bundled
 ``sample-en`` voiced with the clip bank (default: two dialogues, 13 smooth-turn-taking events),
 a suite's first dialogues (``--suite``) or a dataset folder, and prints SHIFT TOR and latency
-at every point with their 95 % intervals and preserve rates, and whether each degrades
-monotonically within its intervals (clean first); exit 1 when one does not.
+at every point with their 95 % intervals and preserve rates, whether each degrades
+monotonically within its intervals (clean first; a metric undefined at the strongest points,
+such as the latency where the system never takes the turn, is judged over the points that
+have it, and says so), and whether it degrades beyond the intervals at all (the worst point's
+interval entirely on the worse side of the clean one's: a flat line is monotone within the
+intervals but does not degrade); exit 1 when one metric is not monotone or does not degrade.
 
 ``--noise babble`` sweeps the ``babble`` condition (clip-bank talkers) instead of pink noise:
 speech-like noise, which the cascade's Silero VAD takes for the user still talking, where it
@@ -30,6 +34,7 @@ from duplexeval.app.sweep import parse_grid, run_sweep
 from duplexeval.data import Need, bundled_dataset, load_dataset
 from duplexeval.data._voice_bursts import voice_bursts
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
+from duplexeval.report._sweep import SweepMetric
 from duplexeval.suites import build_suite
 from duplexeval.systems import load_system
 
@@ -42,6 +47,29 @@ def _voiced_sample(target: Path) -> Path:
         sample, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
         voice_bursts(sample, target)
     return target
+
+
+def _defined(metric: SweepMetric) -> tuple[SweepMetric, int]:
+    """The metric over its points up to the last one with a value, and how many trailing
+    points were dropped (the metric undefined there: no events)."""
+    cells = list(metric.cells)
+    dropped = 0
+    while len(cells) > 1 and (cells[-1] is None or cells[-1].mean is None):
+        cells.pop()
+        dropped += 1
+    return replace(metric, cells=tuple(cells)), dropped
+
+
+def _degrades(metric: SweepMetric) -> bool | None:
+    """Whether some point's interval lies entirely on the worse side of the clean one's."""
+    clean = metric.cells[0]
+    if clean is None or clean.low is None or clean.high is None or metric.better is None:
+        return None
+    worse = [c for c in metric.cells[1:] if c is not None and c.low is not None
+             and c.high is not None]
+    if metric.better == "higher":
+        return any(c.high is not None and c.high < clean.low for c in worse)
+    return any(c.low is not None and c.low > clean.high for c in worse)
 
 
 def _fmt(x: float | None) -> str:
@@ -82,8 +110,12 @@ def main() -> int:
             print(f"{event} {metric}: no value")
             failed = True
             continue
-        print(f"\n{event} {metric} (monotone within CI: "
-              f"{ {True: 'yes', False: 'NO', None: '-'}[found.monotone]})")
+        judged, dropped = _defined(found)
+        degrades = _degrades(judged)
+        words = {True: "yes", False: "NO", None: "-"}
+        undefined = f", over the points with a value: {dropped} without" if dropped else ""
+        print(f"\n{event} {metric} (monotone within CI: {words[judged.monotone]}{undefined}; "
+              f"degrades beyond the CIs: {words[degrades]})")
         print(f"  {'point':<14} {'n':>4} {'mean':>7} {'95 % CI':>17} {'preserve':>9}")
         for name, c in zip(names, found.cells, strict=True):
             if c is None:
@@ -91,7 +123,7 @@ def main() -> int:
                 continue
             print(f"  {name:<14} {c.n:>4} {_fmt(c.mean):>7} "
                   f"{'[' + _fmt(c.low) + ', ' + _fmt(c.high) + ']':>17} {_fmt(c.preserve):>9}")
-        failed = failed or found.monotone is not True
+        failed = failed or judged.monotone is not True or degrades is not True
     print(f"\ntable: {out / 'sweep.md'}")
     if args.keep is None:
         shutil.rmtree(out, ignore_errors=True)
