@@ -55,12 +55,12 @@ def test_a_blocked_reader_does_not_hold_up_a_sender(
     client, server = pair
     got: list[bytes] = []
     reader = threading.Thread(target=lambda: got.append(client.recv(100)))
-    reader.start()  # blocks: nothing has been sent to the client yet
+    reader.start()  # blocks: nothing is sent to the client until the server has heard it
     time.sleep(0.2)
-    start = time.monotonic()
-    client.sendall(b"up")
-    assert server.recv(100) == b"up"
-    assert time.monotonic() - start < 1 and reader.is_alive()
+    sender = threading.Thread(target=client.sendall, args=(b"up",))
+    sender.start()  # a reader holding the lock while it waits would block this for good
+    sender.join(10)
+    assert not sender.is_alive() and server.recv(100) == b"up" and reader.is_alive()
     server.sendall(b"down")
     reader.join(5)
     assert got == [b"down"]
@@ -73,7 +73,7 @@ def test_timeouts_keep_the_socket_meaning(pair: tuple[SerializedTLS, SerializedT
     start = time.monotonic()
     with pytest.raises(TimeoutError):
         client.recv(10)
-    assert 0.25 < time.monotonic() - start < 2
+    assert 0.25 < time.monotonic() - start < 5
     client.settimeout(0.0)
     with pytest.raises(ssl.SSLWantReadError):
         client.recv(10)
