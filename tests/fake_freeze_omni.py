@@ -4,6 +4,14 @@ VAD, the LLM and the TTS.  Served as Freeze-Omni serves it: python-socketio's th
 Flask-SocketIO runs without eventlet) under werkzeug's threaded server, over HTTPS with a
 self-signed certificate.
 
+One difference on TLS: in that stack simple-websocket reads the connection's ``SSLSocket`` in its
+thread while Engine.IO's writer thread sends on it, two OpenSSL calls at once on one connection,
+which OpenSSL forbids.  Measured here, the client's end was the one that broke (its reads
+and writes at once: 2 of 92 stressed connections ended with ``bad record mac``; the server's
+alone: none of 328), but the hazard is the same.  Freeze-Omni's own server has it; the fake
+does not reproduce it, since the TLS tests' subject is the client: the WebSocket's socket is
+wrapped in the client's :class:`~duplexeval.systems.adapters.freeze_omni._tls.SerializedTLS`.
+
 As in ``bin/server.py``: ``connect`` beyond ``max_users`` emits ``too_many_users``; each user
 has a PCM queue that a thread reads every 10 ms in 2560-sample (160 ms) blocks; the ``audio``
 handler first emits at most one queued TTS chunk (int16 at 24 kHz), then ``stop_tts`` if the
@@ -34,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import ssl
 import threading
 import time
 from pathlib import Path
@@ -42,6 +51,8 @@ from typing import Any
 import numpy as np
 import socketio
 from werkzeug.serving import make_server
+
+from duplexeval.systems.adapters.freeze_omni._tls import SerializedTLS
 
 IN_RATE, OUT_RATE = 16000, 24000
 BLOCK = 2560
@@ -131,6 +142,9 @@ class FakeFreezeOmni:
     def _refusing(self, app: Any) -> Any:
         """``app`` behind the injected HTTP refusals."""
         def wsgi(environ: dict[str, Any], start_response: Any) -> Any:
+            sock = environ.get("werkzeug.socket")
+            if isinstance(sock, ssl.SSLSocket):  # see the module's docstring, on TLS
+                environ["werkzeug.socket"] = SerializedTLS(sock)
             if not self.refusals:
                 return app(environ, start_response)
             status, hang, retry_after = self.refusals.pop(0)

@@ -480,3 +480,43 @@ def test_measures_that_cannot_be_asked_are_one_line(
     from duplexeval.benchmarks._measures import MEASURES
 
     assert all(f"{name} (" in shown for name in MEASURES)  # the help names every measure
+
+
+def test_realism_without_reference_audio_is_a_skipped_measure_and_the_eval_goes_on(
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A dataset whose reference channel is silent in every dialogue (as imported FDB and
+    FLEXI data are: they ship no system audio) has no human timing for ``realism``: each cell
+    says so in one line on stderr, in ``cells.md`` and in the manifest, gets no realism
+    scoring, and the other measures, the tables and ``verify`` go on as usual."""
+    import soundfile as sf
+
+    from tiny_duplex import tiny_dataset
+
+    data = tiny_dataset(tmp_path / "ds")
+    for wav in (data / "audio").glob("*.wav"):
+        x, rate = sf.read(str(wav), dtype="float32")
+        x[:, 1] = 0.0
+        sf.write(str(wav), x, rate, subtype="FLOAT")
+    out = tmp_path / "bundle"
+    assert main(["eval", "tiny-m3", "--system", "scripted", "--data", str(data), "-o", str(out),
+                 "--measures", "realism,turnbench"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if "not measured" in line]
+    assert len(lines) == 2 and all(
+        line.startswith(f"tiny-m3 {cell}: realism not measured: the dataset's reference system "
+                        "channel is silent in all 1 dialogue(s)")
+        for line, cell in zip(lines, ("m3-qa-en-multi-gen", "m3-qa-en-multi-ref"), strict=True))
+    manifest = EvalManifest.model_validate_json((out / "eval.json").read_text())
+    for cell in manifest.cells:
+        assert cell.status == "done" and list(cell.not_measured) == ["realism"]
+        assert [s.variant for s in cell.scorings] == ["turnbench"]
+        assert not (out / cell.run / "scores" / "realism").exists()
+    note = (out / "tables" / "tiny-m3" / "cells.md").read_text()
+    assert note.count("realism not measured: the dataset's reference system channel") == 2
+    assert (out / "tables" / "tiny-m3" / "turnbench.md").is_file()
+    assert main(["verify", str(out)]) == 0
+    # score names the same reason in one line (exit 2) rather than compare with nothing
+    run = out / manifest.cells[0].run
+    assert main(["score", str(run), "--variant", "realism"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "realism variant needs the reference channel: the dataset's " \
+        "reference system channel is silent" in err[0]

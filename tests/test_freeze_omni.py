@@ -3,10 +3,13 @@ events (:mod:`fake_freeze_omni`): a full ``duplexeval run``, reply onsets where 
 produced them, ``stop_tts``, failures per sample with their reason and retry on resume; and
 HTTPS with a self-signed certificate, as Freeze-Omni serves it.
 
-Only the TLS test runs the loopback server over HTTPS, and briefly: under werkzeug's threaded
-server, simple-websocket reads and writes one TLS socket from two threads, which on this loaded
-machine broke about one long session in four (a transport error mid-stream); the protocol
-tests run over plain HTTP."""
+Only the TLS tests run the loopback server over HTTPS; the protocol tests run over plain HTTP.
+Both ends of such a connection read its TLS socket in one thread and write it in another
+(Engine.IO's read and write loops in the client, simple-websocket's thread and Engine.IO's
+writer in the server), and two OpenSSL calls at once on one connection corrupt it now and then:
+that was the flaky TLS test ("frame 114: the server closed the connection (transport error)").
+The client's socket, and the fake's, serialize their OpenSSL calls
+(:mod:`duplexeval.systems.adapters.freeze_omni._tls`)."""
 
 from __future__ import annotations
 
@@ -200,3 +203,20 @@ def test_messages_are_handled_in_wire_order_in_the_reading_thread() -> None:
         client.eio._trigger_event("message", n, run_async=True)  # as _receive_packet does
     assert [n for n, _ in seen] == list(range(50))
     assert all(thread is threading.current_thread() for _, thread in seen)
+
+
+def test_the_client_tls_socket_makes_one_openssl_call_at_a_time(
+        tls: tuple[Path, Path]) -> None:
+    """Engine.IO's read loop and write loop share the WebSocket: over TLS its socket must be the
+    serialized one (two OpenSSL calls at once on one connection corrupt it: the flaky TLS test,
+    a lost connection about one session in thirty under load)."""
+    from duplexeval.systems.adapters.freeze_omni._link import SocketIOLink
+    from duplexeval.systems.adapters.freeze_omni._tls import SerializedTLS
+
+    with FakeFreezeOmni(tls) as server:
+        link = SocketIOLink(server.url, verify=False, connect_timeout=10)
+        try:
+            assert isinstance(link._sio.eio.ws.sock, SerializedTLS)
+            assert link._sio.eio.ws.sock.gettimeout() == link._sio.eio.ws.gettimeout() > 0
+        finally:
+            link.close()

@@ -4,6 +4,7 @@ that behaves badly, and the metric separates them.  Wav time (input_start = 0 un
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -174,3 +175,50 @@ def test_the_pause_allowance_is_the_runs_turn_taking_latency() -> None:
     scores = score_events(events, variant)
     assert variant.settings()["pause_allowance_s"] == pytest.approx(0.6)
     assert scores[-1].dimensions[0].values["TOR ↓"] == 1
+
+
+def _dimension(event: EventView) -> Any:
+    (score,) = score_events([event], get_variant("flexi"))
+    (dim,) = score.dimensions
+    return dim
+
+
+def test_the_model_backchannel_jsd_is_flexis_value_or_none_with_why_never_nan() -> None:
+    """One backchannel at 2.0-2.3 s of a 10 s narrative fills the 0.2 s bins 10 and 11 (p = 1/2
+    each; 51 bins); against a uniform reference q = 1/51, m = (p + q) / 2, the base-2 divergence
+    is ``(log2(102/53) + (2/51) log2(4/53) + 49/51) / 2 = 0.8796``::
+
+        narrative  =================================|10.0
+        system          bb                              bins 10-11
+        reference A        .  (0.1 s bins: 2.1 s)       resized to 0.2 s bins: the mass at
+                                                        an odd 0.1 s bin falls between them
+        reference B                                  .  (12.0 s: outside the sample)
+        reference C  none
+
+    FLEXI's ground truth gives every bin 1e-10 and is uniform for an item without a
+    backchannel, so both A (NaN before: the resized reference was all 0) and B (None before,
+    no reason) are compared with a uniform reference, and the rule is said; a system without a
+    backchannel gets FLEXI's 1; an item without a distribution gets None with its reason."""
+    expected = (math.log2(102 / 53) + 2 / 51 * math.log2(4 / 53) + 49 / 51) / 2
+    fine = [0.0] * 101
+    fine[21] = 1.0
+    outside = [0.0] * 61
+    outside[60] = 1.0
+    backchannel = _words((2.0, 2.3))
+    for dist, width, rule in ((fine, 0.1, "fall between the bins"),
+                              (outside, 0.2, "no reference backchannel in the sample's window")):
+        record = {"scenario": "model_backchannel",
+                  "reference_backchannels": {"bin_s": width, "distribution": dist}}
+        dim = _dimension(_event("TURN_SHIFT", 10.0, 10.5, record, backchannel))
+        assert dim.values["JSD ↓"] == pytest.approx(expected, abs=1e-6)
+        assert rule in dim.info["jsd_rule"] and "reasons" not in dim.info
+    silent = _dimension(_event("TURN_SHIFT", 10.0, 10.5, {
+        "scenario": "model_backchannel",
+        "reference_backchannels": {"bin_s": 0.2, "distribution": outside}}, ()))
+    assert silent.values["JSD ↓"] == 1.0
+    assert silent.info["jsd_rule"].startswith("no backchannel from the system: 1")
+    none = _dimension(_event("TURN_SHIFT", 10.0, 10.5, {"scenario": "model_backchannel"},
+                             backchannel))
+    assert none.values["JSD ↓"] is None
+    assert none.info["reasons"] == {"JSD ↓": "the item has no reference backchannel "
+                                             "distribution"}

@@ -13,6 +13,20 @@ suite under Multi (gen), user channel 0, planned with counterfactual twins, voic
                             rrrrrr
     cascade    user uuuuu|        answers after its own end-of-turn silence: W(fto) > 0
                                ssssss
+
+The reference system replays at the dataset's rate (16 kHz) here, so its system channel is the
+reference window sample for sample and every feature is equal (every distance 0).  At its
+default 24 kHz the replay is a soxr round trip, 16 -> 24 kHz on the way in and 24 -> 16 kHz on
+the way out, which changes the audio by up to 0.0037 (rms -53 dB; the band edge near 8 kHz);
+the two VAD runs start at the same sample and are otherwise the same, so only that difference
+moves a decision.  In these two dialogues it moves one: ``chat-02``'s sample
+``chat-02_ch0_0010`` (dialogue 24.851-36.536 s) ends 115 ms into the reference speaker's next
+turn, and the Silero probability of the 32 ms window there (11.58 s) is 0.530 on the round trip
+against 0.497 on the window, across the 0.5 threshold: the replay gets a segment at 11.57-11.685 s,
+which joins the 1.93-8.81 s turn across its 2.76 s pause (9.755 s against 6.88 s), the one turn
+of 37 that differed (W = 0.078 s; every FTO equal).  That is inherent in a thresholded VAD on
+audio that was resampled, not a difference of VAD state or offset between a window and the
+whole audio.
 """
 
 from __future__ import annotations
@@ -56,9 +70,12 @@ def scored(qa: Dataset, tmp_path_factory: pytest.TempPathFactory) -> dict[str, P
     plan = build_plan(qa, PlanOptions(protocol=EvalProtocol.MULTI_GEN, channels=(0,),
                                       counterfactual=True))
     out = {}
+    rate = {d.audio.sample_rate for d in qa.dialogues if d.audio is not None}
+    assert len(rate) == 1
+    args = {"reference": {"sample_rate": str(rate.pop())}, "cascade": {}}
     for name in ("reference", "cascade"):
         run = tmp_path_factory.mktemp(name) / "run"
-        execute_run(load_system(name, {}), qa, plan, run, seed=1, progress=False)
+        execute_run(load_system(name, args[name]), qa, plan, run, seed=1, progress=False)
         _results, folder = score_run_dir(run, variant="realism", options=VAD_ONLY,
                                          progress=False)
         score_run_dir(run, variant="turnbench", options=VAD_ONLY, progress=False)
@@ -84,15 +101,13 @@ def test_the_reference_is_near_zero_and_the_cascade_is_separated(
         assert cas.value is not None and ref.value is not None and cas.value > ref.value
         assert cas.ci95_low is not None and ref.ci95_high is not None
         assert cas.ci95_low > ref.ci95_high  # the intervals separate the two
-    # turn lengths: the same number of turns, and a distance within 2 % of the mean human turn.
-    # A turn's length jumps by a whole pause when voice activity joins or splits it; with the
-    # derived user voice one of 37 turns of these two dialogues is 9.76 s on the replayed
-    # channel against 6.88 s on the reference window (the other 36 equal), W = 0.078 s; why
-    # the replay's segments differ there is not found yet (see the session note)
+    # the replay at the dataset's rate is the reference window itself: every feature equal
+    # (at the default 24 kHz, one turn of 37 differs: see the module docstring)
+    for feature in reference.distributions.features:
+        assert feature.system == feature.reference, feature.feature
     turns = _feature(reference, "turn_length")
-    assert len(turns.system) == len(turns.reference) >= 10
-    mean_turn = sum(turns.reference) / len(turns.reference)
-    assert turns.wasserstein.value is not None and turns.wasserstein.value < 0.02 * mean_turn
+    assert len(turns.system) >= 10
+    assert turns.wasserstein.value is not None and turns.wasserstein.value < 0.05
 
 
 def test_the_section_is_strict_json_and_the_report_draws_it(

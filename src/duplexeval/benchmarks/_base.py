@@ -68,6 +68,9 @@ class CellResult:
     """Why the cell was not run (``None``: it was), e.g. a capability the system lacks."""
     measures: tuple[MeasureScoring, ...] = ()
     """The cell's scorings for the measures asked (none by default)."""
+    not_measured: Mapping[str, str] = field(default_factory=dict)
+    """Measures asked that the cell cannot give, each with why (e.g. ``realism`` on a dataset
+    whose reference channel is silent): skipped, the evaluation goes on."""
 
 
 SystemCell = tuple[str, CellResult]

@@ -283,11 +283,15 @@ def _run_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
     seconds["analysis"] += time.perf_counter() - middle
     progress.analysed_cell(len(prepared.plan.samples))
     found: tuple[MeasureScoring, ...] = ()
+    skipped: dict[str, str] = {}
     if measures.names:
-        found = score_measures(system, cell, prepared.dataset, run_dir, prepared.tries,
-                               measures, base, executor, on_run=progress.run,
-                               on_scored=progress.analysed_cell)
-    return CellResult(cell, run_dir, results, measures=found)
+        found, skipped = score_measures(system, cell, prepared.dataset, run_dir,
+                                        prepared.tries, measures, base, executor,
+                                        on_run=progress.run, on_scored=progress.analysed_cell)
+    for name, why in skipped.items():
+        progress.bar.write(f"{prepared.bench.name} {cell.name}: {name} not measured: {why}",
+                           file=sys.stderr)
+    return CellResult(cell, run_dir, results, measures=found, not_measured=skipped)
 
 
 def _entry(bench: Benchmark, result: CellResult, out: Path, subset: Subset,
@@ -309,14 +313,15 @@ def _entry(bench: Benchmark, result: CellResult, out: Path, subset: Subset,
                      scorings=[ScoringEntry(
                          variant=m.variant, run=m.run_dir.relative_to(out).as_posix(),
                          results=RunDir(m.run_dir).scores(variant=m.variant).results
-                         .relative_to(out).as_posix()) for m in result.measures])
+                         .relative_to(out).as_posix()) for m in result.measures],
+                     not_measured=dict(result.not_measured))
 
 
 def write_cells_note(bench: Benchmark, results: Sequence[CellResult], subset: Subset,
                      folder: Path, data: Sequence[str] = ()) -> Path:
     """``cells.md`` beside the tables: what each cell is, what it ran on (``data``, one label
-    per cell), how it was scored, and why a cell was not run; then the benchmark's notes
-    (definitions, data)."""
+    per cell), how it was scored, and why a cell was not run; the measures a cell could not
+    give, with why; then the benchmark's notes (definitions, data)."""
     lines = [f"# {bench.title} (v{bench.version}): cells", "",
              "| cell | data | protocol | user muted | variant | status |",
              "| --- | --- | --- | --- | --- | --- |"]
@@ -325,6 +330,9 @@ def write_cells_note(bench: Benchmark, results: Sequence[CellResult], subset: Su
         status = "run" if r.skipped is None else f"not run: {r.skipped}"
         lines.append(f"| {r.cell.name} | {label or '–'} | {r.cell.protocol.value} | "
                      f"{'yes' if r.cell.mute else 'no'} | {r.cell.variant} | {status} |")
+    skipped = [f"- {r.cell.name}: {name} not measured: {why}"
+               for r in results for name, why in r.not_measured.items()]
+    lines += ["", *skipped] if skipped else []
     lines += [""] + [f"- {topic}: {text}" for topic, text in bench.notes.items()]
     path = folder / "cells.md"
     atomic_write_text(path, "\n".join(lines) + "\n")

@@ -78,6 +78,9 @@ class CellEntry(BaseModel):
     dataset folder given with ``--data`` ('' in a version-1 manifest or a skipped cell)."""
     scorings: list[ScoringEntry] = Field(default_factory=list)
     """The cell's scorings for the measures (none without ``--measures``)."""
+    not_measured: dict[str, str] = Field(default_factory=dict)
+    """Measures asked that the cell could not give, each with why (skipped: e.g. ``realism``
+    on a dataset whose reference channel is silent)."""
 
 
 class EvalManifest(BaseModel):

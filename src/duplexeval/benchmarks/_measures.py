@@ -36,7 +36,8 @@ from duplexeval.analysis._pipeline import AnalysisOptions
 from duplexeval.benchmarks._base import Cell, CellResult, MeasureScoring
 from duplexeval.data._dialogue import Dataset
 from duplexeval.errors import DuplexevalError
-from duplexeval.metrics._score_run import score_run_dir, shared_analysis
+from duplexeval.metrics._base import get_variant
+from duplexeval.metrics._score_run import reference_problem, score_run_dir, shared_analysis
 from duplexeval.plan._samples import MAX_REPEATS, REPLACEMENTS, Plan, Replacement, build_plan
 from duplexeval.report._measure_tables import MeasureCell, write_measure_tables
 from duplexeval.runs import execute_run
@@ -45,7 +46,7 @@ from duplexeval.runs._execution import Executor
 from duplexeval.systems._base import System
 
 __all__ = ["MEASURES", "MEASURES_FOLDER", "Measures", "cell_analysis", "measure_cells",
-           "score_measures", "tries_plan", "write_bundle_measures"]
+           "not_measurable", "score_measures", "tries_plan", "write_bundle_measures"]
 
 MEASURES: dict[str, str] = {
     "realism": "timing distributions against the human channel (KS, Wasserstein, JS)",
@@ -55,6 +56,10 @@ MEASURES: dict[str, str] = {
     "counterfactual": "the paired effect of the user's act against its twin without it",
 }
 """The measures ``eval --measures`` takes, in table order."""
+
+VARIANT_MEASURES: tuple[tuple[str, str], ...] = (
+    ("realism", "realism"), ("turnbench", "turnbench"), ("barge-in-cost", "turnbench"))
+"""The measures that score the cell's own run again, with the variant each reads."""
 
 MEASURES_FOLDER = "measures"
 """The bundle folder of the cells' runs with repeated tries or twins."""
@@ -102,9 +107,7 @@ class Measures:
     @property
     def variants(self) -> tuple[str, ...]:
         """The variants that score the cell's own run again."""
-        wanted = [("realism", "realism"), ("turnbench", "turnbench"),
-                  ("barge-in-cost", "turnbench")]
-        return tuple(dict.fromkeys(v for name, v in wanted if name in self.names))
+        return tuple(dict.fromkeys(v for name, v in VARIANT_MEASURES if name in self.names))
 
     def tries_variants(self, cell: Cell) -> tuple[str, ...]:
         """The variants that score the cell's run with tries or twins."""
@@ -140,14 +143,20 @@ def score_measures(system: System, cell: Cell, dataset: Dataset, run_dir: Path,
                    tries: tuple[Path, Plan] | None, measures: Measures,
                    options: AnalysisOptions, executor: Executor | None = None,
                    on_run: Counter | None = None, on_scored: Counter | None = None,
-                   ) -> tuple[MeasureScoring, ...]:
+                   ) -> tuple[tuple[MeasureScoring, ...], dict[str, str]]:
     """The cell's measure scorings: its own run (``run_dir``, already scored by the cell's
     variant with :func:`cell_analysis` over :meth:`Measures.variants`) again by each measure
     variant, and the run with tries or twins (``tries``: its folder and plan) run (or
-    resumed) and scored.  ``options``: the cell's analysis options before sharing."""
+    resumed) and scored.  ``options``: the cell's analysis options before sharing.  Also
+    the measures the cell cannot give, each with why (:func:`not_measurable`): those are
+    skipped."""
     found = []
     shared = cell_analysis(options, (cell.variant, *measures.variants), dataset)
+    skipped = not_measurable(measures, run_dir)
     for variant in measures.variants:
+        if all(name in skipped for name, v in VARIANT_MEASURES if v == variant
+               and name in measures.names):
+            continue
         results, _ = score_run_dir(run_dir, RunDir(run_dir).scores(variant=variant).root,
                                    variant, options=shared, progress=False)
         found.append(MeasureScoring(variant, run_dir, results))
@@ -163,7 +172,21 @@ def score_measures(system: System, cell: Cell, dataset: Dataset, run_dir: Path,
             found.append(MeasureScoring(variant, folder, results, tries=True))
         if on_scored is not None:
             on_scored(len(plan.samples))
-    return tuple(found)
+    return tuple(found), skipped
+
+
+def not_measurable(measures: Measures, run_dir: Path) -> dict[str, str]:
+    """The measures asked that the cell's run cannot give, each with why: ``realism`` when
+    the run has no reference timing to compare with (its dataset's reference channel is
+    silent in every dialogue it played, as in imported FDB or FLEXI data, or the run is
+    interactive: :func:`~duplexeval.metrics._score_run.reference_problem`)."""
+    skipped = {}
+    for name, variant in VARIANT_MEASURES:
+        if name in measures.names and get_variant(variant).reference_channel:
+            problem = reference_problem(run_dir)
+            if problem is not None:
+                skipped[name] = problem
+    return skipped
 
 
 def measure_cells(label: str, results: Sequence[CellResult]) -> list[MeasureCell]:

@@ -207,7 +207,8 @@ def _check_tables(out: Path, manifest: EvalManifest, bench: Benchmark,
             and (out / entry.results).is_file() else None
         cells.append(CellResult(bench.cell(entry.cell), out / entry.run, results,
                                 skipped=entry.reason if entry.status == "skipped" else None,
-                                measures=_measure_scorings(out, entry)))
+                                measures=_measure_scorings(out, entry),
+                                not_measured=entry.not_measured))
     with tempfile.TemporaryDirectory(prefix="duplexeval-verify-") as tmp:
         again = Path(tmp)
         label = str(manifest.system.get("name", ""))

@@ -11,10 +11,16 @@ sample's, become the event's ``reference_segments`` (``[start, end]`` pairs)::
     dialogue audio, reference channel   ....RRRRRR......RRRR....
     sample window                           [input_start, input_end]
     reference_segments (wav time)           [0.0, 1.2], [2.4, 3.1]
+
+A dataset whose reference channel is silent in every dialogue a run played (imported peer data:
+FDB and FLEXI ship no system audio, so their channel 1 is zeros) has no human timing to compare
+with: :func:`silent_reference` says so, and the variant is refused (``score``) or the measure
+skipped with that reason (``eval --measures realism``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,7 +33,7 @@ from duplexeval.data._dialogue import Dialogue
 from duplexeval.errors import DuplexevalError
 from duplexeval.metrics._base import EventView
 
-__all__ = ["with_reference_segments"]
+__all__ = ["silent_reference", "with_reference_segments"]
 
 
 def _audio(dialogue: Dialogue, loaded: dict[str, tuple[np.ndarray, int]],
@@ -69,3 +75,30 @@ def with_reference_segments(events: list[EventView], dialogues: dict[str, Dialog
         spans = [[s.start, s.end] for s in segments]
         out.append(replace(e, metadata={**e.metadata, "reference_segments": spans}))
     return out
+
+
+def silent_reference(played: Iterable[tuple[str, int]], dialogues: Mapping[str, Dialogue],
+                     ) -> str | None:
+    """Why a run has no reference timing to compare with (``None``: it has): a dialogue it
+    played has no stereo audio, or every one of the ``played`` ``(dialogue id, user
+    channel)`` pairs found in ``dialogues`` has a reference channel (the other one) without a
+    single nonzero sample."""
+    loaded: dict[str, tuple[np.ndarray, int]] = {}
+    checked = set()
+    for dialogue_id, user_channel in played:
+        dialogue = dialogues.get(dialogue_id)
+        if dialogue is None or (dialogue_id, user_channel) in checked:
+            continue
+        checked.add((dialogue_id, user_channel))
+        try:
+            x, _ = _audio(dialogue, loaded)
+        except DuplexevalError as exc:  # no audio, not stereo
+            return str(exc)
+        if np.any(x[:, 1 - int(user_channel)]):
+            return None
+        loaded.pop(dialogue_id)  # one dialogue's audio in memory at a time
+    if not checked:
+        return None
+    return (f"the dataset's reference system channel is silent in all {len(checked)} "
+            "dialogue(s) the run played (no human timing to compare with: imported FDB and "
+            "FLEXI data ship no system audio)")

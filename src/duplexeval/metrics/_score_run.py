@@ -15,7 +15,7 @@ from duplexeval.errors import DuplexevalError
 from duplexeval.metrics._base import EventScore, EventView, TimingVariant, get_variant
 from duplexeval.metrics._counterfactual import TWIN_KEY, is_twin
 from duplexeval.metrics._m3_metadata import read_m3_outputs
-from duplexeval.metrics._realism_reference import with_reference_segments
+from duplexeval.metrics._realism_reference import silent_reference, with_reference_segments
 from duplexeval.metrics._score_outputs import write_score_outputs
 from duplexeval.metrics._scoring import score_events
 from duplexeval.metrics._stability import stability, system_channel_hashes
@@ -30,7 +30,7 @@ from duplexeval.runs._directory import AnalysisFiles, RunDir
 from duplexeval.runs._execution import TaskMap
 from duplexeval.timeline import TOL
 
-__all__ = ["run_source", "score_run_dir", "shared_analysis"]
+__all__ = ["reference_problem", "run_source", "score_run_dir", "shared_analysis"]
 
 
 def run_dialogues(run: RunDir) -> tuple[dict[str, Dialogue] | None, str | None]:
@@ -91,7 +91,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     options = options or AnalysisOptions()
     timing = get_variant(variant, **(variant_settings or {}))
     dialogues, missing = run_dialogues(run)
-    _check_reference(run_dir, timing, truth, missing if dialogues is None else None)
+    _check_reference(run_dir, timing, truth, dialogues, missing)
     options = _with_transcripts(options, timing.full_transcript_events, dialogues)
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress,
                              executor=executor)
@@ -125,17 +125,36 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
 
 
 def _check_reference(run_dir: Path, timing: TimingVariant, truth: bool,
-                     missing: str | None) -> None:
-    """A variant reading the reference channel needs the analysed channels and the dataset."""
+                     dialogues: dict[str, Dialogue] | None, missing: str | None) -> None:
+    """A variant reading the reference channel needs the analysed channels, the dataset and
+    a reference channel that is not silent throughout."""
     if not timing.reference_channel:
         return
     if truth:
         raise DuplexevalError(f"{run_dir}: the {timing.name} variant compares analysed "
                               "channels (the user's and the reference's); score it without "
                               "--truth")
-    if missing is not None:
+    problem = _reference_problem(RunDir(run_dir), dialogues, missing)
+    if problem is not None:
         raise DuplexevalError(f"{run_dir}: the {timing.name} variant needs the reference "
-                              f"channel: {missing}")
+                              f"channel: {problem}")
+
+
+def _reference_problem(run: RunDir, dialogues: dict[str, Dialogue] | None,
+                       missing: str | None) -> str | None:
+    if dialogues is None:
+        return missing
+    return silent_reference(((r.sample_id, r.user_channel) for r in run.read_metadata()),
+                            dialogues)
+
+
+def reference_problem(run_dir: Path) -> str | None:
+    """Why a variant that reads the reference channel (``realism``) cannot score the run
+    (``None``: it can): its dataset is unavailable, the run is interactive, or the dataset's
+    reference channel is silent in every dialogue the run played."""
+    run = RunDir(run_dir)
+    dialogues, missing = run_dialogues(run)
+    return _reference_problem(run, dialogues, missing)
 
 
 def _score_with_twins(events: list[EventView], timing: TimingVariant,

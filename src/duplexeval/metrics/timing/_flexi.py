@@ -46,9 +46,12 @@ it did not yield and kept talking after it (the paper's coherence count k/n).
 model_backchannel (TURN_SHIFT anchor at the end of the narrative,
 ``eval_model_backchannel.py``): the system's VAD segments during the narrative ``[0, T]`` are
 classified (a segment over 3 s or a turn-like one: TOR 1); BCR = backchannels per second of
-narrative; JSD against the item's reference distribution (the bins covering the sample,
-renormalised): the paper's base-2 divergence (0-1), or under ``compat`` scipy's natural-log
-distance (at most 0.83); 1 without backchannels.  The bundled suite's reference positions are
+narrative; JSD against the item's reference distribution (the bins covering the sample, each
++ 1e-10 as in FLEXI's ground truth, renormalised: a window without a reference backchannel is
+uniform, as FLEXI's ground truth for an item without one): the paper's base-2 divergence (0-1),
+or under ``compat`` scipy's natural-log distance (at most 0.83); 1 without backchannels.  The
+rule behind such a value is in ``info["jsd_rule"]``; no value (no distribution) has its reason
+in ``info["reasons"]``, never a NaN.  The bundled suite's reference positions are
 the project's, not FLEXI's GPT-4o ones: JSD values are not comparable with FLEXI's.
 
 Each item is scored in runs of the protocol its record names: ``multi-ref`` for user_interrupt
@@ -262,24 +265,54 @@ class FlexiTiming(TimingVariant):
                     if s.channel == SYSTEM and s.start < t]
         found = rules.classify_model_backchannels(segments, words)
         bcr = len(found.segments) / t if t > 0 else 0.0
+        jsd, why = self._jsd(event, record, found, t)
+        info: dict[str, Any] = {
+            "backchannels": [list(s) for s in found.segments],
+            "jsd": "divergence, base 2" if not self.compat else "distance, natural log",
+            "comparable_with_flexi": False}
+        if why is not None and jsd is None:
+            info["reasons"] = {"JSD ↓": why}
+        elif why is not None:
+            info["jsd_rule"] = why
         return DimensionScore("model_backchannel", {
-            "TOR ↓": found.tor, "BCR": bcr, "JSD ↓": self._jsd(event, record, found, t)},
-            {"backchannels": [list(s) for s in found.segments],
-             "jsd": "divergence, base 2" if not self.compat else "distance, natural log",
-             "comparable_with_flexi": False})
+            "TOR ↓": found.tor, "BCR": bcr, "JSD ↓": jsd}, info)
 
     def _jsd(self, event: EventView, record: dict[str, Any], found: rules.Backchannels,
-             t: float) -> float | None:
+             t: float) -> tuple[float | None, str | None]:
+        """The item's JSD and the rule that gave it, or ``None`` and why (FLEXI's
+        ``eval_model_backchannel.py`` l. 122-160 and the ground truth of
+        ``get_gt_gpt.py`` l. 104-117)::
+
+            no backchannel from the system        1 (FLEXI's value)
+            reference bins over the sample        + 1e-10 each, as FLEXI's ground truth has,
+                                                  so a window without a reference
+                                                  backchannel is uniform (FLEXI: an item
+                                                  without one is), never 0/0
+            no distribution, or under 2 bins      None, with why
+        """
         ref = record.get("reference_backchannels") or {}
         dist, width = ref.get("distribution"), float(ref.get("bin_s", rules.BC_WINDOW))
-        if not isinstance(dist, list) or len(dist) < 2 or t <= 0:
-            return None
+        if not isinstance(dist, list) or len(dist) < 2:
+            return None, "the item has no reference backchannel distribution"
+        if t <= 0:
+            return None, "no narrative before the anchor"
         if not found.segments:
-            return 1.0
+            return 1.0, "no backchannel from the system: 1, as FLEXI's code gives"
         first = int(event.input_start / width)
         part = np.asarray(dist[first:first + int(t / width) + 1], dtype=float)
-        if len(part) < 2 or part.sum() <= 0:
-            return None
+        if len(part) < 2:
+            return None, "the reference distribution covers fewer than 2 bins of the sample"
         hist = rules.backchannel_distribution(found.segments, t)
-        return rules.jsd(hist, rules.resize_reference(part / part.sum(), len(hist)),
-                         paper=not self.compat)
+        rule = None
+        if part.sum() <= 0:
+            rule = ("no reference backchannel in the sample's window: the reference is "
+                    "uniform there, as FLEXI's ground truth is for an item without one")
+        elif rules.resize_reference(part / part.sum(), len(hist)).sum() <= 0:
+            rule = ("the reference's backchannels fall between the bins it is resized to: "
+                    "uniform there, as FLEXI's 1e-10 per bin makes it")
+        part = part + rules.JSD_EPSILON
+        value = rules.jsd(hist, rules.resize_reference(part / part.sum(), len(hist)),
+                          paper=not self.compat)
+        if not np.isfinite(value):  # not expected: said at the source, never a bare NaN
+            return None, f"the divergence is not finite ({value})"
+        return value, rule

@@ -9,7 +9,10 @@ has stopped reading.  A disconnect, from the server or the transport, arrives as
 ``disconnect``.  TLS: ``verify=False`` accepts a self-signed certificate (Freeze-Omni makes one
 on its first start); the HTTP session then ignores the environment (``requests`` would otherwise
 let ``REQUESTS_CA_BUNDLE`` or ``CURL_CA_BUNDLE`` switch verification back on, and proxy
-variables route a loopback server through a proxy).
+variables route a loopback server through a proxy).  Engine.IO's read loop and write loop use
+the one WebSocket from two threads; over TLS its socket is a
+:class:`~duplexeval.systems.adapters.freeze_omni._tls.SerializedTLS`, since two OpenSSL calls at
+once on one connection corrupt it (the lost connections of the flaky TLS test).
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ class SocketIOLink:
         try:
             import requests
             import socketio
+
+            from duplexeval.systems.adapters.freeze_omni._tls import SerializedTLSWebSocket
         except ImportError:
             raise SystemFailure("the freeze-omni system needs python-socketio: pip install "
                                 "'duplexeval[servers]'") from None
@@ -59,8 +64,11 @@ class SocketIOLink:
 
             urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
             http.verify, http.trust_env = False, False
+        # Engine.IO reads the WebSocket in one thread and writes it in another: over TLS the
+        # socket must serialize its OpenSSL calls (see ._tls)
         self._sio = socketio.Client(reconnection=False, ssl_verify=verify, handle_sigint=False,
-                                    http_session=http)
+                                    http_session=http, websocket_extra_options={
+                                        "class_": SerializedTLSWebSocket})
         _in_wire_order(self._sio)
         for name in (*SERVER_EVENTS, "disconnect"):
             self._sio.on(name, self._recorder(name))
