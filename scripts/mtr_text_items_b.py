@@ -314,7 +314,7 @@ QUESTIONS_B: dict[str, list[tuple[str, str, str]]] = {
         ("Name the three primary colours of paint.", "Red, yellow and blue",
          "The primary colours of paint are red, yellow and blue. Mixing them gives all the other colours."),
         ("Tell me in one word what a baby cat is called.", "Kitten",
-         "A baby cat is called a kitten. Kittens open their eyes when they are about a week old."),
+         "A baby cat is called a kitten. Kittens open their eyes when they are one to two weeks old."),
         ("How many centimetres are there in one metre?", "One hundred",
          "There are one hundred centimetres in a metre. Centi means one hundredth."),
         ("What is three cubed?", "Twenty seven",
