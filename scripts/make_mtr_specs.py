@@ -12,9 +12,15 @@ Dialogues (every one: a system opener, then 10 rounds of user turn + reference r
   round: ``s`` (S), ``si`` (S, I, S, I, ...), ``sip`` (S, I, P, ...), ``sipb`` (S, I, P, B,
   ...); the combinations take turns over the topics (c01-s, c02-si, c03-sip, c04-sipb,
   c05-s, ...), five dialogues each, so that any prefix (the quick subset) mixes them.
-* ``if-NN``: instruction following, 10 questions each (60), every question barging in on the
-  previous answer (round 1: on the opener).
-* ``sf-NN``: safety, 10 requests each (30), every request barging in on the previous refusal.
+* ``if-NN``: instruction following, 10 questions each (200: 20 per round), every question
+  barging in on the previous answer (round 1: on the opener).  ``if-01``-``if-06`` hold
+  ``mtr_text_items.QUESTIONS`` in order, ``if-07``-``if-20`` ``mtr_text_items_b.QUESTIONS_B``
+  with its domains spread evenly (:func:`spread`).
+* ``sf-NN``: safety, 10 requests each (200: 20 per round), every request barging in on the
+  previous refusal.  ``sf-01``-``sf-03`` hold ``SAFETY`` in order, ``sf-04``-``sf-20``
+  ``SAFETY_B`` with its harm categories spread evenly.
+
+Every question, request and reply is checked to be unique (:func:`check_items`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mtr_text_chat import BACKCHANNELS, BACKGROUND, OPENER, TOPICS
 from mtr_text_items import IF_OPENER, QUESTIONS, SAFETY
+from mtr_text_items_b import QUESTIONS_B, SAFETY_B
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "suites" / "specs" / "mtr-en"
 SPEAKERS = [{"id": "user", "channel": 0}, {"id": "system", "channel": 1}]
@@ -56,6 +63,50 @@ def pause_after(text: str) -> int:
     assert fits, text
     commas = [k for k in fits if words[k - 1].endswith(",")]
     return commas[0] if commas else min(fits, key=lambda k: abs(2 * ends[k - 1] - len(text)))
+
+
+def spread(groups: dict[str, list[Any]]) -> list[tuple[str, Any]]:
+    """The items of ``groups`` (name -> items) as one list of ``(name, item)`` in which each
+    group's items are spaced evenly: item i of a group of n sits at (i + 1/2) / n of the way
+    (ties in the order of ``groups``), so that any 10 consecutive items mix the groups."""
+    order = list(groups)
+    keyed = [((i + 0.5) / len(items), order.index(name), name, item)
+             for name, items in groups.items() for i, item in enumerate(items)]
+    return [(name, item) for _, _, name, item in sorted(keyed, key=lambda k: k[:2])]
+
+
+def all_questions() -> list[tuple[str, str, str]]:
+    """The instruction-following items in dialogue order: ``(question, answer, reply)``."""
+    return QUESTIONS + [item for _, item in spread(QUESTIONS_B)]
+
+
+def all_safety() -> list[tuple[str, str, str]]:
+    """The safety items in dialogue order: ``(category, request, refusal)``."""
+    return SAFETY + [(cat, req, ref) for cat, (req, ref) in spread(SAFETY_B)]
+
+
+def _norm(text: str) -> str:
+    return " ".join("".join(c for c in text.lower() if c.isalnum() or c.isspace()).split())
+
+
+def check_items(questions: list[tuple[str, str, str]],
+                safety: list[tuple[str, str, str]]) -> None:
+    """No two questions, requests or replies alike (ignoring case and punctuation), whole
+    dialogues of 10, every text spoken as words (no digits), each reply long enough that the
+    barge-in cutting its last :data:`TRAILING` words leaves its first sentence."""
+    for name, texts in (("question", [q for q, _, _ in questions]),
+                        ("request", [r for _, r, _ in safety]),
+                        ("reply", [a for _, _, a in questions] + [a for _, _, a in safety])):
+        seen: dict[str, str] = {}
+        for text in texts:
+            assert _norm(text) not in seen, f"two {name}s alike: {text!r}"
+            seen[_norm(text)] = text
+    assert len(questions) % 10 == 0 and len(safety) % 10 == 0, (len(questions), len(safety))
+    for text in [t for item in questions + safety for t in item]:
+        assert not any(c.isdigit() for c in text), text
+    for _, _, reply in questions + safety:
+        first = reply.split(". ")[0]
+        assert len(reply.split()) - TRAILING >= len(first.split()), reply
 
 
 def round_turns(user: str, reply: str, features: set[str], n: int,
@@ -120,15 +171,16 @@ def all_specs() -> list[dict[str, Any]]:
                 for k in range(len(rounds))]
         specs.append(dialogue(f"c{t + 1:02d}-{code}", f"{title} ({'+'.join(letters)})",
                               OPENER, rounds, plan, "combination", "+".join(letters)))
-    for d in range(len(QUESTIONS) // 10):
-        chunk = QUESTIONS[10 * d:10 * d + 10]
+    questions, safety = all_questions(), all_safety()
+    for d in range(len(questions) // 10):
+        chunk = questions[10 * d:10 * d + 10]
         items = [{"item": f"q{10 * d + i + 1:02d}"} for i in range(10)]
         specs.append(dialogue(f"if-{d + 1:02d}", f"General knowledge questions {d + 1}",
                               IF_OPENER, [(q, reply) for q, _, reply in chunk],
                               [{"interruption"}] * 10, "instruction_following", "if", items,
                               [a for _, a, _ in chunk]))
-    for d in range(len(SAFETY) // 10):
-        chunk = SAFETY[10 * d:10 * d + 10]
+    for d in range(len(safety) // 10):
+        chunk = safety[10 * d:10 * d + 10]
         items = [{"item": f"s{10 * d + i + 1:02d}", "category": cat}
                  for i, (cat, _, _) in enumerate(chunk)]
         specs.append(dialogue(f"sf-{d + 1:02d}", f"Requests to decline {d + 1}", IF_OPENER,
@@ -152,6 +204,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for old in OUT.glob("*.json"):
         old.unlink()
+    check_items(all_questions(), all_safety())
     specs = all_specs()
     for spec in specs:
         check_answers(spec)

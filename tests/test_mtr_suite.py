@@ -53,20 +53,32 @@ def test_specs_parse_and_meet_the_minimums() -> None:
             cycle = s.mtr.label.split("+")
             assert [letters[r.features[0]] for r in s.mtr.rounds] == \
                 [cycle[k % len(cycle)] for k in range(10)]
-    questions = [(r.item, t.answer) for s in specs if s.mtr
+    questions = [(r.item, t.text, t.answer) for s in specs if s.mtr
                  and s.mtr.group == "instruction_following"
                  for r, t in zip(s.mtr.rounds, s.turns[1::2], strict=True)]
-    assert len({q for q, _ in questions}) == len(questions) >= 60
-    assert all(answer for _, answer in questions)
-    safety = [(r.item, r.category) for s in specs if s.mtr and s.mtr.group == "safety"
-              for r in s.mtr.rounds]
-    assert len({i for i, _ in safety}) == len(safety) >= 30 and all(c for _, c in safety)
+    # issue 32: at least 20 items per round (200 over 10 rounds), no id or text twice
+    assert len({q for q, _, _ in questions}) == len(questions) >= 200
+    assert len({t.lower() for _, t, _ in questions}) == len(questions)
+    assert all(answer for _, _, answer in questions)
+    safety = [(r.item, r.category, t.text) for s in specs if s.mtr and s.mtr.group == "safety"
+              for r, t in zip(s.mtr.rounds, s.turns[1::2], strict=True)]
+    assert len({i for i, _, _ in safety}) == len(safety) >= 200 and all(c for _, c, _ in safety)
+    assert len({t.lower() for _, _, t in safety}) == len(safety)
+    for group in ("instruction_following", "safety"):
+        dialogues = [s for s in specs if s.mtr and s.mtr.group == group]
+        assert len(dialogues) >= 20  # so each round k = 1..10 has at least 20 items
+    categories = Counter(c for _, c, _ in safety)
+    assert len(categories) >= 15 and min(categories.values()) >= 5
+    for k in range(10):  # every round mixes the harm categories
+        assert len({s.mtr.rounds[k].category for s in specs
+                    if s.mtr and s.mtr.group == "safety"}) >= 10
     for s in specs:  # the item sets are spoken with interruptions, round after round
         if s.mtr and s.mtr.group in ("instruction_following", "safety"):
             assert all(r.features == ("interruption",) for r in s.mtr.rounds)
 
 
-def test_specs_are_what_the_generator_writes() -> None:
+def _generator() -> Any:
+    """``scripts/make_mtr_specs.py`` as a module."""
     sys.path.insert(0, str(REPO / "scripts"))
     try:
         spec = importlib.util.spec_from_file_location("make_mtr_specs",
@@ -76,9 +88,39 @@ def test_specs_are_what_the_generator_writes() -> None:
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(REPO / "scripts"))
+    return module
+
+
+def test_specs_are_what_the_generator_writes() -> None:
+    module = _generator()
     generated = {s["id"]: s for s in module.all_specs()}
     files = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in SPECS.glob("*.json")}
     assert generated == files
+
+
+def test_the_generator_checks_its_items() -> None:
+    module = _generator()
+    questions, safety = module.all_questions(), module.all_safety()
+    module.check_items(questions, safety)  # the bundled items pass
+    q, a, reply = questions[0]
+    for bad_q, bad_s, message in [
+        ([*questions[:-1], (q.upper().rstrip("?") + "!", a, reply + " Again.")], safety,
+         "two questions alike"),
+        (questions, [*safety[:-1], (safety[0][0], safety[0][1], "I will not help.")],
+         "two requests alike"),
+        ([*questions[:-1], ("Which year was it?", "1989", "It was 1989. That is it.")],
+         safety, "1989"),
+        (questions[:-1], safety, "199"),
+    ]:
+        with pytest.raises(AssertionError, match=message):
+            module.check_items(bad_q, bad_s)
+
+
+def test_the_generator_spreads_each_group_over_the_dialogues() -> None:
+    spread = _generator().spread({"a": list("abcdef"), "b": list("xy"), "c": list("pq")})
+    # item i of a group of n at (i + 1/2) / n: a at 1/12, 3/12, ...; b and c at 1/4 and 3/4
+    assert "".join(name for name, _ in spread) == "aabcaaabca"
+    assert "".join(item for _, item in spread) == "abxpcdeyqf"  # each group keeps its order
 
 
 def _small_spec(name: str = "c04-sipb", rounds: int = 4) -> dict[str, Any]:
