@@ -85,6 +85,12 @@ def _user_turns(d: Dialogue) -> list[np.ndarray]:
             for e in d.events if e.kind is EventKind.TURN and e.channel == 0]
 
 
+def _questions(qa: Dataset) -> list[np.ndarray]:
+    """qa-01's user TURNs from its first question on: its first TURN is the lead-in ("I have a
+    question about an old novel.") before a held pause, not a question."""
+    return _user_turns(qa.dialogues[0])[1:]
+
+
 def _silence(seconds: float) -> np.ndarray:
     return np.zeros(round(seconds * SR), np.float32)
 
@@ -177,9 +183,13 @@ def test_retrieval_answers_with_the_reference_answer(qa_run: Path, qa: Dataset) 
                 assert match is not None and reply["text"] == match.answer
                 answered += 1
     assert answered >= 10
-    first = json.loads(next(iter(sorted(qa_run.glob("samples/qa-01/*smooth*.json"))))
-                       .read_text())["trace"]["replies"][0]
-    assert first["user"].lower().startswith("who wrote the novel frankenstein")
+    # qa-01's first question comes after a lead-in and a held pause ("I have a question about
+    # an old novel. ... Who actually wrote the novel Frankenstein?"): its reply is the first
+    # one that hears the question itself
+    replies = json.loads(next(iter(sorted(qa_run.glob("samples/qa-01/*smooth*.json"))))
+                         .read_text())["trace"]["replies"]
+    first = next(r for r in replies if "frankenstein" in r["user"].lower())
+    assert "who actually wrote the novel frankenstein" in " ".join(normalise(first["user"]))
     assert first["text"] == "Mary Shelley." and first["source"] == "retrieval"
 
 
@@ -257,7 +267,7 @@ def _voiced(piece: np.ndarray, seconds: float) -> np.ndarray:
 def test_barge_in_stops_it_and_a_backchannel_does_not(qa: Dataset, cascade: System) -> None:
     config = cascade.config  # type: ignore[attr-defined]
     dialogue = _long_answer_dialogue()
-    turns = _user_turns(qa.dialogues[0])
+    turns = _questions(qa)
     question = turns[0]
     lead = _silence(0.5)
     # first pass: when does the (long) reply start?
@@ -304,7 +314,7 @@ def test_barge_in_stops_it_and_a_backchannel_does_not(qa: Dataset, cascade: Syst
 
 
 def test_replies_come_from_the_llm_endpoint_with_the_history(qa: Dataset) -> None:
-    turns = _user_turns(qa.dialogues[0])
+    turns = _questions(qa)
     user = np.concatenate([_silence(0.5), turns[0], _silence(7.0), turns[1], _silence(7.0)])
     with FakeOpenAI() as server:
         system = load_system("cascade", {"llm_url": server.base_url, "llm_model": "fake-1",
@@ -328,7 +338,7 @@ def test_half_duplex_does_not_hear_a_barge_in(qa: Dataset, cascade: System) -> N
     """``half_duplex=1``: the same reply, but a barge-in 1 s into it neither silences nor
     stops it; the full-duplex cascade stops within stop_delay (+ VAD lag)."""
     dialogue = _long_answer_dialogue()
-    turns = _user_turns(qa.dialogues[0])
+    turns = _questions(qa)
     lead, question = _silence(0.5), turns[0]
     _, trace = _drive(cascade, np.concatenate([lead, question, _silence(4.0)]), dialogue)
     start = trace["replies"][0]["sample"]
@@ -390,14 +400,14 @@ def test_llm_failure_is_a_system_error(qa: Dataset) -> None:
     from duplexeval.systems import SystemFailure
 
     system = load_system("cascade", {"llm_url": "http://127.0.0.1:9/v1", "llm_timeout": "2"})
-    user = np.concatenate([_silence(0.3), _user_turns(qa.dialogues[0])[0], _silence(1.5)])
+    user = np.concatenate([_silence(0.3), _questions(qa)[0], _silence(1.5)])
     with pytest.raises(SystemFailure, match="LLM endpoint"):
         _drive(system, user, None)
 
 
 def test_own_backchannels_in_long_user_turns(qa: Dataset) -> None:
     """``backchannels=1``: "Mm-hm." in a short pause after 2 s of user speech (not a reply)."""
-    turns = _user_turns(qa.dialogues[0])
+    turns = _questions(qa)
     talk = np.concatenate([turns[0], _silence(0.45), turns[1], _silence(0.45), turns[2]])
     user = np.concatenate([_silence(0.3), talk, _silence(3.0)])
     system = load_system("cascade", {"backchannels": "1"})
@@ -427,13 +437,13 @@ def test_smart_turn_ends_complete_questions_early(qa: Dataset) -> None:
                                      "eot_silence": "2.0"})
     d = qa.dialogues[0]
     turns = _user_turns(d)
-    complete = turns[0]  # "Who wrote the novel Frankenstein?"
+    complete = turns[1]  # "Who actually wrote the novel Frankenstein?" (after the lead-in)
     _, trace = _drive(system, np.concatenate([_silence(0.3), complete, _silence(3.0)]), None)
     assert trace["smart_turn"] and trace["smart_turn"][0]["probability"] >= 0.5
     eot = trace["eot"][0]
     assert eot["by"] == "smart_turn"
     assert eot["sample"] - eot["last_offset"] < round(0.4 * SR)
-    unfinished = turns[3]  # "Which of her books is, um," (the rest follows a 1 s pause)
+    unfinished = turns[4]  # "Which of her books is, um," (the rest follows a 1 s pause)
     _, trace = _drive(system, np.concatenate([_silence(0.3), unfinished, _silence(3.0)]), None)
     assert trace["smart_turn"][0]["probability"] < 0.5
     eot = trace["eot"][0]
@@ -443,7 +453,7 @@ def test_smart_turn_ends_complete_questions_early(qa: Dataset) -> None:
 def test_measured_compute_instead_of_budgets(qa: Dataset) -> None:
     """``clock_budgets=0`` charges the measured compute (ASR + responder + first TTS audio)."""
     system = load_system("cascade", {"clock_budgets": "0", "asr_latency": "9"})
-    user = np.concatenate([_silence(0.3), _user_turns(qa.dialogues[0])[0], _silence(6.0)])
+    user = np.concatenate([_silence(0.3), _questions(qa)[0], _silence(6.0)])
     _, trace = _drive(system, user, None)
     reply = trace["replies"][0]
     delay = (reply["sample"] - reply["eot"]) / SR

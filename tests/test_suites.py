@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from duplexeval.cli import main
-from duplexeval.suites import SUITES, suite_path
-from duplexeval.synth._spec import load_specs
+from duplexeval.suites import QUICK_MIN_SHIFTS, SUITES, suite_path
+from duplexeval.synth._spec import Turn, _Position, load_specs
 
 
 def test_bundled_specs_are_valid_and_translations_match() -> None:
@@ -126,3 +127,83 @@ def test_data_build_makes_a_quick_subset_or_the_first_dialogues(
     with pytest.raises(SystemExit) as refused:  # one or the other (argparse's usage error)
         main(["data", "build", "m3-qa-en", "--quick", "--limit", "2"])
     assert refused.value.code == 2
+
+
+M3_SPEC_SUITES = ("m3-qa-en", "m3-qa-ja", "m3-chat-en", "m3-chat-ja")
+
+
+def _events(turn: Turn, ja: bool) -> tuple[list[int], list[int], int | None, str]:
+    """Held pause positions, backchannel positions, the interruption point (words, or
+    characters in Japanese) and the text as a list of its words or characters."""
+    def at(p: _Position) -> int:
+        return (p.after_char if ja else p.after_word) or 0
+    cut = turn.interruption()
+    return ([at(p) for p in turn.all_pauses() if p.seconds >= 0.6],
+            [at(b) for b in turn.backchannels], None if cut is None else at(cut), turn.text)
+
+
+def test_m3_spec_events_follow_the_specs_readme() -> None:
+    """The rules of specs/README.md that the loader does not check: Japanese positions right
+    after 、。？！ and no lone うん; an English barge-in leaves 1-4 words; a QA barge-in comes
+    after the reference answer is said; a turn's pause and backchannels come before its
+    interruption point, the backchannels far enough before it that the interrupter does not wait
+    for its own backchannel; the Japanese suites carry the English ones' events turn by turn."""
+    specs = {name: {s.id: s for s in load_specs(SUITES[name].spec_folder())}
+             for name in M3_SPEC_SUITES}
+    for name, by_id in specs.items():
+        ja = name.endswith("-ja")
+        for spec in by_id.values():
+            for i, turn in enumerate(spec.turns):
+                pauses, bcs, cut, text = _events(turn, ja)
+                where = f"{name}/{spec.id} turn {i}"
+                if ja:
+                    assert all(text[k - 1] in "、。？！" for k in [*pauses, *bcs]
+                               + ([cut] if cut else [])), where
+                    assert not {b.text for b in turn.backchannels} & {"うん", "うんうん"}, where
+                if cut is None:
+                    continue
+                if not ja:
+                    assert 1 <= len(text.split()) - cut <= 4, where
+                assert all(k < cut for k in pauses), where
+                assert all(cut - k >= (13 if ja else 4) for k in bcs), where
+                if spec.domain == "task":  # one IPU that outlasts the interrupted words
+                    assert not spec.turns[i + 1].all_pauses(), where
+                    said = text[:cut] if ja else " ".join(text.split()[:cut])
+                    answer = spec.turns[i - 1].answer or ""
+                    assert answer.rstrip(".。").lower() in said.lower(), where
+    for kind in ("qa", "chat"):
+        en, jp = specs[f"m3-{kind}-en"], specs[f"m3-{kind}-ja"]
+        assert set(en) == set(jp)
+        for spec_id, spec in en.items():
+            for a, b in zip(spec.turns, jp[spec_id].turns, strict=True):
+                ea, eb = _events(a, False), _events(b, True)
+                assert (len(a.all_pauses()), len(ea[0]), len(ea[1]), ea[2] is None) == \
+                    (len(b.all_pauses()), len(eb[0]), len(eb[1]), eb[2] is None), \
+                    f"{kind} {spec_id}: {a.text}"
+
+
+def test_m3_suites_give_every_cell_30_events_and_the_quick_subset_5() -> None:
+    """Issue 32: SHIFT, PAUSE, BC and BARGE_IN on each M3 suite's user channels (M3's rules
+    for whose events count: see perf/suite_cells.py, which prints them) at least 30 in the full
+    suite and 5 in the first dialogues that reach the quick subset's 20 shifts."""
+    for name in M3_SPEC_SUITES:
+        suite = SUITES[name]
+        total: Counter[str] = Counter()
+        quick: Counter[str] | None = None
+        for spec in load_specs(suite.spec_folder()):
+            for i, turn in enumerate(spec.turns):
+                ch = spec.speaker(turn.speaker).channel
+                user, listener = ch in suite.channels, 1 - ch in suite.channels
+                total["PAUSE"] += user * sum(p.seconds >= 0.6 for p in turn.all_pauses())
+                total["BC"] += listener * len(turn.backchannels)
+                if i + 1 < len(spec.turns) and spec.turns[i + 1].speaker != turn.speaker:
+                    if turn.interruption() is not None:
+                        total["BARGE_IN"] += listener
+                    else:
+                        total["SHIFT"] += user
+            if quick is None and total["SHIFT"] >= QUICK_MIN_SHIFTS:
+                quick = total.copy()
+        assert quick is not None, name
+        cells = ("SHIFT", "PAUSE", "BC", "BARGE_IN")
+        assert min(total[c] for c in cells) >= 30, (name, total)
+        assert min(quick[c] for c in cells) >= 5, (name, quick)
