@@ -102,12 +102,13 @@ class ProcessExecutor:
         ref = SystemRef.of(system)
         order = sorted(range(len(tasks)), key=lambda i: -unit_cost(tasks[i]))
         pending: dict[Future[UnitReport], int] = {
-            self._pool.submit(run_unit_on_worker, tasks[i], ref): i for i in order}
+            self._pool.submit(run_unit_on_worker, tasks[i], ref): rank
+            for rank, i in enumerate(order)}
         try:
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in sorted(finished, key=lambda f: pending[f]):
-                    i = pending.pop(future)
+                for future in sorted(finished, key=lambda f: pending[f]):  # submission order
+                    i = order[pending.pop(future)]
                     done(tasks[i], _result(future, tasks[i]))
         except BaseException:
             for future in pending:
