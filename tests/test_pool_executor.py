@@ -154,3 +154,30 @@ def test_a_killed_worker_fails_the_run_and_a_resume_completes_it(
     summaries = [json.loads(files.pop("run_summary.json")) for files in (pool, local)]
     assert summaries[0]["samples"] == summaries[1]["samples"] == len(plan.samples)
     assert pool == local
+
+
+def test_an_unguarded_script_is_not_run_again_by_the_workers(sample_voiced: Path,
+                                                              tmp_path: Path) -> None:
+    """Spawned workers import the parent's ``__main__``: a script without ``if __name__ ==
+    "__main__"`` (as the README's snippet is written) would run its run again in each worker,
+    under the run's lock; the pool hides the script while its workers start."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "from pathlib import Path\n"
+        "from duplexeval.data import Need, load_dataset\n"
+        "from duplexeval.plan import EvalProtocol, PlanOptions, build_plan\n"
+        "from duplexeval.runs import ProcessExecutor, execute_run\n"
+        "from duplexeval.systems import load_system\n"
+        f"dataset, _ = load_dataset(Path({str(sample_voiced)!r}), audio=Need.REQUIRE)\n"
+        "plan = build_plan(dataset.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN))\n"
+        f"result = execute_run(load_system('scripted', {{}}), dataset, plan, "
+        f"Path({str(tmp_path / 'run')!r}), progress=False, executor=ProcessExecutor(2))\n"
+        "print('samples', result.samples)\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["samples", "22"]

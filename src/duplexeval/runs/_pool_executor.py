@@ -36,6 +36,7 @@ from typing import TypeVar
 
 from duplexeval.errors import DuplexevalError
 from duplexeval.runs._units import OnDone, SystemRef, UnitReport, UnitTask, run_unit_on_worker
+from duplexeval.speech._asr_pool import _main_not_reimported
 from duplexeval.systems._base import System
 
 __all__ = ["WORKER_THREADS", "ProcessExecutor", "default_workers", "unit_cost"]
@@ -101,9 +102,10 @@ class ProcessExecutor:
                 return self.run(tasks, system, done)
         ref = SystemRef.of(system)
         order = sorted(range(len(tasks)), key=lambda i: -unit_cost(tasks[i]))
-        pending: dict[Future[UnitReport], int] = {
-            self._pool.submit(run_unit_on_worker, tasks[i], ref): rank
-            for rank, i in enumerate(order)}
+        with _main_not_reimported():  # workers start on submit: an unguarded script is not rerun
+            pending: dict[Future[UnitReport], int] = {
+                self._pool.submit(run_unit_on_worker, tasks[i], ref): rank
+                for rank, i in enumerate(order)}
         try:
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
