@@ -412,3 +412,27 @@ def test_common_contract(request: pytest.FixtureRequest, name: str) -> None:
     assert settings["engine"] == name and settings["voice"] == voices[0]
     assert all(version for version in settings["packages"].values())
     assert json.loads(json.dumps(settings)) == settings
+
+
+def test_piper_runs_one_onnxruntime_thread_unless_told(piper: TtsEngine,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnxruntime's default is the machine's cores, and piper's sums differ in their last bits
+    with the thread count (the demo's cascade replies did between its pool workers and one
+    process): one thread by default, so the speech does not depend on where it is made;
+    ``DUPLEXEVAL_ORT_THREADS`` overrides it."""
+    from duplexeval.speech.engines import _piper
+
+    model = _piper._joe_model_path().resolve()
+
+    def threads() -> int:
+        _piper._load_voice.cache_clear()
+        session = _piper._load_voice(model).session
+        return int(session.get_session_options().intra_op_num_threads)
+
+    try:
+        monkeypatch.delenv("DUPLEXEVAL_ORT_THREADS", raising=False)
+        assert threads() == 1
+        monkeypatch.setenv("DUPLEXEVAL_ORT_THREADS", "2")
+        assert threads() == 2
+    finally:
+        _piper._load_voice.cache_clear()

@@ -46,6 +46,8 @@ from duplexeval.events import EventKind
 from duplexeval.plan._samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.registry import Registry
 from duplexeval.report._text import PLAN_HEADER, format_table, plan_row
+from duplexeval.runs import ProcessExecutor
+from duplexeval.runs._pool_executor import default_workers
 from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity
 from duplexeval.systems._registry import load_system
 
@@ -258,7 +260,8 @@ def _selector(row: DemoSystem, suites: list[str] | None,
 
 def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool = False,
              suites: list[str] | None = None, limit: int | None = None,
-             flexi: bool | None = None, variants: bool = False) -> int:
+             flexi: bool | None = None, variants: bool = False,
+             jobs: int | None = None) -> int:
     """The demo (see the module docstring): ``duplexeval eval`` of the bundled benchmarks on
     the built-in systems, each system's bundle in ``runs_root/SYSTEM/``, then the tables of
     all systems together in ``runs_root/tables/`` and the HTML report; returns the exit code.
@@ -266,7 +269,10 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     first dialogues instead of the quick subsets; ``flexi`` (default: when no suites are
     named) adds FLEXI.  ``extra`` dataset folders are evaluated as M3 Multi (gen) cells.  The
     wall time of each stage (:data:`STAGES`) is printed last and written to
-    ``runs_root/demo_timing.json`` (seconds, with the CPU count and load average)."""
+    ``runs_root/demo_timing.json`` (seconds, with the CPU count and load average).  ``jobs``:
+    the worker processes the runs' units are spread over
+    (:class:`~duplexeval.runs.ProcessExecutor`; default one per CPU; 1: in this process), the
+    outputs the same whatever the count."""
     from duplexeval.benchmarks import BENCHMARKS
 
     timer = StageTimer()
@@ -286,7 +292,7 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     chosen = tuple(b for b in DEMO_BENCHMARKS if b != "flexi" or flexi)
     m3_suites = [d.suite for d in datasets if d.suite and d.suite != "flexi-en"]
     cells = _evaluate_systems(chosen, m3_suites, runs_root, subset, extra, limit, variants,
-                              timer)
+                              timer, default_workers() if jobs is None else jobs)
     with timer("tables"):
         lines = _write_tables(cells, runs_root, BENCHMARKS)
     print("\n".join(lines))
@@ -301,27 +307,39 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
 
 def _evaluate_systems(chosen: tuple[str, ...], m3_suites: list[str], runs_root: Path,
                       subset: int | str | None, extra: list[Path], limit: int | None,
-                      variants: bool, timer: StageTimer) -> dict[str, list[SystemCell]]:
+                      variants: bool, timer: StageTimer, jobs: int,
+                      ) -> dict[str, list[SystemCell]]:
     """``eval`` of each demo system into ``runs_root/SYSTEM/`` (and of each ``extra``
-    dataset); every benchmark's cells of every system, with the stages timed."""
+    dataset), the runs' units in one pool of ``jobs`` worker processes (1: in this process);
+    every benchmark's cells of every system, with the stages timed."""
+    cells: dict[str, list[SystemCell]] = {b: [] for b in chosen}
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(ProcessExecutor(jobs)) if jobs > 1 else None
+        for row in DEMO_SYSTEMS:
+            if not row.variant or variants:
+                _evaluate_row(row, chosen, m3_suites, runs_root, subset, extra, limit, timer,
+                              pool, cells)
+    return cells
+
+
+def _evaluate_row(row: DemoSystem, chosen: tuple[str, ...], m3_suites: list[str],
+                  runs_root: Path, subset: int | str | None, extra: list[Path],
+                  limit: int | None, timer: StageTimer, pool: ProcessExecutor | None,
+                  cells: dict[str, list[SystemCell]]) -> None:
+    """``eval`` of one demo row, its cells added to ``cells`` and its stages to ``timer``."""
     from duplexeval.benchmarks import evaluate
 
-    cells: dict[str, list[SystemCell]] = {b: [] for b in chosen}
-    for row in DEMO_SYSTEMS:
-        if row.variant and not variants:
-            continue
-        system = load_system(row.system, dict(row.args))
-        results = [evaluate(system, list(chosen), runs_root / _slug(row.label), subset,
-                            select=_selector(row, m3_suites, chosen))]
-        results += [evaluate(system, [_extra_benchmark(path)],
-                             runs_root / _slug(row.label) / "data" / _slug(path.name),
-                             limit, data=path) for path in extra]
-        for result in results:
-            for stage, seconds in result.seconds.items():
-                timer.add(stage, seconds)
-            for bench, mine in result.cells.items():
-                cells.setdefault(bench, []).extend((row.label, r) for r in mine)
-    return cells
+    system = load_system(row.system, dict(row.args))
+    results = [evaluate(system, list(chosen), runs_root / _slug(row.label), subset,
+                        select=_selector(row, m3_suites, chosen), executor=pool)]
+    results += [evaluate(system, [_extra_benchmark(path)],
+                         runs_root / _slug(row.label) / "data" / _slug(path.name),
+                         limit, data=path, executor=pool) for path in extra]
+    for result in results:
+        for stage, seconds in result.seconds.items():
+            timer.add(stage, seconds)
+        for bench, mine in result.cells.items():
+            cells.setdefault(bench, []).extend((row.label, r) for r in mine)
 
 
 def _write_timing(timer: StageTimer, runs_root: Path, full: bool,

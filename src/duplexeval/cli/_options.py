@@ -263,17 +263,23 @@ def analysis_options(args: argparse.Namespace) -> Any:
 
 
 def add_executor_options(p: argparse.ArgumentParser, units: bool) -> None:
-    """Where the work runs: ``--executor local|dask``, ``--scheduler``, ``--workers``, and with
-    ``units`` (``run``) ``--unit-resources``."""
+    """Where the work runs: ``--executor local|dask`` (with ``units``, ``run`` and ``eval``,
+    also ``processes``), ``--scheduler``, ``--workers``, and with ``units``
+    ``--unit-resources``."""
     what = ("the run's work units (one pass with its forks, or one sample under single)"
             if units else "the analysis's sample batches and the judge calls")
     g = p.add_argument_group("executor", f"where {what} run; the outputs are the same")
-    g.add_argument("--executor", choices=("local", "dask"), default="local",
-                   help="local: in this process (default); dask: on a Dask cluster")
+    choices = ("local", "processes", "dask") if units else ("local", "dask")
+    g.add_argument("--executor", choices=choices, default="local",
+                   help="local: in this process (default); "
+                        + ("processes: the units in a pool of worker processes on this "
+                           "machine, one thread each; " if units else "")
+                        + "dask: on a Dask cluster")
     g.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="the Dask scheduler to use (default: a local cluster on 127.0.0.1)")
     g.add_argument("--workers", type=positive_int, metavar="N",
-                   help="worker processes of the local Dask cluster (default: one per CPU)")
+                   help="worker processes of the local Dask cluster or of --executor "
+                        "processes (default: one per CPU)")
     if units:
         g.add_argument("--unit-resources", action="append", default=[], metavar="NAME=AMOUNT",
                        help="Dask worker resources every unit needs, e.g. GPU=1 (repeatable)")
@@ -290,6 +296,12 @@ def executor_from(args: argparse.Namespace) -> Any:
         if dask_only:
             raise DuplexevalError(f"{', '.join(dask_only)} needs --executor dask")
         return nullcontext()
+    if args.executor == "processes":
+        if args.scheduler or resources:
+            raise DuplexevalError("--scheduler and --unit-resources need --executor dask")
+        from duplexeval.runs._pool_executor import ProcessExecutor
+
+        return ProcessExecutor(args.workers)
     if args.workers is not None and (args.workers < 1 or args.scheduler):
         raise DuplexevalError("--workers needs a positive count and no --scheduler (the "
                               "scheduler's own workers run the tasks)")

@@ -14,6 +14,7 @@ from duplexeval.cli._options import (
     executor_from,
     out_folder,
     positive,
+    positive_int,
 )
 from duplexeval.errors import DuplexevalError
 
@@ -250,6 +251,9 @@ def add_demo(sub: Subparsers) -> None:
                         "half-duplex)")
     p.add_argument("--no-flexi", action="store_true",
                    help="leave out the FLEXI stage (flexi-en under multi-gen and multi-ref)")
+    p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
+                   help="worker processes the runs are spread over (default: one per CPU; "
+                        "1: in this process); the outputs are the same")
     p.set_defaults(func=_demo)
 
 
@@ -258,4 +262,4 @@ def _demo(args: argparse.Namespace) -> int:
 
     return run_demo([Path(p) for p in args.data], full=args.full,
                     limit=1 if args.quick else None, flexi=not args.no_flexi,
-                    variants=args.variants)
+                    variants=args.variants, jobs=args.jobs)

@@ -11,8 +11,9 @@
     record = run.read_record(rows[0].sample_id, rows[0].event_id)   # trace, seed, frames
 
 :func:`execute_run` runs a plan's work units (:mod:`duplexeval.runs._units`) on an executor:
-:class:`LocalExecutor` (in process, the default) or :class:`DaskExecutor` (a Dask cluster,
-:mod:`duplexeval.runs._dask_executor`); the run directory comes out the same.
+:class:`LocalExecutor` (in process, the default), :class:`ProcessExecutor` (a pool of worker
+processes on this machine, :mod:`duplexeval.runs._pool_executor`) or :class:`DaskExecutor` (a
+Dask cluster, :mod:`duplexeval.runs._dask_executor`); the run directory comes out the same.
 """
 
 from duplexeval.runs._dask_executor import DaskExecutor
@@ -35,6 +36,7 @@ from duplexeval.runs._execution import (
     execute_run,
     summary_lines,
 )
+from duplexeval.runs._pool_executor import ProcessExecutor
 
 __all__ = [
     "AnalysisFiles",
@@ -42,6 +44,7 @@ __all__ = [
     "Executor",
     "LocalExecutor",
     "MetadataRow",
+    "ProcessExecutor",
     "RunConfig",
     "RunConfigFile",
     "RunDir",

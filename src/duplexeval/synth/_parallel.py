@@ -30,7 +30,8 @@ __all__ = ["ORT_THREADS_ENV", "build_dialogues", "default_jobs", "dialogue_key"]
 
 ORT_THREADS_ENV = "DUPLEXEVAL_ORT_THREADS"
 """Environment variable a worker sets to ``1``: the piper engine gives its onnxruntime sessions
-that many intra-op threads (so ``jobs`` workers use ``jobs`` cores, not ``jobs`` x cores)."""
+that many intra-op threads (its default, where unset, is 1 too: the speech does not depend on
+the thread count; ``jobs`` workers use ``jobs`` cores, not ``jobs`` x cores)."""
 
 Stop = Callable[[list[SynthesizedDialogue]], bool]
 """Asked after each dialogue, in spec order, with the dialogues so far: True ends the build

@@ -261,9 +261,12 @@ def _load_voice(model_path: Path) -> _Voice:
     onnxruntime = load_onnxruntime()
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 4  # a too-short noise input is retried, not logged
-    threads = os.environ.get("DUPLEXEVAL_ORT_THREADS", "")  # set to 1 in suite build workers
-    if threads.isdigit() and int(threads) > 0:
-        options.intra_op_num_threads = int(threads)
+    # one intra-op thread unless DUPLEXEVAL_ORT_THREADS says otherwise: onnxruntime's sums
+    # differ in their last bits with the thread count (the cascade's replies did, 1e-6 apart,
+    # between the demo's process-pool workers and one process), and its default is the
+    # machine's core count, so the speech would depend on where it is synthesized
+    threads = os.environ.get("DUPLEXEVAL_ORT_THREADS", "")
+    options.intra_op_num_threads = int(threads) if threads.isdigit() and int(threads) > 0 else 1
     session = onnxruntime.InferenceSession(patched.model, sess_options=options,
                                            providers=["CPUExecutionProvider"])
     return _Voice(piper=PiperVoice(session=session, config=config),

@@ -11,6 +11,7 @@ that changes a result), so variants of the cascade run side by side (a demo row 
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -32,6 +33,15 @@ _SHARED: dict[str, ResultCache[Any]] = {
 """Process-wide result caches (see the module docstring)."""
 _TRANSCRIBERS: dict[tuple[str, int], Transcriber] = {}
 """Whisper models by (model, beam size), loaded once per process."""
+
+ASR_THREADS_VARIABLE = "DUPLEXEVAL_ASR_THREADS"
+"""CTranslate2 threads of the cascade's Whisper (default 2); a process-pool worker sets 1
+(:mod:`duplexeval.runs._pool_executor`).  The kernels are pinned, so it changes speed only."""
+
+
+def _asr_threads() -> int:
+    given = os.environ.get(ASR_THREADS_VARIABLE, "").strip()
+    return int(given) if given.isdigit() and int(given) > 0 else 2
 
 
 def clear_caches() -> None:
@@ -73,7 +83,8 @@ class Engines:
                 key = (self.config.asr_model, self.config.asr_beam)
                 if key not in _TRANSCRIBERS:  # one model load per process and settings
                     _TRANSCRIBERS[key] = Transcriber(self.config.asr_model,
-                                                     beam_size=self.config.asr_beam)
+                                                     beam_size=self.config.asr_beam,
+                                                     cpu_threads=_asr_threads())
                 self._transcriber = _TRANSCRIBERS[key]
                 self._asr_settings = self._transcriber.settings()
             assert self._asr_settings is not None
