@@ -287,3 +287,20 @@ def test_backchannel_falls_inside_the_system_turn() -> None:
     turn = run.system_spans[0]
     assert turn.start < bc.start and bc.end < turn.end and turn.duration > 3.5
     assert any(e.kind is EventKind.BC and e.channel == 0 for e in run.events)
+
+
+def test_an_executor_other_than_local_is_refused_under_interactive(
+        sample_voiced: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An interactive run is one session per dialogue and user channel in this process, so
+    ``--executor processes`` or ``dask`` would be ignored: it is refused in one line instead,
+    before anything is written."""
+    from duplexeval.cli import main
+
+    for executor in ("processes", "dask"):
+        out = tmp_path / executor
+        assert main(["run", "--system", "scripted", "--dataset", str(sample_voiced),
+                     "--protocol", "interactive", "--executor", executor,
+                     "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"--executor {executor} does not apply" in err[0]
+        assert not out.exists()

@@ -132,7 +132,9 @@ def test_the_cascade_stops_for_the_barge_in_and_the_replay_stops_anyway(
         effects[name] = {(e.event_type, e.metric): e for e in results.counterfactual}
     cascade = effects["cascade"][("BARGE_IN", "missed_stop ↓")]
     assert cascade.n >= 1 and cascade.effect < 0 and cascade.ci95_high < 0
-    assert cascade.mean_without_act == 1.0  # it talks on when nobody barges in
+    # it stops at every barge-in, and talks on at most pairs when nobody barges in (one of
+    # the 5 barge-ins of chat-01/02 comes as its reply ends: it stops there anyway)
+    assert cascade.mean_with_act == 0.0 and cascade.mean_without_act >= 0.8
     for key, effect in effects["reference"].items():
         assert effect.effect == 0.0, key
     from duplexeval.report._html_report import html_report_of
@@ -167,7 +169,9 @@ def test_the_barge_ins_content_stops_the_cascade_and_not_a_system_that_stops_at_
         effects[name] = {(e.event_type, e.metric): e for e in load(folder).counterfactual}
     cascade = effects["cascade"][("BARGE_IN", "missed_stop ↓")]
     assert cascade.n >= 2 and cascade.effect < 0 and cascade.ci95_high < 0
-    assert cascade.mean_without_act == 1.0  # it talks on over the noise: no speech in it
+    # it stops at every barge-in, and talks on over the noise (no speech in it) as it does
+    # over silence
+    assert cascade.mean_with_act == 0.0 and cascade.mean_without_act >= 0.8
     assert ("BARGE_IN", "missed_stop ↓") in effects["scripted"]
     assert ("BC", "false_stop ↓") in effects["scripted"]
     for key, effect in effects["scripted"].items():

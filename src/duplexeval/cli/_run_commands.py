@@ -130,6 +130,10 @@ def _run(args: argparse.Namespace) -> int:
     from duplexeval.systems._registry import load_system
 
     conditions = [parse_condition(text) for text in args.condition]  # refused before all else
+    if args.protocol == "interactive" and args.executor != "local":
+        raise DuplexevalError(f"--executor {args.executor} does not apply to --protocol "
+                              "interactive: its one session per dialogue and user channel runs "
+                              "in this process (no prefix is shared, nothing forks)")
     with executor_from(args) as executor:  # connected first: an unreachable scheduler fails fast
         system = load_system(args.system, system_args(args.system_arg))
         dataset, warnings = load_dataset(dataset_folder(args.dataset), args.split,
