@@ -149,9 +149,13 @@ def test_the_barge_ins_content_stops_the_cascade_and_not_a_system_that_stops_at_
     """Issue 31's content reading of the counterfactual pairs: the twins hear each act as
     signal-correlated noise (its envelope and onset, no speech; ``--counterfactual noise``).
     ``scripted`` stops 0.2 s into any sound above its energy threshold, so it stops in both and
-    the act's content has no effect; the cascade's Silero VAD hears no speech in the noise, so
-    it talks on in the twin and stops only for the speech: a negative effect on
-    ``missed_stop``::
+    the act's content has no effect (none distinguishable from 0, and exactly 0 on the
+    barge-ins' missed stops: on chat-01/02's 8 backchannels one pair's false stop differs,
+    -0.125 [-0.375, 0], p = 1: the noise has the act's energy at the dataset rate (16 kHz), but
+    scripted hears at 24 kHz, and the resampler's passband edge takes 0.22 dB from the noise's
+    flat spectrum and none from speech, so a frame at its -45 dBFS threshold can flip); the
+    cascade's Silero VAD hears no speech in the noise, so it talks on in the twin and stops
+    only for the speech: a negative effect on ``missed_stop``::
 
         user (act)      uuuuuuuu          user (twin)  ~~~~~~~~
         scripted        SS|               scripted     SS|           effect 0
@@ -174,5 +178,6 @@ def test_the_barge_ins_content_stops_the_cascade_and_not_a_system_that_stops_at_
     assert cascade.mean_with_act == 0.0 and cascade.mean_without_act >= 0.8
     assert ("BARGE_IN", "missed_stop ↓") in effects["scripted"]
     assert ("BC", "false_stop ↓") in effects["scripted"]
-    for key, effect in effects["scripted"].items():
-        assert effect.effect == 0.0, key
+    assert effects["scripted"][("BARGE_IN", "missed_stop ↓")].effect == 0.0
+    for key, effect in effects["scripted"].items():  # none distinguishable from 0
+        assert effect.ci95_low <= 0.0 <= effect.ci95_high and effect.p_value > 0.05, key

@@ -378,6 +378,23 @@ def _result(user: int, user_frames: list[np.ndarray], heard_frames: list[np.ndar
                              user_spans, system_spans, events, log)
 
 
+def _decide(agent: _User, k: int, heard: str | None, det: StreamDetector,
+            spf: float) -> list[dict[str, Any]]:
+    """The user's decisions at frame ``k`` applied (an item starts the next frame, a yield
+    stops its item there), and their log lines."""
+    lines = []
+    for action, idx, why in agent.decide(k, heard, det):
+        if action == "start":
+            agent.playing[idx] = (k + 1, 0)
+        elif action == "yield":
+            agent.playing.pop(idx, None)
+            agent.done_frame = k + 1
+            agent.onset_seen_after_done = True
+        lines.append({"kind": "decision", "frame": k, "t": (k + 1) * spf, "action": action,
+                      "item": idx, "why": why, "heard": det.state()})
+    return lines
+
+
 def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, user: int,
                     policy: UserPolicy, seed: int,
                     conditions: Sequence[dict[str, float | str]] = (),
@@ -426,21 +443,11 @@ def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, us
             heard_spans.append([k - policy.onset_frames + 1, None])
         elif heard == "offset":
             heard_spans[-1][1] = k - policy.offset_frames + 1
-        for action, idx, why in agent.decide(k, heard, det):
-            if action == "start":
-                agent.playing[idx] = (k + 1, 0)
-            elif action == "yield":
-                agent.playing.pop(idx, None)
-                agent.done_frame = k + 1
-                agent.onset_seen_after_done = True
-            log.append({"kind": "decision", "frame": k, "t": (k + 1) * spf, "action": action,
-                        "item": idx, "why": why, "heard": det.state()})
+        log += _decide(agent, k, heard, det, spf)
         k += 1
         if agent.next >= len(items) and not agent.playing:
-            if det.speaking:
-                quiet_end = None
-            elif quiet_end is None:
-                quiet_end = k + agent.frames(policy.tail)
+            quiet_end = None if det.speaking else \
+                k + agent.frames(policy.tail) if quiet_end is None else quiet_end
             if quiet_end is not None and k >= quiet_end:
                 break
     session.close()
