@@ -25,24 +25,10 @@ from duplexeval.plan import EvalProtocol, PlanOptions, build_plan, split_passes
 from duplexeval.runs._units import SystemRef, plan_units
 from duplexeval.systems import Session, SessionSpec
 from duplexeval.systems.builtin._scripted import ScriptedSystem
+from run_files import RUN, run_files
 
 pytestmark = needs_extra("dask")
 
-RUN = ["run", "--system", "scripted", "--system-arg", "jitter=0.1", "--seed", "5"]
-
-
-def run_files(root: Path) -> dict[str, bytes]:
-    """Every file of a run directory but its lock, with the summary's wall time removed."""
-    out = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and path.name != ".lock":
-            data = path.read_bytes()
-            if path.name == "run_summary.json":
-                summary = json.loads(data)
-                summary.pop("wall_seconds")
-                data = json.dumps(summary).encode()
-            out[path.relative_to(root).as_posix()] = data
-    return out
 
 
 def test_units_keep_passes_together_and_single_samples_apart(sample_voiced: Path) -> None:

@@ -22,22 +22,7 @@ from duplexeval.runs._pool_executor import unit_cost
 from duplexeval.runs._units import UnitReport, UnitTask, plan_units
 from duplexeval.systems import Session, SessionSpec, load_system
 from duplexeval.systems.builtin._scripted import ScriptedSystem
-
-RUN = ["run", "--system", "scripted", "--system-arg", "jitter=0.1", "--seed", "5"]
-
-
-def run_files(root: Path) -> dict[str, bytes]:
-    """Every file of a run directory but its lock, with the summary's wall time removed."""
-    out = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and path.name != ".lock":
-            data = path.read_bytes()
-            if path.name == "run_summary.json":
-                summary = json.loads(data)
-                summary.pop("wall_seconds")
-                data = json.dumps(summary).encode()
-            out[path.relative_to(root).as_posix()] = data
-    return out
+from run_files import RUN, run_files
 
 
 @pytest.mark.parametrize(("protocol", "extra"), [("multi-gen", []),
