@@ -106,10 +106,11 @@ class Span:
         return self.end - self.start > TOL
 
     def __and__(self, other: Span) -> Span | None:
-        """Intersection, or ``None`` when the spans do not touch."""
+        """Intersection, or ``None`` when the spans do not touch: when their :meth:`gap` is more
+        than :data:`TOL` (the same float expression, so the two never disagree at the edge)."""
         start = max(self.start, other.start)
         end = min(self.end, other.end)
-        if end < start - TOL:
+        if start - end > TOL:
             return None
         return Span(start, max(start, end))
 
