@@ -17,6 +17,8 @@ scenario, voiced with piper): ``scripted`` configured to behave well and badly, 
   over the interruption): user-interrupt TTR and latency.  FLEXI counts a non-yield only for
   3 s of speech inside the interruption, so the suite's interruptions last 2-6 s, most over
   3 s (every one of the quick subset's five).
+* interactive, the same stop rules: the simulated user interrupts the system's own answer, and
+  every scenario is scored on the realised items.
 """
 
 from __future__ import annotations
@@ -119,6 +121,43 @@ def test_user_interrupt_separates_yielding_from_talking_over(flexi_quick: Path,
     assert ("BARGE_IN", "latency ↓") not in talks
 
 
+def test_interactive_scores_all_six_scenarios_on_the_realised_items(flexi_quick: Path,
+                                                                   tmp_path: Path) -> None:
+    """Under ``interactive`` the simulated user interrupts the system's own answer 1 s after
+    it hears it start, and backchannels into it: a system that stops 0.2 s into the user's
+    speech (and waits 3 s before it speaks again) passes each user interrupt and goes quiet
+    at each backchannel, one that talks on for 10 s fails each interrupt and talks through
+    each backchannel (the quick subset's interruptions last over 3 s); each scenario has its
+    five items scored on the realised records."""
+    counts: dict[str, dict[tuple[str, str], int]] = {}
+    means = {}
+    for name, stop, delay in (("yields", "0.2", "3.0"), ("talks", "10", "0.3")):
+        out = tmp_path / name
+        assert main(["run", "--system", "scripted", "--dataset", str(flexi_quick),
+                     "--protocol", "interactive", "--system-arg", f"stop_delay={stop}",
+                     "--system-arg", f"delay={delay}", "--system-arg", "duration=20",
+                     "--out", str(out)]) == 0
+        results, _ = score_run_dir(out, variant="flexi", variant_settings={"latency": 0.5},
+                                   options=AnalysisOptions(content_event_types=()),
+                                   progress=False)
+        rows = [r for r in results.aggregates
+                if r.language == "all" and r.domain == "all" and r.round is None]
+        counts[name] = {(r.event_type, r.metric): r.n for r in rows}
+        means[name] = {(r.event_type, r.metric): r.mean for r in rows}
+    for name in counts:  # each scenario's verdict
+        for verdict in [("TURN_SHIFT", "TOR ↑"), ("TURN_SHIFT", "interrupted ↑"),
+                        ("TURN_SHIFT", "TOR ↓"), ("TURN_HOLD", "TOR ↓"), ("BARGE_IN", "TTR ↑"),
+                        ("BC", "interrupted ↓")]:
+            assert counts[name].get(verdict) == 5, (name, verdict, counts[name])
+    assert means["yields"]["BARGE_IN", "TTR ↑"] == 1.0
+    assert means["talks"]["BARGE_IN", "TTR ↑"] == 0.0
+    assert means["talks"]["BC", "interrupted ↓"] == 0.0
+    # FLEXI's rule reads a yield from the system's words around the backchannel's onset,
+    # where the sample starts: the 0.2 s the quiet system still speaks can hold no recognised
+    # word (one item of five, measured), and then no gap is seen at the onset
+    assert means["yields"]["BC", "interrupted ↓"] >= 0.6
+
+
 def test_the_flexi_benchmark_tables_show_each_protocols_scenarios(
         flexi_quick: Path, tmp_path: Path) -> None:
     """``eval flexi`` (as the demo runs it) writes one table per protocol, with the scenarios
@@ -132,10 +171,13 @@ def test_the_flexi_benchmark_tables_show_each_protocols_scenarios(
         cells += [(name, c) for c in result.cells["flexi"]]
     table, *grids = BENCHMARKS.get("flexi").write_tables(cells, tmp_path / "tables")
     assert [g.name for g in grids] == ["flexi-multi-gen.csv", "flexi-multi-gen.tex",
-                                       "flexi-multi-ref.csv", "flexi-multi-ref.tex"]
+                                       "flexi-multi-ref.csv", "flexi-multi-ref.tex",
+                                       "flexi-interactive.csv", "flexi-interactive.tex"]
     text = table.read_text()
     gen, ref = text.split("## multi-ref")
+    ref, interactive = ref.split("## interactive")
     assert "turn TOR% ↑" in gen and "JSD ↓" in gen and "interrupt TTR% ↑" not in gen
     assert "interrupt TTR% ↑" in ref and "user BC resumed% ↑" in ref
+    assert "turn TOR% ↑" in interactive and "interrupt TTR% ↑" in interactive
     silence = next(line for line in gen.splitlines() if line.strip().startswith("silence"))
     assert silence.split()[1].startswith("0.0")  # silence never takes the turn

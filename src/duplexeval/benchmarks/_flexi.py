@@ -2,9 +2,13 @@
 
 Cells: ``flexi-en`` under Multi (gen) (turn taking, pause handling, model interrupt, model
 backchannel) and Multi (ref) (user interrupt and backchannel, over the teacher-forced reference
-turn), scored by the ``flexi`` variant.  Table: the per-scenario table, one section per protocol
-with the columns it measures, one row per system (Markdown; each protocol's also as CSV and
-LaTeX).
+turn), and under ``interactive`` (ours, not the paper's: the simulated user of
+:mod:`duplexeval.runs._interactive` plays each item's user turns in reaction to the system, and
+interrupts and backchannels the system's own speech; all six scenarios, each item's record moved
+onto the realised timeline, :mod:`duplexeval.runs._realised_flexi`; skipped, with the reason,
+for a system that cannot react frame by frame), scored by the ``flexi`` variant.  Table: the
+per-scenario table, one section per protocol with the columns it measures, one row per system
+(Markdown; each protocol's also as CSV and LaTeX).
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ __all__ = ["FLEXI", "FLEXI_COLUMNS_BY_PROTOCOL"]
 FLEXI_COLUMNS_BY_PROTOCOL: dict[EvalProtocol, tuple[TimingColumn, ...]] = {
     EvalProtocol.MULTI_GEN: FLEXI_COLUMNS[:4] + FLEXI_COLUMNS[6:7] + FLEXI_COLUMNS[9:],
     EvalProtocol.MULTI_REF: FLEXI_COLUMNS[4:6] + FLEXI_COLUMNS[7:9],
+    EvalProtocol.INTERACTIVE: FLEXI_COLUMNS,
 }
 """The scenarios each protocol measures (the reference turn is needed for a user interrupt
-or backchannel to fall inside the system's speech)."""
+or backchannel to fall inside the system's speech under a static protocol; the simulated
+user of ``interactive`` interrupts and backchannels the system's own)."""
 
 
 def _tables(cells: Sequence[SystemCell], out: Path) -> list[Path]:
@@ -58,11 +64,14 @@ def _tables(cells: Sequence[SystemCell], out: Path) -> list[Path]:
 
 
 FLEXI = Benchmark(
-    name="flexi", version="2", title="FLEXI",
+    name="flexi", version="3", title="FLEXI",
     seed="FLEXI: full-duplex interaction scenarios (its per-scenario table)",
     cells=tuple(Cell("flexi-en", p, "flexi", content_events=()) for p in FLEXI_COLUMNS_BY_PROTOCOL),
     write_tables=_tables,
     official_data="flexi",
     notes={"definitions": "the flexi variant, paper conventions (its compat mode: the code's)",
+           "interactive": "not a protocol of the paper: the simulated user reacts to the "
+                          "system; each item's record is moved onto the realised timeline "
+                          "and scored by the same rules",
            "data": "bundled synthetic suite flexi-en: not comparable with published numbers"},
 )

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from duplexeval._fileio import read_json
 from duplexeval.analysis._pipeline import AnalysisOptions, ensure_analysis
 from duplexeval.data._dialogue import Dialogue
 from duplexeval.data._validate import load_dataset
@@ -28,6 +29,8 @@ from duplexeval.results._model import DatasetRef, Results, SourceInfo
 from duplexeval.rounds._pipeline import read_rounds
 from duplexeval.runs._directory import AnalysisFiles, RunDir
 from duplexeval.runs._execution import TaskMap
+from duplexeval.runs._interactive import INTERACTIVE_DIR
+from duplexeval.runs._interactive_run import realised_dialogue
 from duplexeval.timeline import TOL
 
 __all__ = ["reference_problem", "run_source", "score_run_dir", "shared_analysis"]
@@ -99,6 +102,8 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
     finder = RoundFinder(read_rounds(rounds)) if rounds is not None else RoundFinder()
     events = with_rounds(events, dialogues, finder)
+    if dialogues is None:
+        events = with_realised_items(events, run)
     if timing.reference_channel and dialogues is not None:
         events = with_reference_segments(events, dialogues, options)
     events, scores = _score_with_twins(events, timing)
@@ -240,6 +245,38 @@ def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,
         if flexi is not None:
             extra["flexi"] = flexi
         out.append(replace(e, metadata={**e.metadata, **extra}) if extra else e)
+    return out
+
+
+def realised_items(run: RunDir) -> dict[tuple[str, int], Dialogue]:
+    """An interactive run's FLEXI items on their realised timelines, by (dialogue id, user
+    channel): the dialogues :func:`~duplexeval.runs._interactive_run.realised_dialogue`
+    plans them from (none for another run, or a timeline that does not read)."""
+    out: dict[tuple[str, int], Dialogue] = {}
+    for path in sorted((run.root / INTERACTIVE_DIR).glob("*.timeline.json")):
+        try:
+            timeline = read_json(path, "realised timeline")
+        except DuplexevalError:
+            continue
+        if isinstance(timeline, dict) and isinstance(timeline.get("flexi"), dict):
+            user = int(timeline["user_channel"])
+            stem = path.name.removesuffix(".timeline.json").removesuffix(f"_ch{user}")
+            out[stem, user] = realised_dialogue(stem, timeline)
+    return out
+
+
+def with_realised_items(events: list[EventView], run: RunDir) -> list[EventView]:
+    """An interactive run's events with the realised FLEXI record on each item's anchor
+    (``flexi`` in the metadata, as :func:`with_rounds` puts the reference's on a static
+    run's)."""
+    items = realised_items(run)
+    if not items:
+        return events
+    out = []
+    for e in events:
+        key = (e.sample_id, int(e.metadata.get("user_channel", 0)))
+        flexi = _flexi_anchor(items.get(key), e)
+        out.append(replace(e, metadata={**e.metadata, "flexi": flexi}) if flexi else e)
     return out
 
 

@@ -16,6 +16,10 @@ Scheduling (``t`` in realised dialogue seconds, decisions at frame ends)::
     turn                gap_i after the detector declares the system's offset, or
                         patience after the previous user item ended when the system is silent
                         (no system onset heard since)
+    continuation        a turn that resumes the user's own turn after a pause (a user
+                        TURN_HOLD ends where it starts): the reference pause after the previous
+                        item ended when the system is silent, else as a turn (the gap after
+                        the system's offset)
     barge-in            barge_in_after after the detector declares a system onset
     backchannel         bc_after after a system onset, if the system is still heard then
                         (else skipped, logged)
@@ -51,7 +55,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,7 +72,7 @@ from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind, annotate_spans
 from duplexeval.runs._driver import DialogueAudio, derive_seed, open_session
 from duplexeval.systems._base import ClockKind, System
-from duplexeval.timeline import Span, time_le
+from duplexeval.timeline import Span, approx_eq, time_le
 
 __all__ = [
     "INTERACTIVE_DIR",
@@ -77,6 +81,7 @@ __all__ = [
     "StreamDetector",
     "UserItem",
     "UserPolicy",
+    "played_items",
     "read_log",
     "reference_gaps",
     "replay_log",
@@ -169,6 +174,9 @@ class UserItem:
     ref: Span
     yields: bool
     """The reference has a system BARGE_IN inside this turn (the user yielded there)."""
+    pause: float | None = None
+    """Seconds of the user's own pause before this turn when it resumes the user's turn (a
+    user TURN_HOLD ends at its start; ``None``: it does not)."""
 
 
 def user_items(dialogue: Dialogue, user: int) -> list[UserItem]:
@@ -178,6 +186,7 @@ def user_items(dialogue: Dialogue, user: int) -> list[UserItem]:
              and e.kind is EventKind.BARGE_IN]
     sys_barge = [e.start for e in dialogue.events if e.channel == system
                  and e.kind is EventKind.BARGE_IN]
+    holds = [e for e in dialogue.events if e.channel == user and e.kind is EventKind.TURN_HOLD]
     ipus = sorted((e for e in dialogue.events if e.channel == user
                    and e.kind in (EventKind.TURN, EventKind.BC)), key=lambda e: e.start)
     items = []
@@ -185,7 +194,9 @@ def user_items(dialogue: Dialogue, user: int) -> list[UserItem]:
         kind = "backchannel" if e.kind is EventKind.BC else (
             "barge_in" if any(abs(b - e.start) < 1e-6 for b in barge) else "turn")
         yields = any(time_le(e.start, b) and time_le(b, e.end) for b in sys_barge)
-        items.append(UserItem(i, kind, Span(e.start, e.end), yields))
+        hold = next((h for h in holds if approx_eq(h.end, e.start)), None)
+        pause = hold.end - hold.start if hold is not None and kind == "turn" else None
+        items.append(UserItem(i, kind, Span(e.start, e.end), yields, pause))
     return items
 
 
@@ -276,6 +287,10 @@ class _User:
                     k + 1 >= det.offset_frame + self.frames(gap):
                 start_ok, why = True, f"gap {gap:.6f} s after system offset at frame " \
                                       f"{det.offset_frame}"
+            elif not self.onset_seen_after_done and item.pause is not None:
+                if k + 1 >= self.done_frame + self.frames(item.pause):
+                    start_ok, why = True, f"pause {item.pause:.6f} s: the user resumes its " \
+                                          "own turn, system silent"
             elif not self.onset_seen_after_done and \
                     k + 1 >= self.done_frame + self.frames(self.p.patience):
                 start_ok, why = True, f"patience {self.p.patience} s: system silent"
@@ -319,7 +334,8 @@ def _header(system: System, dialogue: Dialogue, user: int, policy: UserPolicy, s
         "detector": {"kind": "energy", "latency_onset_s": policy.onset_frames * spf,
                      "latency_offset_s": policy.offset_frames * spf},
         "items": [{"index": it.index, "kind": it.kind, "ref": [it.ref.start, it.ref.end],
-                   "yields": it.yields, "gap": gaps[it.index]} for it in items]}
+                   "yields": it.yields, "gap": gaps[it.index],
+                   **({} if it.pause is None else {"pause": it.pause})} for it in items]}
 
 
 def _user_frame(agent: _User, items: Sequence[UserItem], ref_user: np.ndarray, k: int,
@@ -457,6 +473,27 @@ def run_interactive(system: System, dialogue: Dialogue, audio: DialogueAudio, us
                    log)
 
 
+def played_items(log: Sequence[dict[str, Any]]) -> dict[int, tuple[Span, Span]]:
+    """The user items a session played, from its decision log: item index -> (its reference
+    span, its realised span).  An item starts at its ``start`` decision's ``t`` and lasts its
+    reference length, or ends at its ``yield``'s ``t``; a skipped item is absent."""
+    refs = {int(it["index"]): Span(float(it["ref"][0]), float(it["ref"][1]))
+            for it in log[0]["items"]}
+    starts: dict[int, float] = {}
+    stops: dict[int, float] = {}
+    for r in log[1:]:
+        if r["action"] == "start":
+            starts[int(r["item"])] = float(r["t"])
+        elif r["action"] == "yield":
+            stops[int(r["item"])] = float(r["t"])
+    out = {}
+    for i, t in starts.items():
+        ref = refs[i]
+        end = t + ref.duration
+        out[i] = (ref, Span(t, min(end, stops.get(i, end))))
+    return out
+
+
 def output_digest(frames: Iterable[np.ndarray]) -> str:
     """The SHA-256 (hex) of a system's output frames, end to end, as float32 samples."""
     h = hashlib.sha256()
@@ -550,15 +587,16 @@ class InteractiveFiles:
 
 
 def write_interactive(run_root: Path, result: InteractiveResult, dialogue_id: str,
-                      user: int) -> Path:
+                      user: int, extra: Mapping[str, Any] | None = None) -> Path:
     """Write the realised dialogue under ``run_root/interactive/``: the stereo wav (ch0 the
     user's realised input, ch1 the system, PCM_24), the realised timeline with its
-    re-annotated events, and the decision log; each atomically.  Returns the folder."""
+    re-annotated events (and ``extra`` entries: a FLEXI item's realised record), and the
+    decision log; each atomically.  Returns the folder."""
     files = InteractiveFiles.of(run_root, dialogue_id, user)
     files.wav.parent.mkdir(parents=True, exist_ok=True)
     write_audio(files.wav, np.stack([result.user, result.system], axis=1),
                 result.sample_rate, subtype="PCM_24")
-    atomic_write_json(files.timeline, result.timeline_json(user))
+    atomic_write_json(files.timeline, {**result.timeline_json(user), **(extra or {})})
     atomic_write_text(files.log, result.log_jsonl())
     return files.wav.parent
 

@@ -42,6 +42,7 @@ from tqdm import tqdm
 from duplexeval._fileio import read_json
 from duplexeval.conditions import Condition
 from duplexeval.data._dialogue import Dataset, Dialogue
+from duplexeval.data._flexi_record import FLEXI_FIELD
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind
 from duplexeval.plan._samples import PlanOptions, PlanStats, Sample, plan_dialogue
@@ -55,6 +56,7 @@ from duplexeval.runs._interactive import (
     run_interactive,
     write_interactive,
 )
+from duplexeval.runs._realised_flexi import realised_flexi
 from duplexeval.runs._units import conditioned_audio, load_dialogue_audio
 from duplexeval.systems._base import System
 
@@ -74,15 +76,26 @@ def default_policy(dataset: Dataset, policy: UserPolicy | None, window: float) -
     return replace(base, gaps=gaps, tail=max(base.tail, window))
 
 
+def _events(listed: object, user: int) -> tuple[Event, ...]:
+    assert isinstance(listed, list)
+    return tuple(Event(EventKind(e["event"]), user if e["role"] == "user" else 1 - user,
+                       float(e["time"][0]), float(e["time"][1])) for e in listed)
+
+
 def realised_dialogue(dialogue_id: str, timeline: dict[str, object]) -> Dialogue:
     """The realised dialogue of a timeline (``InteractiveResult.timeline_json``): its events,
-    on the user's channel for the ``user`` role and the other for ``system``."""
+    on the user's channel for the ``user`` role and the other for ``system``.  A FLEXI item's
+    timeline (a ``flexi`` entry, :mod:`duplexeval.runs._realised_flexi`) plans its item
+    instead: the moved user events and anchor, the realised record in ``extra["flexi"]``, or
+    no event when the item could not be scored."""
     user = int(str(timeline["user_channel"]))
-    events = timeline["events"]
-    assert isinstance(events, list)
-    return Dialogue(id=dialogue_id, events=tuple(
-        Event(EventKind(e["event"]), user if e["role"] == "user" else 1 - user,
-              float(e["time"][0]), float(e["time"][1])) for e in events))
+    flexi = timeline.get("flexi")
+    if isinstance(flexi, dict):
+        if "record" not in flexi:
+            return Dialogue(id=dialogue_id, events=())
+        return Dialogue(id=dialogue_id, events=_events(flexi["events"], user),
+                        extra={FLEXI_FIELD: flexi["record"]})
+    return Dialogue(id=dialogue_id, events=_events(timeline["events"], user))
 
 
 def realised_samples(realised: Dialogue, user: int, options: PlanOptions,
@@ -165,8 +178,10 @@ def execute_interactive(system: System, dataset: Dataset, options: PlanOptions, 
                                   tuple(conditions), seed)
         result = run_interactive(system, dialogue, audio, user, policy, seed, chosen,
                                  tuple(conditions))
-        write_interactive(run.root, result, dialogue.id, user)
-        realised = realised_dialogue(dialogue.id, result.timeline_json(user))
+        item = realised_flexi(dialogue, user, result.log, result.system_spans)
+        extra = {} if item is None else {"flexi": item.to_json(user)}
+        write_interactive(run.root, result, dialogue.id, user, extra)
+        realised = realised_dialogue(dialogue.id, {**result.timeline_json(user), **extra})
         session_seed = derive_seed(seed, f"{dialogue.id}/ch{user}/interactive")
         for s in realised_samples(realised, user, options, result.duration):
             _save(run, s, result, system, session_seed)

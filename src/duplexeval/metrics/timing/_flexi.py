@@ -57,7 +57,11 @@ the project's, not FLEXI's GPT-4o ones: JSD values are not comparable with FLEXI
 Each item is scored in runs of the protocol its record names: ``multi-ref`` for user_interrupt
 and user_backchannel (the reference system turn is teacher-forced up to the user's onset, so
 the system is speaking when the user acts), ``multi-gen`` for the others (under teacher
-forcing the system channel is the reference until the event, so it could not cut in).
+forcing the system channel is the reference until the event, so it could not cut in).  An
+``interactive`` run scores all six on the realised record
+(:mod:`duplexeval.runs._realised_flexi`): the simulated user interrupts and backchannels the
+system's own speech.  The reference distribution's bins start at ``origin_s`` (default 0: the
+audio's start; a realised record's: where the narrative's reference time 0 was played).
 
 Latencies are in seconds; FLEXI's levels (1 below 150 ms, 2 below 400 ms) are in ``info``.
 
@@ -103,9 +107,12 @@ def _words(event: EventView) -> list[rules.Word]:
 def _protocol_matches(event: EventView, record: dict[str, Any]) -> bool:
     """An item is scored in runs of the protocol its record names (``multi-ref`` where the
     system must already be speaking, ``multi-gen`` where it must be free to cut in); a run
-    whose protocol is unknown scores every item."""
+    whose protocol is unknown scores every item, and so does an ``interactive`` one (the
+    simulated user acts on what the system does: it interrupts or backchannels the system's
+    own speech, and the system is free to cut in; its record is the realised one,
+    :mod:`duplexeval.runs._realised_flexi`)."""
     wanted, run = record.get("protocol"), event.metadata.get("context_mode")
-    return wanted is None or run is None or wanted == run
+    return wanted is None or run is None or run == "interactive" or wanted == run
 
 
 def _rel(event: EventView, value: Any) -> float:
@@ -298,7 +305,7 @@ class FlexiTiming(TimingVariant):
             return None, "no narrative before the anchor"
         if not found.segments:
             return 1.0, "no backchannel from the system: 1, as FLEXI's code gives"
-        first = int(event.input_start / width)
+        first = int((event.input_start - float(ref.get("origin_s", 0.0))) / width)
         part = np.asarray(dist[first:first + int(t / width) + 1], dtype=float)
         if len(part) < 2:
             return None, "the reference distribution covers fewer than 2 bins of the sample"
