@@ -62,9 +62,9 @@ def mtr_sip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _built(tmp_path_factory, ("c03-sip",), "mtr-sip")
 
 
-def _run(dataset: Path, out: Path, **args: str) -> tuple[dict[tuple[str, str], float],
-                                                         dict[tuple[str, int], float]]:
-    cli = ["run", "--system", "scripted", "--dataset", str(dataset), "--protocol", "multi-gen",
+def _run(dataset: Path, out: Path, protocol: str = "multi-gen",
+         **args: str) -> tuple[dict[tuple[str, str], float], dict[tuple[str, int], float]]:
+    cli = ["run", "--system", "scripted", "--dataset", str(dataset), "--protocol", protocol,
            "--channels", "0", "--out", str(out)]  # MTR's user is channel 0
     for key, value in {"duration": "20", **args}.items():
         cli += ["--system-arg", f"{key}={value}"]
@@ -91,6 +91,23 @@ def test_each_feature_separates_good_from_bad(mtr_sip: Path, tmp_path: Path) -> 
     assert late["TURN_HOLD", "pause_handling"] > eager["TURN_HOLD", "pause_handling"]
 
 
+def test_each_feature_separates_good_from_bad_under_interactive(mtr_sip: Path,
+                                                                tmp_path: Path) -> None:
+    """The same systems against the simulated user: it resumes its own pause, barges in 1 s
+    into the heard reply, and waits for the system; the rounds are moved onto the realised
+    timeline (:mod:`duplexeval.runs._realised_items`), and each feature separates as under
+    multi-gen, every round's user turn scored (10 shifts, 3 pauses)."""
+    eager, _ = _run(mtr_sip, tmp_path / "eager", "interactive", delay="0.3", stop_delay="0.2")
+    late, _ = _run(mtr_sip, tmp_path / "late", "interactive", delay="12")
+    deaf, _ = _run(mtr_sip, tmp_path / "deaf", "interactive", delay="0.3", stop_delay="10")
+    smooth = ("TURN_SHIFT", "smooth_turn_taking")
+    assert eager[smooth] == 1.0 > late[smooth]
+    assert eager["BARGE_IN", "interruption"] == 1.0 > deaf["BARGE_IN", "interruption"]
+    assert late["TURN_HOLD", "pause_handling"] == 1.0 > eager["TURN_HOLD", "pause_handling"]
+    # a system that never speaks while the user could barge in has no interruption to score
+    assert ("BARGE_IN", "interruption") not in late
+
+
 def test_a_system_that_slows_down_degrades_over_rounds(mtr_sip: Path, tmp_path: Path) -> None:
     _, curve = _run(mtr_sip, tmp_path / "drift", delay="0.3", stop_delay="0.2",
                     drift="0.12")
@@ -107,9 +124,11 @@ def mtr_overheard(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _built(tmp_path_factory, ("f01-background", "f01-backchannel"), "mtr-overheard")
 
 
-def _unmuted(dataset: Path, out: Path, **args: str) -> dict[str, float]:
-    cli = ["run", "--system", "scripted", "--dataset", str(dataset), "--protocol", "multi-gen",
-           "--no-mute", "--channels", "0", "--out", str(out)]
+def _unmuted(dataset: Path, out: Path, protocol: str = "multi-gen",
+             **args: str) -> dict[str, float]:
+    cli = ["run", "--system", "scripted", "--dataset", str(dataset), "--protocol", protocol,
+           "--channels", "0", "--out", str(out)] + (["--no-mute"] if protocol != "interactive"
+                                                    else [])
     for key, value in {"duration": "8", **args}.items():
         cli += ["--system-arg", f"{key}={value}"]
     assert main(cli) == 0
@@ -122,5 +141,18 @@ def test_background_speech_and_backchannels_separate(mtr_overheard: Path,
                                                      tmp_path: Path) -> None:
     good = _unmuted(mtr_overheard, tmp_path / "good", threshold_db="-30", ignore_shorter="1")
     bad = _unmuted(mtr_overheard, tmp_path / "bad", stop_delay="0.2")
+    assert good["background success ↑"] >= 0.5 > 0.2 >= bad["background success ↑"]
+    assert bad["backchannel frequency"] > good["backchannel frequency"]
+
+
+def test_background_speech_and_backchannels_separate_under_interactive(
+        mtr_overheard: Path, tmp_path: Path) -> None:
+    """The simulated user plays the background voice 0.5 s into the heard reply (as the
+    reference places it) and backchannels into it: the same separation as under multi-gen.
+    Where the system gave no reply within patience, the background or backchannel was not
+    played and its round says why (``unplayed``)."""
+    good = _unmuted(mtr_overheard, tmp_path / "good", "interactive", threshold_db="-30",
+                    ignore_shorter="1")
+    bad = _unmuted(mtr_overheard, tmp_path / "bad", "interactive", stop_delay="0.2")
     assert good["background success ↑"] >= 0.5 > 0.2 >= bad["background success ↑"]
     assert bad["backchannel frequency"] > good["backchannel frequency"]

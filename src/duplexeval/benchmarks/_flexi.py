@@ -5,7 +5,7 @@ backchannel) and Multi (ref) (user interrupt and backchannel, over the teacher-f
 turn), and under ``interactive`` (ours, not the paper's: the simulated user of
 :mod:`duplexeval.runs._interactive` plays each item's user turns in reaction to the system, and
 interrupts and backchannels the system's own speech; all six scenarios, each item's record moved
-onto the realised timeline, :mod:`duplexeval.runs._realised_flexi`; skipped, with the reason,
+onto the realised timeline, :mod:`duplexeval.runs._realised_items`; skipped, with the reason,
 for a system that cannot react frame by frame), scored by the ``flexi`` variant.  Table: the
 per-scenario table, one section per protocol with the columns it measures, one row per system
 (Markdown; each protocol's also as CSV and LaTeX).

@@ -101,9 +101,9 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     language, domain = run.dataset_language()
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
     finder = RoundFinder(read_rounds(rounds)) if rounds is not None else RoundFinder()
-    events = with_rounds(events, dialogues, finder)
-    if dialogues is None:
-        events = with_realised_items(events, run)
+    realised = realised_item_dialogues(run) if dialogues is None else {}
+    events = with_rounds(events, dialogues if dialogues is not None else realised or None,
+                         finder, context=dialogues is not None)
     if timing.reference_channel and dialogues is not None:
         events = with_reference_segments(events, dialogues, options)
     events, scores = _score_with_twins(events, timing)
@@ -210,7 +210,7 @@ def shared_analysis(options: AnalysisOptions, variants: Sequence[str],
 
 
 def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,
-                finder: RoundFinder) -> list[EventView]:
+                finder: RoundFinder, context: bool = True) -> list[EventView]:
     """The events with what their dialogue says about them, in their metadata:
 
     * ``round``: their user round in the dialogue (from 1; absent when the dataset is
@@ -222,7 +222,8 @@ def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,
       kind, same start within 1e-6 s; :mod:`duplexeval.data._flexi_record`);
     * ``next_user_onset`` and ``reference_turn_end``: where the user next speaks and where the
       reference system's turn around the event start ends (dialogue seconds;
-      :func:`~duplexeval.metrics.timing._turn_context.turn_context`)."""
+      :func:`~duplexeval.metrics.timing._turn_context.turn_context`), unless ``context`` is
+      false (an interactive run's realised dialogues hold no reference system turn)."""
     if dialogues is None:
         return events
     out = []
@@ -230,7 +231,7 @@ def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,
         dialogue = dialogues.get(e.sample_id)
         user = int(e.metadata.get("user_channel", 0))
         extra: dict[str, Any] = {}
-        if dialogue is not None:
+        if dialogue is not None and context:
             extra.update(turn_context(dialogue, user, e.event_start))
         k = finder.round_of(dialogue, user, e.event_start)
         if k is not None:
@@ -248,35 +249,22 @@ def with_rounds(events: list[EventView], dialogues: dict[str, Dialogue] | None,
     return out
 
 
-def realised_items(run: RunDir) -> dict[tuple[str, int], Dialogue]:
-    """An interactive run's FLEXI items on their realised timelines, by (dialogue id, user
-    channel): the dialogues :func:`~duplexeval.runs._interactive_run.realised_dialogue`
-    plans them from (none for another run, or a timeline that does not read)."""
-    out: dict[tuple[str, int], Dialogue] = {}
+def realised_item_dialogues(run: RunDir) -> dict[str, Dialogue]:
+    """An interactive run's annotated items (FLEXI items, MTR rounds) on their realised
+    timelines, by dialogue id: the dialogues
+    :func:`~duplexeval.runs._interactive_run.realised_dialogue` plans them from, with their
+    realised records (none for another run, or a timeline that does not read)."""
+    out: dict[str, Dialogue] = {}
     for path in sorted((run.root / INTERACTIVE_DIR).glob("*.timeline.json")):
         try:
             timeline = read_json(path, "realised timeline")
         except DuplexevalError:
             continue
-        if isinstance(timeline, dict) and isinstance(timeline.get("flexi"), dict):
+        if isinstance(timeline, dict) and isinstance(timeline.get("items"), dict) and \
+                "record" in timeline["items"]:
             user = int(timeline["user_channel"])
             stem = path.name.removesuffix(".timeline.json").removesuffix(f"_ch{user}")
-            out[stem, user] = realised_dialogue(stem, timeline)
-    return out
-
-
-def with_realised_items(events: list[EventView], run: RunDir) -> list[EventView]:
-    """An interactive run's events with the realised FLEXI record on each item's anchor
-    (``flexi`` in the metadata, as :func:`with_rounds` puts the reference's on a static
-    run's)."""
-    items = realised_items(run)
-    if not items:
-        return events
-    out = []
-    for e in events:
-        key = (e.sample_id, int(e.metadata.get("user_channel", 0)))
-        flexi = _flexi_anchor(items.get(key), e)
-        out.append(replace(e, metadata={**e.metadata, "flexi": flexi}) if flexi else e)
+            out[stem] = realised_dialogue(stem, timeline)
     return out
 
 

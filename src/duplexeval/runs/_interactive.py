@@ -7,7 +7,8 @@ per (dialogue, user channel) from time 0, frame by frame, with no fork: every us
 after the first depends on the system, so no two runs of different systems (or seeds) share a
 prefix past it, and the executor's shared prefixes and batched forks do not apply.
 
-Items: the reference user IPUs (TURN and BC events of the user channel) in start order.  A
+Items: the reference user IPUs (TURN and BC events of the user channel) and the background
+speech placed on the user's channel (``background_speech`` of the record), in start order.  A
 TURN that starts a user BARGE_IN event is a barge-in item.
 
 Scheduling (``t`` in realised dialogue seconds, decisions at frame ends)::
@@ -22,7 +23,15 @@ Scheduling (``t`` in realised dialogue seconds, decisions at frame ends)::
                         the system's offset)
     barge-in            barge_in_after after the detector declares a system onset
     backchannel         bc_after after a system onset, if the system is still heard then
-                        (else skipped, logged)
+                        (else skipped, logged); skipped too when no system onset comes
+                        within patience of the user's last act and the system's offset
+    background          background speech on the user's channel (the record's
+                        ``background_speech``, MTR's other voice): as far after a system onset
+                        as the reference places it after the start of the reference system
+                        turn it falls in, if the system is still heard then (else skipped,
+                        logged; skipped too as a backchannel is); one that falls in no
+                        reference system turn plays as far after the user's previous item as
+                        in the reference
     yield               user stops its turn yield_delay after a system onset heard while it
                         talks, when the reference has a system BARGE_IN inside that user turn
 
@@ -56,7 +65,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +176,8 @@ class StreamDetector:
 
 @dataclass(frozen=True)
 class UserItem:
-    """One reference user IPU to replay: ``kind`` is turn, barge_in or backchannel."""
+    """One reference user IPU to replay (``kind`` turn, barge_in or backchannel), or a
+    stretch of background speech on the user's channel (``background``)."""
 
     index: int
     kind: str
@@ -177,6 +187,18 @@ class UserItem:
     pause: float | None = None
     """Seconds of the user's own pause before this turn when it resumes the user's turn (a
     user TURN_HOLD ends at its start; ``None``: it does not)."""
+    lead: float | None = None
+    """Background speech: seconds from the start of the reference system turn it falls in
+    to its start (``None``: it falls in none, or the item is no background)."""
+    after: float | None = None
+    """Background speech in no reference system turn: seconds from the end of the user's
+    previous item to its start."""
+
+    @property
+    def acts_alone(self) -> bool:
+        """A backchannel or background speech: it neither holds the user's floor nor
+        blocks the next item while it plays."""
+        return self.kind in ("backchannel", "background")
 
 
 def user_items(dialogue: Dialogue, user: int) -> list[UserItem]:
@@ -197,7 +219,35 @@ def user_items(dialogue: Dialogue, user: int) -> list[UserItem]:
         hold = next((h for h in holds if approx_eq(h.end, e.start)), None)
         pause = hold.end - hold.start if hold is not None and kind == "turn" else None
         items.append(UserItem(i, kind, Span(e.start, e.end), yields, pause))
-    return items
+    items += _background_items(dialogue, user)
+    items.sort(key=lambda it: (it.ref.start, it.index))
+    return [replace(it, index=i) for i, it in enumerate(items)]
+
+
+def _background_items(dialogue: Dialogue, user: int) -> list[UserItem]:
+    """The background speech placed on the user's channel (``background_speech`` of the
+    record: channel, start, end), as items (indices set by the caller)."""
+    placed = dialogue.extra.get("background_speech")
+    if not isinstance(placed, list | tuple):
+        return []
+    system_turns = [e for e in dialogue.events
+                    if e.channel == 1 - user and e.kind is EventKind.TURN]
+    user_ends = [e.end for e in dialogue.events if e.channel == user
+                 and e.kind in (EventKind.TURN, EventKind.BC)]
+    out = []
+    for b in placed:
+        if not isinstance(b, Mapping) or int(b.get("channel", -1)) != user:
+            continue
+        span = Span(float(b["start"]), float(b["end"]))
+        turn = next((t for t in system_turns
+                     if time_le(t.start, span.start) and time_le(span.start, t.end)), None)
+        before = [end for end in user_ends if time_le(end, span.start)]
+        after = span.start - max(before) if turn is None and before else \
+            span.start if turn is None else None
+        out.append(UserItem(-1, "background", span, False,
+                            lead=None if turn is None else span.start - turn.start,
+                            after=after))
+    return out
 
 
 @dataclass
@@ -248,7 +298,7 @@ class _User:
     def decide(self, k: int, heard: str | None, det: StreamDetector) -> list[tuple[str, int, str]]:
         """Actions effective from frame ``k + 1`` after hearing frame ``k``."""
         out: list[tuple[str, int, str]] = []
-        turn = next((i for i in self.playing if self.items[i].kind != "backchannel"), None)
+        turn = next((i for i in self.playing if not self.items[i].acts_alone), None)
         if heard == "onset":
             self.onset_seen_after_done = True
             if turn is not None and self.items[turn].yields and self.p.yield_to_barge_in:
@@ -278,6 +328,13 @@ class _User:
                 out.append(("skip", item.index, "system stopped before the backchannel"))
                 self.next += 1
                 return out
+        elif item.kind == "background":
+            return out + self._background(item, k, det)
+        if item.kind == "backchannel" and not start_ok and self._nothing_to_act_into(k, det):
+            out.append(("skip", item.index, f"patience {self.p.patience} s: no system speech "
+                                            "to backchannel into"))
+            self.next += 1
+            return out
         if item.kind != "backchannel" and not start_ok and not det.speaking:
             gap = self.gaps[item.index]
             if self.next == 0:
@@ -298,6 +355,39 @@ class _User:
             out.append(("start", item.index, why))
             self.next += 1
         return out
+
+
+    def _background(self, item: UserItem, k: int,
+                    det: StreamDetector) -> list[tuple[str, int, str]]:
+        """Background speech (module docstring): started, skipped, or left waiting."""
+        if item.lead is None:
+            if k + 1 < self.done_frame + self.frames(item.after or 0.0):
+                return []
+            self.next += 1
+            return [("start", item.index, f"background {item.after or 0.0:.6f} s after the "
+                                          "user's previous item, as in the reference")]
+        if det.onset_frame is None or det.onset_frame < self.done_frame or \
+                k < det.onset_frame + self.frames(item.lead):
+            if not self._nothing_to_act_into(k, det):
+                return []
+            self.next += 1
+            return [("skip", item.index, f"patience {self.p.patience} s: no system speech "
+                                         "for the background speech")]
+        self.next += 1
+        if not det.speaking:
+            return [("skip", item.index, "system stopped before the background speech")]
+        return [("start", item.index, f"background {item.lead:.6f} s into system speech, as "
+                                      "in the reference turn")]
+
+
+    def _nothing_to_act_into(self, k: int, det: StreamDetector) -> bool:
+        """A backchannel or background speech waiting for a system onset gives up: the
+        system has been silent ``patience`` since the user's last act (and since its last
+        heard offset), with no onset heard after that act."""
+        if det.speaking or (det.onset_frame is not None and det.onset_frame >= self.done_frame):
+            return False
+        since = max(self.done_frame, det.offset_frame or 0)
+        return k + 1 >= since + self.frames(self.p.patience)
 
 
 def _draw_gaps(policy: UserPolicy, n: int, seed: int) -> list[float]:
@@ -335,14 +425,17 @@ def _header(system: System, dialogue: Dialogue, user: int, policy: UserPolicy, s
                      "latency_offset_s": policy.offset_frames * spf},
         "items": [{"index": it.index, "kind": it.kind, "ref": [it.ref.start, it.ref.end],
                    "yields": it.yields, "gap": gaps[it.index],
-                   **({} if it.pause is None else {"pause": it.pause})} for it in items]}
+                   **{key: value for key, value in (("pause", it.pause), ("lead", it.lead),
+                                                    ("after", it.after)) if value is not None}}
+                  for it in items]}
 
 
 def _user_frame(agent: _User, items: Sequence[UserItem], ref_user: np.ndarray, k: int,
                 size: int, rate: int, system_speaking: bool) -> np.ndarray:
     """Frame ``k`` of the user's channel: the reference audio of every item playing, each
-    from where it started; an item whose audio ran out stops playing (and marks the frame
-    its turn ended, and whether the system was heard speaking then)."""
+    from where it started; an item whose audio ran out stops playing (and, unless it is
+    background speech, marks the frame the user's act ended, and whether the system was
+    heard speaking then)."""
     frame = np.zeros(size, np.float32)
     for i, (start, _end) in list(agent.playing.items()):
         ref = items[i].ref
@@ -350,8 +443,9 @@ def _user_frame(agent: _User, items: Sequence[UserItem], ref_user: np.ndarray, k
         b = min(a + size, round(ref.end * rate))
         if b <= a:
             del agent.playing[i]
-            agent.done_frame = k
-            agent.onset_seen_after_done = system_speaking
+            if items[i].kind != "background":  # the user's own items mark its last act
+                agent.done_frame = k
+                agent.onset_seen_after_done = system_speaking
             continue
         piece = ref_user[a:b]
         frame[:len(piece)] += piece

@@ -42,7 +42,6 @@ from tqdm import tqdm
 from duplexeval._fileio import read_json
 from duplexeval.conditions import Condition
 from duplexeval.data._dialogue import Dataset, Dialogue
-from duplexeval.data._flexi_record import FLEXI_FIELD
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind
 from duplexeval.plan._samples import PlanOptions, PlanStats, Sample, plan_dialogue
@@ -56,7 +55,7 @@ from duplexeval.runs._interactive import (
     run_interactive,
     write_interactive,
 )
-from duplexeval.runs._realised_flexi import realised_flexi
+from duplexeval.runs._realised_items import realised_items
 from duplexeval.runs._units import conditioned_audio, load_dialogue_audio
 from duplexeval.systems._base import System
 
@@ -84,17 +83,18 @@ def _events(listed: object, user: int) -> tuple[Event, ...]:
 
 def realised_dialogue(dialogue_id: str, timeline: dict[str, object]) -> Dialogue:
     """The realised dialogue of a timeline (``InteractiveResult.timeline_json``): its events,
-    on the user's channel for the ``user`` role and the other for ``system``.  A FLEXI item's
-    timeline (a ``flexi`` entry, :mod:`duplexeval.runs._realised_flexi`) plans its item
-    instead: the moved user events and anchor, the realised record in ``extra["flexi"]``, or
-    no event when the item could not be scored."""
+    on the user's channel for the ``user`` role and the other for ``system``.  The timeline
+    of a dialogue with annotated items (an ``items`` entry: a FLEXI item or MTR rounds,
+    :mod:`duplexeval.runs._realised_items`) plans those instead: the moved user events, with
+    the realised record in ``extra`` under its field, or no event when the item could not be
+    scored."""
     user = int(str(timeline["user_channel"]))
-    flexi = timeline.get("flexi")
-    if isinstance(flexi, dict):
-        if "record" not in flexi:
+    items = timeline.get("items")
+    if isinstance(items, dict):
+        if "record" not in items:
             return Dialogue(id=dialogue_id, events=())
-        return Dialogue(id=dialogue_id, events=_events(flexi["events"], user),
-                        extra={FLEXI_FIELD: flexi["record"]})
+        return Dialogue(id=dialogue_id, events=_events(items["events"], user),
+                        extra={str(items["field"]): items["record"]})
     return Dialogue(id=dialogue_id, events=_events(timeline["events"], user))
 
 
@@ -178,8 +178,9 @@ def execute_interactive(system: System, dataset: Dataset, options: PlanOptions, 
                                   tuple(conditions), seed)
         result = run_interactive(system, dialogue, audio, user, policy, seed, chosen,
                                  tuple(conditions))
-        item = realised_flexi(dialogue, user, result.log, result.system_spans)
-        extra = {} if item is None else {"flexi": item.to_json(user)}
+        item = realised_items(dialogue, user, result.log, result.system_spans,
+                              result.duration)
+        extra = {} if item is None else {"items": item.to_json(user)}
         write_interactive(run.root, result, dialogue.id, user, extra)
         realised = realised_dialogue(dialogue.id, {**result.timeline_json(user), **extra})
         session_seed = derive_seed(seed, f"{dialogue.id}/ch{user}/interactive")

@@ -59,7 +59,7 @@ and user_backchannel (the reference system turn is teacher-forced up to the user
 the system is speaking when the user acts), ``multi-gen`` for the others (under teacher
 forcing the system channel is the reference until the event, so it could not cut in).  An
 ``interactive`` run scores all six on the realised record
-(:mod:`duplexeval.runs._realised_flexi`): the simulated user interrupts and backchannels the
+(:mod:`duplexeval.runs._realised_items`): the simulated user interrupts and backchannels the
 system's own speech.  The reference distribution's bins start at ``origin_s`` (default 0: the
 audio's start; a realised record's: where the narrative's reference time 0 was played).
 
@@ -110,7 +110,7 @@ def _protocol_matches(event: EventView, record: dict[str, Any]) -> bool:
     whose protocol is unknown scores every item, and so does an ``interactive`` one (the
     simulated user acts on what the system does: it interrupts or backchannels the system's
     own speech, and the system is free to cut in; its record is the realised one,
-    :mod:`duplexeval.runs._realised_flexi`)."""
+    :mod:`duplexeval.runs._realised_items`)."""
     wanted, run = record.get("protocol"), event.metadata.get("context_mode")
     return wanted is None or run is None or run == "interactive" or wanted == run
 
