@@ -18,13 +18,13 @@ from duplexeval.errors import DuplexevalError
 from duplexeval.events import Event, EventKind
 from duplexeval.runs._driver import DialogueAudio
 from duplexeval.runs._interactive import (
-    UserPolicy,
     output_digest,
     read_log,
     replay_log,
     run_interactive,
     write_interactive,
 )
+from duplexeval.runs._simulated_user import UserPolicy
 from duplexeval.systems.builtin._scripted import ScriptedSystem
 
 RATE = 24000

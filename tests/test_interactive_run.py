@@ -17,8 +17,9 @@ from duplexeval.benchmarks import BENCHMARKS, Benchmark, Cell, EvalManifest
 from duplexeval.benchmarks._m3 import M3
 from duplexeval.cli import main
 from duplexeval.plan import EvalProtocol, PlanOptions
-from duplexeval.runs._interactive import UserPolicy, run_interactive
+from duplexeval.runs._interactive import run_interactive
 from duplexeval.runs._interactive_run import realised_dialogue, realised_samples
+from duplexeval.runs._simulated_user import UserPolicy
 from duplexeval.systems import Capabilities, ClockKind, Session, SessionSpec, System, load_system
 from duplexeval.systems.builtin._scripted import ScriptedSystem
 from test_interactive import BARGE, SPF, TWO_TURNS, _dialogue, _starts

@@ -19,9 +19,10 @@ from duplexeval.metrics._score_run import _flexi_anchor, with_rounds
 from duplexeval.metrics._scoring import score_events
 from duplexeval.metrics.content._rounds import RoundFinder
 from duplexeval.plan import EvalProtocol, PlanOptions
-from duplexeval.runs._interactive import UserPolicy, played_items, run_interactive
+from duplexeval.runs._interactive import played_items, run_interactive
 from duplexeval.runs._interactive_run import realised_dialogue, realised_samples
 from duplexeval.runs._realised_items import realised_items
+from duplexeval.runs._simulated_user import UserPolicy
 from duplexeval.systems.builtin._scripted import ScriptedSystem
 from test_interactive import SPF, _dialogue
 

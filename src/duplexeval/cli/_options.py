@@ -213,7 +213,7 @@ def user_policy(args: argparse.Namespace) -> Any:
         names = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
         raise DuplexevalError(f"{names.replace('yield-to-barge-in', 'no-yield')}: the "
                               "simulated user's options need --protocol interactive")
-    from duplexeval.runs._interactive import UserPolicy
+    from duplexeval.runs._simulated_user import UserPolicy
 
     return UserPolicy(**given)
 

@@ -39,8 +39,8 @@ from duplexeval.runs._directory import (
     SystemInfo,
 )
 from duplexeval.runs._driver import DEFAULT_BATCH_SIZE, conditions_problem, protocol_problem
-from duplexeval.runs._interactive import UserPolicy
 from duplexeval.runs._interactive_run import default_policy, execute_interactive
+from duplexeval.runs._simulated_user import UserPolicy
 from duplexeval.runs._units import OnDone, UnitReport, UnitTask, plan_units, run_unit
 from duplexeval.systems._base import System
 from duplexeval.version import __version__

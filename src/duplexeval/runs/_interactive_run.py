@@ -50,12 +50,11 @@ from duplexeval.runs._driver import derive_seed
 from duplexeval.runs._interactive import (
     InteractiveFiles,
     InteractiveResult,
-    UserPolicy,
-    reference_gaps,
     run_interactive,
     write_interactive,
 )
 from duplexeval.runs._realised_items import realised_items
+from duplexeval.runs._simulated_user import UserPolicy, reference_gaps
 from duplexeval.runs._units import conditioned_audio, load_dialogue_audio
 from duplexeval.systems._base import System
 

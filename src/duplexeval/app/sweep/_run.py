@@ -49,7 +49,7 @@ from duplexeval.results._model import Results
 from duplexeval.runs import execute_run
 from duplexeval.runs._driver import protocol_problem
 from duplexeval.runs._execution import TaskMap
-from duplexeval.runs._interactive import UserPolicy
+from duplexeval.runs._simulated_user import UserPolicy
 from duplexeval.systems._base import System
 
 __all__ = ["SWEEP_STEM", "SweepResult", "run_sweep"]
