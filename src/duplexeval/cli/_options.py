@@ -181,7 +181,8 @@ def add_user_policy_options(p: argparse.ArgumentParser) -> None:
                              "gaps are drawn from the dataset's reference gaps")
     g.add_argument("--patience", type=policy_seconds, default=None, metavar="SECONDS",
                    help="the user's next turn starts this long after its last one ends when "
-                        "the system stays silent (default 3)")
+                        "the system stays silent, and a backchannel or background speech "
+                        "waiting for the system's reply gives up after it (default 3)")
     g.add_argument("--barge-in-after", type=policy_seconds, default=None, metavar="SECONDS",
                    help="a scripted barge-in starts this long after the system's heard "
                         "speech onset (default 1)")
