@@ -79,13 +79,26 @@ class _Handler(JsonHandler):
             nth = srv.per_prompt[prompt]
             srv.active += 1
             srv.max_active = max(srv.max_active, srv.active)
+        self._active = True
         try:
             self._answer(body, directives(body["messages"]), nth)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout test)
         finally:
-            with srv.lock:
-                srv.active -= 1
+            self._done()
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        """A request stops counting as active once its answer starts: the client may read it
+        and send its next request before this handler's thread returns (the race that made
+        ``max_active`` 2 under ``max_concurrency=1`` on a loaded machine)."""
+        self._done()
+        super().send_response(code, message)
+
+    def _done(self) -> None:
+        if getattr(self, "_active", False):
+            self._active = False
+            with self.server.lock:
+                self.server.active -= 1
 
     def _answer(self, body: dict[str, Any], how: dict[str, str], nth: int) -> None:
         if self.server.refuse_json_mode and "response_format" in body:

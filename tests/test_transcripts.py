@@ -123,8 +123,12 @@ def test_freeze_omni_sends_the_demo_clients_socketio_events() -> None:
     decoded = [{**m, "data": json.loads(m["data"])} if m["event"] == "audio" else m
                for m in seen]
     assert render(decoded, golden["client"]) == golden["client"]
-    for m in decoded[2:]:  # 256 int16 samples as 512 bytes
-        assert len(m["data"]["audio"]) == 512 and all(0 <= b <= 255 for b in m["data"]["audio"])
+    frames = [m["data"]["audio"] for m in decoded[2:]]
+    for data in frames:  # bytes of int16 samples
+        assert all(0 <= b <= 255 for b in data) and len(data) % 2 == 0
+    # 256 samples (512 bytes) each; 3 s is 187.5 frames, so the last one, when it reached the
+    # server before the transcript was taken (a loaded machine's timing), holds the 128 left
+    assert all(len(data) == 512 for data in frames[:-1]) and len(frames[-1]) in (256, 512)
 
 
 def test_duplexcascade_sends_the_m3_clients_frames() -> None:
