@@ -8,8 +8,9 @@ local executor (one process, as the demo ran before ``--jobs``) and once on a
 :class:`~duplexeval.runs.ProcessExecutor` of ``--jobs`` workers, one pool for all the rows as
 the demo keeps it.  Prints the wall seconds of each row both ways, the speed-up, whether every
 run directory is byte-identical (every file but the lock; ``run_summary.json`` without its wall
-time), the CPU count and the load average before and after (other processes on the machine
-inflate every figure: quote them together).  No analysis: that is the demo's next stage.
+time; the files that differ named when any do), the CPU count and the load average before and
+after (other processes on the machine inflate every figure: quote them together).  No
+analysis: that is the demo's next stage.
 
 Usage: PYTHONPATH=src .venv/bin/python perf/demo_runs.py [--jobs 2] [--rows cascade ...]
 """
@@ -82,14 +83,19 @@ def main() -> None:
                                 executor=pool if jobs > 1 else None)
                 seconds[row.label][jobs] = time.perf_counter() - start
                 samples[row.label] = sum(len(p.plan.samples) for p in prepared if p.plan)
-            same = (run_files(Path(tmp) / "jobs1" / row.label)
-                    == run_files(Path(tmp) / f"jobs{args.jobs}" / row.label))
-            identical = identical and same
+            local = run_files(Path(tmp) / "jobs1" / row.label)
+            pooled = run_files(Path(tmp) / f"jobs{args.jobs}" / row.label)
+            differ = sorted(k for k in local.keys() | pooled.keys()
+                            if local.get(k) != pooled.get(k))
+            identical = identical and not differ
             print(f"  {row.label:10s} {samples[row.label]:4d} samples  "
                   f"1 process {seconds[row.label][1]:7.1f} s  {args.jobs} workers "
                   f"{seconds[row.label][args.jobs]:7.1f} s  "
                   f"{seconds[row.label][1] / seconds[row.label][args.jobs]:4.2f}x  "
-                  f"{'byte-identical' if same else 'DIFFERENT'}", flush=True)
+                  f"{'DIFFERENT' if differ else 'byte-identical'}", flush=True)
+            if differ:  # which files, so that the next look starts from them
+                print(f"    {len(differ)} files differ: {', '.join(differ[:10])}"
+                      f"{', ...' if len(differ) > 10 else ''}", flush=True)
     load_after = os.getloadavg()
     one = sum(s[1] for s in seconds.values())
     many = sum(s[args.jobs] for s in seconds.values())

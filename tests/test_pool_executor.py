@@ -1,15 +1,20 @@
 """The process-pool executor (``run --executor processes``, the demo's runs): byte-identical
 run directories against the local executor (scripted under every static protocol, the
-``cascade`` with its models in the workers), units submitted longest first, a failing unit and a
-killed worker raised as one error, and a killed run resumed to the same bytes."""
+``cascade`` with its models in the workers, and with a commit landing between the two runs),
+units submitted longest first, a failing unit and a killed worker raised as one error, and a
+killed run resumed to the same bytes."""
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
 import signal
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +27,7 @@ from duplexeval.runs._pool_executor import unit_cost
 from duplexeval.runs._units import UnitReport, UnitTask, plan_units
 from duplexeval.systems import Session, SessionSpec, load_system
 from duplexeval.systems.builtin._scripted import ScriptedSystem
+from duplexeval.version import git_revision
 from run_files import RUN, run_files
 
 
@@ -36,6 +42,39 @@ def test_pool_run_is_byte_identical_to_a_local_run(sample_voiced: Path, tmp_path
                  "--workers", "2"]) == 0
     local, pool = run_files(tmp_path / "local"), run_files(tmp_path / "pool")
     assert sum(name.endswith(".wav") for name in local) > 10
+    assert local == pool
+
+
+@pytest.fixture
+def moving_head(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A checkout someone keeps committing in: every ``git rev-parse HEAD`` answers a new
+    commit (this process's revision, read once, forgotten before and after)."""
+    commits = itertools.count(1)
+    real = subprocess.run
+
+    def run(args: Any, *more: Any, **options: Any) -> Any:
+        if list(args)[:3] == ["git", "rev-parse", "HEAD"]:
+            return subprocess.CompletedProcess(args, 0, f"{next(commits):040x}\n", "")
+        return real(args, *more, **options)
+
+    git_revision.cache_clear()
+    monkeypatch.setattr(subprocess, "run", run)
+    yield
+    git_revision.cache_clear()
+
+
+def test_a_commit_between_the_local_and_the_pool_run_changes_no_byte(
+        sample_voiced: Path, tmp_path: Path, moving_head: None) -> None:
+    """perf/demo_runs.py found the cascade row DIFFERENT at 6ca10a6, while every cell of it,
+    compared on its own, is byte-identical: the comparison ran 23 minutes, a commit landed in
+    its checkout meanwhile, and each run's ``config.json`` recorded HEAD as it was when the
+    run started.  It records the revision of the code the process runs, read once."""
+    args = [*RUN, "--dataset", str(sample_voiced), "--protocol", "multi-gen"]
+    assert main([*args, "--out", str(tmp_path / "local")]) == 0
+    assert main([*args, "--out", str(tmp_path / "pool"), "--executor", "processes",
+                 "--workers", "2"]) == 0
+    local, pool = run_files(tmp_path / "local"), run_files(tmp_path / "pool")
+    assert json.loads(local["config.json"])["git_revision"] == f"{1:040x}"
     assert local == pool
 
 

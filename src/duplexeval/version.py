@@ -9,17 +9,19 @@ tag (``0.1.1.dev5+g62de404``; before the first tag, after the fallback version
 the next release, because it is part of what run configs, analysis settings and results record
 and of the keys of their caches, so it must not change with each commit (an analysis cached
 under one commit stays valid under the next).  Which commit a ``duplexeval`` is, when it is not
-a release, is what :func:`describe` adds: ``duplexeval --version`` prints it.
+a release, is what :func:`describe` adds: ``duplexeval --version`` prints it, and
+:func:`git_revision` is the commit that run configs and evaluation manifests record.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-__all__ = ["__version__", "describe", "release_of"]
+__all__ = ["__version__", "describe", "git_revision", "release_of"]
 
 
 def release_of(installed: str) -> str:
@@ -74,3 +76,21 @@ def describe() -> str:
         return __version__
     modified = bool(_git("status", "--porcelain", "--untracked-files=no"))
     return f"{__version__} (git {revision}{', modified' if modified else ''})"
+
+
+@functools.cache
+def git_revision() -> str | None:
+    """The commit of the checkout holding this code (``git rev-parse HEAD``; ``None`` outside
+    a repository), asked once per process: what ``config.json`` and ``eval.json`` record.
+
+    Once, because a process runs the code it imported, whatever is committed afterwards: a
+    commit made while a long job runs (``perf/demo_runs.py`` compares 20 minutes of runs in
+    one process and its pool) must not make two runs of the same code record two revisions,
+    which made their run directories differ in ``config.json`` alone.
+    """
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                              cwd=_HERE.parent, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None

@@ -47,6 +47,7 @@ from duplexeval.plan._samples import EvalProtocol, PlanOptions, build_plan
 from duplexeval.registry import Registry
 from duplexeval.report._text import PLAN_HEADER, format_table, plan_row
 from duplexeval.runs import ProcessExecutor
+from duplexeval.runs._pool_executor import default_workers
 from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity
 from duplexeval.systems._registry import load_system
 
@@ -270,9 +271,8 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     wall time of each stage (:data:`STAGES`) is printed last and written to
     ``runs_root/demo_timing.json`` (seconds, with the CPU count and load average).  ``jobs``:
     the worker processes the runs' units are spread over
-    (:class:`~duplexeval.runs.ProcessExecutor`; default 1: in this process).  Not yet the
-    default: the cascade's runs on a pool are not byte-identical to one process's on every
-    cell (perf/demo_runs.py; the reference and silence runs are)."""
+    (:class:`~duplexeval.runs.ProcessExecutor`; default one per CPU; 1: in this process), the
+    outputs the same whatever the count (perf/demo_runs.py: every cell of every row)."""
     from duplexeval.benchmarks import BENCHMARKS
 
     timer = StageTimer()
@@ -292,7 +292,7 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     chosen = tuple(b for b in DEMO_BENCHMARKS if b != "flexi" or flexi)
     m3_suites = [d.suite for d in datasets if d.suite and d.suite != "flexi-en"]
     cells = _evaluate_systems(chosen, m3_suites, runs_root, subset, extra, limit, variants,
-                              timer, 1 if jobs is None else jobs)
+                              timer, default_workers() if jobs is None else jobs)
     with timer("tables"):
         lines = _write_tables(cells, runs_root, BENCHMARKS)
     print("\n".join(lines))

@@ -25,7 +25,6 @@ For each benchmark, for each of its cells, in declaration order::
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -69,6 +68,7 @@ from duplexeval.suites import build_suite
 from duplexeval.suites._build import Subset
 from duplexeval.suites._registry import SUITES
 from duplexeval.systems._base import System
+from duplexeval.version import git_revision
 
 __all__ = ["JUDGE_CACHE", "OFFICIAL", "CellData", "EvalExecutor", "EvalResult", "cell_data",
            "evaluate", "subset_name", "write_cells_note"]
@@ -95,15 +95,6 @@ class EvalResult:
 def subset_name(subset: Subset) -> str:
     """``quick``, ``full`` or ``first N``."""
     return "full" if subset is None else "quick" if subset == "quick" else f"first {subset}"
-
-
-def _git_revision() -> str | None:
-    try:
-        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).parent, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() or None
 
 
 OFFICIAL = "official"
@@ -478,7 +469,7 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
     if html and ran:
         _html(ran, out)
     manifest = EvalManifest(
-        git_revision=_git_revision(), benchmarks={b.name: b.version for b in chosen},
+        git_revision=git_revision(), benchmarks={b.name: b.version for b in chosen},
         system=_system_json(system), judge=_judge_json(judge),
         judge_cache=_cache_name(judge, out), tables=tables, files=_hashes(out, judge),
         cells=[_entry(b, r, out, subset, labels[(b.name, r.cell.name)])

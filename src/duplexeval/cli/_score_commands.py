@@ -251,10 +251,9 @@ def add_demo(sub: Subparsers) -> None:
                         "half-duplex)")
     p.add_argument("--no-flexi", action="store_true",
                    help="leave out the FLEXI stage (flexi-en under multi-gen and multi-ref)")
-    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
-                   help="worker processes the runs are spread over (default 1: in this "
-                        "process); the reference and silence runs are the same, the cascade's "
-                        "are not yet byte-identical on every cell (docs: measurements)")
+    p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
+                   help="worker processes the runs are spread over (default: one per CPU; "
+                        "1: in this process); the outputs are the same")
     p.set_defaults(func=_demo)
 
 

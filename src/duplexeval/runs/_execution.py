@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import json
 import platform
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -43,7 +42,7 @@ from duplexeval.runs._interactive_run import default_policy, execute_interactive
 from duplexeval.runs._simulated_user import UserPolicy
 from duplexeval.runs._units import OnDone, UnitReport, UnitTask, plan_units, run_unit
 from duplexeval.systems._base import System
-from duplexeval.version import __version__
+from duplexeval.version import __version__, git_revision
 
 __all__ = ["Executor", "LocalExecutor", "RunConfig", "RunResult", "TaskMap", "dataset_hash",
            "execute_run", "summary_lines"]
@@ -70,15 +69,6 @@ def dataset_hash(dataset: Dataset) -> str:
                 for block in iter(lambda: handle.read(1 << 20), b""):
                     digest.update(block)
     return digest.hexdigest()
-
-
-def _git_revision() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                             cwd=Path(__file__).parent, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
 
 
 def _package_versions() -> dict[str, str]:
@@ -158,7 +148,7 @@ def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Datas
                             domain=dataset.domain, content_hash=config.dataset_hash),
         protocol=config.plan["protocol"], seed=config.seed, batch_size=batch_size,
         duplexeval_version=__version__,
-        git_revision=_git_revision(), python=platform.python_version(),
+        git_revision=git_revision(), python=platform.python_version(),
         packages=_package_versions()))
 
 
