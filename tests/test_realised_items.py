@@ -8,6 +8,8 @@ Roles: user channel 0, system channel 1; times in seconds; ``=`` speech, ``.`` s
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -277,3 +279,30 @@ def test_background_speech_is_skipped_where_the_system_stopped_before_it() -> No
     assert "background_span" not in r1
     assert r1["unplayed"][0].startswith("background_span: user item 2 (reference "
                                         "5.000-6.000 s) was not played: system stopped")
+
+
+def test_a_malformed_items_entry_is_one_line_and_nothing_is_written(
+        sample_voiced: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``score`` of an interactive run whose timeline holds an ``items`` entry with an event
+    that is no event kind: one line naming the timeline file, exit 2, the run unchanged; a
+    resumed ``run`` treats the unit as unfinished and runs it again."""
+    from duplexeval.cli import main
+
+    out = tmp_path / "run"
+    args = ["run", "--system", "scripted", "--dataset", str(sample_voiced), "--protocol",
+            "interactive", "--out", str(out)]
+    assert main(args) == 0
+    path = sorted((out / "interactive").glob("*.timeline.json"))[0]
+    timeline = json.loads(path.read_text())
+    timeline["items"] = {"field": "mtr", "record": {"rounds": []},
+                         "events": [{"role": "user", "event": "NOPE", "time": [1.0, 2.0]}]}
+    path.write_text(json.dumps(timeline))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(["score", str(out), "--variant", "mtr"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"duplexeval: {path}: not a realised timeline (ValueError: 'NOPE' is not a "
+                   "valid EventKind)"]
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert main(args) == 0  # the unreadable unit runs again
+    assert "items" not in json.loads(path.read_text())

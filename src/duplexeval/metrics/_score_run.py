@@ -94,6 +94,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     options = options or AnalysisOptions()
     timing = get_variant(variant, **(variant_settings or {}))
     dialogues, missing = run_dialogues(run)
+    realised = realised_item_dialogues(run) if dialogues is None else {}  # read before writing
     _check_reference(run_dir, timing, truth, dialogues, missing)
     options = _with_transcripts(options, timing.full_transcript_events, dialogues)
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress,
@@ -101,7 +102,6 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     language, domain = run.dataset_language()
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
     finder = RoundFinder(read_rounds(rounds)) if rounds is not None else RoundFinder()
-    realised = realised_item_dialogues(run) if dialogues is None else {}
     events = with_rounds(events, dialogues if dialogues is not None else realised or None,
                          finder, context=dialogues is not None)
     if timing.reference_channel and dialogues is not None:
@@ -262,9 +262,12 @@ def realised_item_dialogues(run: RunDir) -> dict[str, Dialogue]:
             continue
         if isinstance(timeline, dict) and isinstance(timeline.get("items"), dict) and \
                 "record" in timeline["items"]:
-            user = int(timeline["user_channel"])
+            user = timeline.get("user_channel")
+            if not isinstance(user, int) or isinstance(user, bool):
+                raise DuplexevalError(f"{path}: not a realised timeline (user_channel "
+                                      f"{user!r})")
             stem = path.name.removesuffix(".timeline.json").removesuffix(f"_ch{user}")
-            out[stem] = realised_dialogue(stem, timeline)
+            out[stem] = realised_dialogue(stem, timeline, str(path))
     return out
 
 

@@ -32,6 +32,7 @@ all finished is skipped; any other runs again (deterministically: the same files
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -80,13 +81,23 @@ def _events(listed: object, user: int) -> tuple[Event, ...]:
                        float(e["time"][0]), float(e["time"][1])) for e in listed)
 
 
-def realised_dialogue(dialogue_id: str, timeline: dict[str, object]) -> Dialogue:
+def realised_dialogue(dialogue_id: str, timeline: dict[str, object],
+                      source: str = "realised timeline") -> Dialogue:
     """The realised dialogue of a timeline (``InteractiveResult.timeline_json``): its events,
     on the user's channel for the ``user`` role and the other for ``system``.  The timeline
     of a dialogue with annotated items (an ``items`` entry: a FLEXI item or MTR rounds,
     :mod:`duplexeval.runs._realised_items`) plans those instead: the moved user events, with
     the realised record in ``extra`` under its field, or no event when the item could not be
-    scored."""
+    scored.  A timeline that does not hold these is one :class:`DuplexevalError` naming
+    ``source`` (its file)."""
+    try:
+        return _realised(dialogue_id, timeline)
+    except (KeyError, TypeError, ValueError, IndexError, AssertionError) as exc:
+        raise DuplexevalError(f"{source}: not a realised timeline "
+                              f"({type(exc).__name__}: {exc})") from None
+
+
+def _realised(dialogue_id: str, timeline: dict[str, object]) -> Dialogue:
     user = int(str(timeline["user_channel"]))
     items = timeline.get("items")
     if isinstance(items, dict):
@@ -129,8 +140,14 @@ def _finished(run: RunDir, dialogue_id: str, user: int,
         return None
     if not isinstance(timeline, dict):
         return None
-    samples = realised_samples(realised_dialogue(dialogue_id, timeline), user, options,
-                               float(timeline["duration"]))
+    duration = timeline.get("duration")
+    if not isinstance(duration, int | float) or not math.isfinite(duration):
+        return None  # unreadable: the unit runs again
+    try:
+        realised = realised_dialogue(dialogue_id, timeline, str(files.timeline))
+    except DuplexevalError:
+        return None
+    samples = realised_samples(realised, user, options, float(duration))
     done = all(run.finished(s.sample_id, s.event_id) for s in samples)
     return samples if done else None
 
