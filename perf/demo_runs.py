@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -33,21 +33,8 @@ from duplexeval.runs import ProcessExecutor, execute_run
 from duplexeval.systems import load_system
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def run_files(root: Path) -> dict[str, bytes]:
-    """Every file of the run directories under ``root`` but their locks, with each summary's
-    wall time removed."""
-    out = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and path.name != ".lock":
-            data = path.read_bytes()
-            if path.name == "run_summary.json":
-                summary = json.loads(data)
-                summary.pop("wall_seconds")
-                data = json.dumps(summary).encode()
-            out[path.relative_to(root).as_posix()] = data
-    return out
+sys.path.insert(0, str(REPO / "tests"))
+from run_files import run_files  # noqa: E402  (the comparison the executor tests use)
 
 
 def main() -> None:
