@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from duplexeval.benchmarks._flexi import FLEXI, FLEXI_COLUMNS_BY_PROTOCOL
 from duplexeval.cli import main
 from duplexeval.data import Need, check_dataset, load_dataset
 from duplexeval.data._flexi_record import ANCHOR_KINDS, FLEXI_FIELD, SCENARIOS, flexi_problems
@@ -173,6 +174,26 @@ def test_every_anchor_is_a_sample_of_its_protocol(built: Path) -> None:
             assert any(s.sample_id == d.id and s.event_type.value == anchor["event"]
                        and s.event_start == pytest.approx(anchor["time"][0], abs=1e-6)
                        for s in plan.samples), (protocol, d.id)
+
+
+def test_each_flexi_cell_plans_the_anchors_its_columns_read(built: Path) -> None:
+    """The static FLEXI cells plan only the event kinds their table columns read (Multi (gen):
+    turn shifts and holds; Multi (ref): the user's interrupts and backchannels), and between
+    them every scenario's anchor is a sample of one of them."""
+    dataset, _ = load_dataset(built)
+    covered = set()
+    for cell in (c for c in FLEXI.cells if c.protocol is not EvalProtocol.INTERACTIVE):
+        read = {c.event_type for c in FLEXI_COLUMNS_BY_PROTOCOL[cell.protocol]}
+        plan = build_plan(dataset.dialogues, PlanOptions(
+            protocol=cell.protocol, channels=SUITE.channels, ignored_events=cell.ignored_events))
+        assert plan.samples and {s.event_type.value for s in plan.samples} <= read
+        for d in dataset.dialogues:
+            anchor = d.extra[FLEXI_FIELD]["anchor"]
+            if any(s.sample_id == d.id and s.event_type.value == anchor["event"]
+                   and s.event_start == pytest.approx(anchor["time"][0], abs=1e-6)
+                   for s in plan.samples):
+                covered.add(d.id)
+    assert covered == {d.id for d in dataset.dialogues}
 
 
 def test_validate_reports_broken_annotations(built: Path, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from duplexeval.events import EventKind
 from duplexeval.plan._samples import EvalProtocol
 from duplexeval.results._model import Results
 
@@ -38,6 +39,12 @@ class Cell:
     """M3's rule (the user muted in the window); MTR plays the user through it (``False``)."""
     content_events: tuple[str, ...] = ("TURN_SHIFT",)
     """Event types whose replies are transcribed for the content metrics (``()``: none)."""
+    ignored_events: frozenset[EventKind] = frozenset()
+    """Event kinds the cell does not plan (:attr:`PlanOptions.ignored_events
+    <duplexeval.plan._samples.PlanOptions.ignored_events>`): those its tables do not read
+    under its protocol, so that no sample is run and analysed for a number nobody prints
+    (FLEXI's Multi (gen) cell plans turn shifts and holds, its Multi (ref) cell the user's
+    interrupts and backchannels)."""
 
     @property
     def name(self) -> str:

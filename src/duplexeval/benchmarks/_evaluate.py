@@ -189,7 +189,8 @@ def _prepare(system: System, bench: Benchmark, cell: Cell, out: Path, subset: Su
     first = subset if data is not None and isinstance(subset, int) else None
     plan = build_plan(dataset.dialogues[:first],
                       PlanOptions(protocol=cell.protocol, mute=cell.mute,
-                                  channels=dataset.user_channels))
+                                  channels=dataset.user_channels,
+                                  ignored_events=cell.ignored_events))
     tries = None
     if measures.tries:
         tries = (out / MEASURES_FOLDER / bench.name / cell.name,

@@ -8,7 +8,9 @@ interrupts and backchannels the system's own speech; all six scenarios, each ite
 onto the realised timeline, :mod:`duplexeval.runs._realised_items`; skipped, with the reason,
 for a system that cannot react frame by frame), scored by the ``flexi`` variant.  Table: the
 per-scenario table, one section per protocol with the columns it measures, one row per system
-(Markdown; each protocol's also as CSV and LaTeX).
+(Markdown; each protocol's also as CSV and LaTeX).  Each static cell plans only the events its
+columns read (Multi (gen): turn shifts and holds; Multi (ref): user interrupts and
+backchannels): half the samples of planning every event under both.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from duplexeval._fileio import atomic_write_text
 from duplexeval.benchmarks._base import Benchmark, Cell, SystemCell
+from duplexeval.events import EventKind
 from duplexeval.plan._samples import EvalProtocol
 from duplexeval.report._mtr_tables import table_csv, table_tex, timing_grid
 from duplexeval.report._text import FLEXI_COLUMNS, TimingColumn, timing_table_lines
@@ -32,6 +35,14 @@ FLEXI_COLUMNS_BY_PROTOCOL: dict[EvalProtocol, tuple[TimingColumn, ...]] = {
 """The scenarios each protocol measures (the reference turn is needed for a user interrupt
 or backchannel to fall inside the system's speech under a static protocol; the simulated
 user of ``interactive`` interrupts and backchannels the system's own)."""
+
+
+def _unread_events(protocol: EvalProtocol) -> frozenset[EventKind]:
+    """The event kinds of FLEXI's table that no column of ``protocol`` reads: its cell does
+    not plan them."""
+    read = {column.event_type for column in FLEXI_COLUMNS_BY_PROTOCOL[protocol]}
+    return frozenset(EventKind(c.event_type) for c in FLEXI_COLUMNS
+                     if c.event_type not in read)
 
 
 def _tables(cells: Sequence[SystemCell], out: Path) -> list[Path]:
@@ -64,9 +75,10 @@ def _tables(cells: Sequence[SystemCell], out: Path) -> list[Path]:
 
 
 FLEXI = Benchmark(
-    name="flexi", version="3", title="FLEXI",
+    name="flexi", version="4", title="FLEXI",
     seed="FLEXI: full-duplex interaction scenarios (its per-scenario table)",
-    cells=tuple(Cell("flexi-en", p, "flexi", content_events=()) for p in FLEXI_COLUMNS_BY_PROTOCOL),
+    cells=tuple(Cell("flexi-en", p, "flexi", content_events=(), ignored_events=_unread_events(p))
+                for p in FLEXI_COLUMNS_BY_PROTOCOL),
     write_tables=_tables,
     official_data="flexi",
     notes={"definitions": "the flexi variant, paper conventions (its compat mode: the code's)",
