@@ -89,3 +89,35 @@ def test_the_scope_is_part_of_the_settings(tmp_path: Path) -> None:
         AnalysisOptions(asr_shared_samples=0)
     with pytest.raises(ValueError):
         AnalysisOptions(asr_max_segment=0.0)
+
+
+def test_a_content_sample_transcribes_in_full_only_its_content_channels(
+        fake: FakeTranscriber) -> None:
+    #   0    1    2    3    4    5    6 s
+    #   |.....LLLLLLLLLLLLLLLL.........|   L = 3 s of speech on either channel
+    x = _bursts([(1.0, 4.0)])
+    both = AnalysisOptions(vad=ENERGY)  # the default: a judge reads the user's words too
+    assert [len(s.chunks) for s in analyze_channel(x, SR, 0, both, full=True)] == [1]
+    assert [len(s.chunks) for s in analyze_channel(x, SR, 1, both, full=True)] == [1]
+    fake.calls.clear()
+    system = AnalysisOptions(vad=ENERGY, content_channels=(1,))  # eval without a judge
+    assert [len(s.chunks) for s in analyze_channel(x, SR, 0, system, full=True)] == [0]
+    assert fake.calls == []  # the user channel cost no ASR
+    assert [len(s.chunks) for s in analyze_channel(x, SR, 1, system, full=True)] == [1]
+    assert system.settings()["content_channels"] == [1]
+    with pytest.raises(ValueError):
+        AnalysisOptions(content_channels=())
+    with pytest.raises(ValueError):
+        AnalysisOptions(content_channels=(2,))
+
+
+def test_variants_add_the_channels_their_word_rules_read() -> None:
+    """Without a judge a cell transcribes the system channel in full; FLEXI's word rules read
+    nothing else, MTR's read the user's words too, so its analysis adds channel 0."""
+    from duplexeval.metrics._score_run import shared_analysis
+
+    base = AnalysisOptions(content_event_types=(), content_channels=(1,))
+    flexi = shared_analysis(base, ["flexi"], None)
+    assert flexi.content_channels == (1,) and "BARGE_IN" in flexi.content_event_types
+    assert shared_analysis(base, ["mtr"], None).content_channels == (0, 1)
+    assert shared_analysis(base, ["m3"], None) == base  # M3's rules ask for nothing more

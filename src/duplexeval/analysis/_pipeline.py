@@ -9,8 +9,9 @@ system output; time zero = ``input_start``) is analysed channel by channel:
    shorter than ``asr_max_segment`` (default 1.0 s, the only ones whose words an M3 timing
    metric reads) are transcribed, and on the samples of the event types in
    ``content_event_types`` (default TURN_SHIFT, the events the content metrics judge) every
-   segment of both channels is (word timestamps); each word is attached to the segment it
-   overlaps most (words over no segment are dropped as hallucinations on silence); words give
+   segment of the ``content_channels`` (default both) is (word timestamps); each word is
+   attached to the segment it overlaps most (words over no segment are dropped as
+   hallucinations on silence); words give
    the segment its text and word count (``chunks``), the VAD gives its boundaries.  A channel
    with no such segment (e.g. a system that never spoke) costs no ASR.  The short regions
    of up to ``asr_shared_samples`` (64) samples share Whisper windows, so a channel's words
@@ -107,6 +108,11 @@ class AnalysisOptions:
     ASR on, every segment of every channel is transcribed (the user's utterance and the
     system's whole response), whatever ``asr_channels`` and ``asr_max_segment`` say.  ``()``
     turns it off (timing only)."""
+    content_channels: tuple[int, ...] = (0, 1)
+    """The channels a content sample transcribes in full (0: the user as fed, 1: the system):
+    both by default, since a judge reads the user's utterance beside the reply; ``(1,)`` when
+    only the system's words are read (``eval`` without a judge: M3's QA F1 and FLEXI's word
+    rules read nothing else), which saves the user channel's Whisper windows."""
     asr_shared_samples: int = 64
     """Samples analysed together: the ASR regions of their channels share Whisper windows (1:
     each sample's regions on their own, as before shared windows).  Also bounds the audio held
@@ -122,6 +128,9 @@ class AnalysisOptions:
             raise ValueError(f"asr_processes must be >= 1 or None, got {self.asr_processes}")
         if self.asr_shared_samples < 1:
             raise ValueError(f"asr_shared_samples must be >= 1, got {self.asr_shared_samples}")
+        if not self.content_channels or any(c not in (0, 1) for c in self.content_channels):
+            raise ValueError(f"content_channels must be a non-empty subset of (0, 1), got "
+                             f"{self.content_channels}")
         if self.asr_max_segment is not None and self.asr_max_segment <= 0:
             raise ValueError(f"asr_max_segment must be > 0 s or None, got {self.asr_max_segment}")
 
@@ -131,6 +140,7 @@ class AnalysisOptions:
                 "asr_channels": list(self.asr_channels), "asr_max_segment_s": self.asr_max_segment,
                 "asr_shared_samples": self.asr_shared_samples,
                 "content_event_types": list(self.content_event_types),
+                "content_channels": list(self.content_channels),
                 "language": self.language, "segment_gap": 0.5, "duplexeval": __version__}
 
 
@@ -180,6 +190,7 @@ class _Analyzer:
         if cache is None:
             return None
         settings = {**self.settings(), "content_event_types": None}
+        del settings["content_channels"]  # a channel's scope says what it got
         if scope == "none":
             settings["asr"] = "none"
         key = hashlib.sha256(json.dumps([settings, rate, scope], sort_keys=True).encode()
@@ -191,8 +202,8 @@ class _Analyzer:
         ``asr_max_segment`` transcribed) or ``full`` (every segment transcribed)."""
         if self.options.asr == "none":
             return "none"
-        if full or (channel in self.options.asr_channels
-                    and self.options.asr_max_segment is None):
+        if (full and channel in self.options.content_channels) or (
+                channel in self.options.asr_channels and self.options.asr_max_segment is None):
             return "full"
         return "short" if channel in self.options.asr_channels else "none"
 

@@ -70,8 +70,8 @@ from duplexeval.suites._registry import SUITES
 from duplexeval.systems._base import System
 from duplexeval.version import git_revision
 
-__all__ = ["JUDGE_CACHE", "OFFICIAL", "CellData", "EvalExecutor", "EvalResult", "cell_data",
-           "evaluate", "subset_name", "write_cells_note"]
+__all__ = ["JUDGE_CACHE", "OFFICIAL", "CellData", "EvalExecutor", "EvalResult", "base_analysis",
+           "cell_data", "evaluate", "subset_name", "write_cells_note"]
 
 
 class EvalExecutor(Executor, TaskMap, Protocol):
@@ -254,6 +254,18 @@ def content_events(cell: Cell, dataset: Dataset, judge: JudgeSettings | None,
     return cell.content_events
 
 
+def base_analysis(cell: Cell, dataset: Dataset, judge: JudgeSettings | None,
+                  timing_only: bool = False) -> AnalysisOptions:
+    """The analysis options a cell is scored with before its variants add what they need
+    (:func:`~duplexeval.benchmarks._measures.cell_analysis`): the :func:`content_events`
+    (none when ``timing_only``), transcribed in full on both channels with a judge (it reads
+    the user's utterance) and on the system's alone without one (the offline numbers read no
+    user word)."""
+    events = () if timing_only else content_events(cell, dataset, judge)
+    return AnalysisOptions(content_event_types=events,
+                           content_channels=(0, 1) if judge is not None else (1,))
+
+
 def _run_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
               executor: EvalExecutor | None, progress: _Progress,
               seconds: dict[str, float], measures: Measures) -> CellResult:
@@ -265,8 +277,8 @@ def _run_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
                 executor=executor, on_samples=progress.run)
     middle = time.perf_counter()
     seconds["runs"] += middle - start
-    events = content_events(cell, prepared.dataset, judge)
-    base = AnalysisOptions(content_event_types=events)
+    base = base_analysis(cell, prepared.dataset, judge)
+    events = base.content_event_types
     options = cell_analysis(base, (cell.variant, *measures.variants), prepared.dataset)
     results, _ = score_run_dir(run_dir, RunDir(run_dir).scores(variant=cell.variant).root,
                                cell.variant,

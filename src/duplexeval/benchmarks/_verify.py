@@ -28,9 +28,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from duplexeval.analysis._pipeline import AnalysisOptions
 from duplexeval.benchmarks._base import Benchmark, Cell, CellResult, MeasureScoring
-from duplexeval.benchmarks._evaluate import content_events, write_cells_note
+from duplexeval.benchmarks._evaluate import base_analysis, write_cells_note
 from duplexeval.benchmarks._manifest import (
     MANIFEST_FILE,
     CellEntry,
@@ -154,9 +153,9 @@ def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport
         judge = _bundle_judge(out, manifest, Path(tmp)) if cell.content_events else None
         try:
             dataset, _ = load_dataset(Path(RunDir(copy).read_config().dataset.path))
-            events = () if scoring.timing_only else content_events(cell, dataset, judge)
-            options = cell_analysis(AnalysisOptions(content_event_types=events),
-                                    scoring.shared, dataset)
+            base = base_analysis(cell, dataset, judge, timing_only=scoring.timing_only)
+            events = base.content_event_types
+            options = cell_analysis(base, scoring.shared, dataset)
             results, _ = score_run_dir(copy, again.root, scoring.variant, progress=False,
                                        judge=judge if events and scoring.judged else None,
                                        options=options)

@@ -169,8 +169,10 @@ class TimingVariant(ABC):
     annotated background speech); see :meth:`pass_rule`.  A dimension without one gets the
     latency spread and the identity of its tries, but no pass rates."""
     full_transcript_events: ClassVar[tuple[str, ...]] = ()
-    """Event types whose samples need every word of both channels (not only the short system
-    segments the M3 rules read); scoring asks the analysis for them."""
+    """Event types whose samples need every word of the :attr:`full_transcript_channels` (not
+    only the short system segments the M3 rules read); scoring asks the analysis for them."""
+    full_transcript_channels: ClassVar[tuple[int, ...]] = (0, 1)
+    """The channels (0 the user, 1 the system) whose every word those samples need."""
 
     reference_channel: ClassVar[bool] = False
     """Whether the variant reads the reference system channel of each sample's window

@@ -96,7 +96,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     dialogues, missing = run_dialogues(run)
     realised = realised_item_dialogues(run) if dialogues is None else {}  # read before writing
     _check_reference(run_dir, timing, truth, dialogues, missing)
-    options = _with_transcripts(options, timing.full_transcript_events, dialogues)
+    options = _with_transcripts(options, timing, dialogues)
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress,
                              executor=executor)
     language, domain = run.dataset_language()
@@ -179,18 +179,24 @@ ANNOTATED_CONTENT_EVENTS = ("BARGE_IN", "BC")
 them (FLEXI's user interrupt and backchannel anchors, MTR's interruption rounds)."""
 
 
-def _with_transcripts(options: AnalysisOptions, variant_events: tuple[str, ...],
+def _with_transcripts(options: AnalysisOptions, variant: TimingVariant,
                       dialogues: dict[str, Dialogue] | None) -> AnalysisOptions:
-    """``options`` with the event types a variant or the dataset's annotations need in full
-    (a timing-only analysis, ``content_event_types=()``, is kept as asked)."""
-    wanted = list(options.content_event_types) + list(variant_events)
+    """``options`` with the event types a variant or the dataset's annotations need in full,
+    and the channels the variant reads them on (a timing-only analysis,
+    ``content_event_types=()``, is kept as asked)."""
+    events = variant.full_transcript_events
+    wanted = list(options.content_event_types) + list(events)
     annotated = dialogues is not None and any(
         "flexi" in d.extra or "mtr" in d.extra for d in dialogues.values())
     if annotated and options.content_event_types:
         wanted += ANNOTATED_CONTENT_EVENTS
     merged = tuple(dict.fromkeys(wanted))
-    return options if merged == options.content_event_types else replace(
-        options, content_event_types=merged)
+    channels = options.content_channels
+    if events:
+        channels = tuple(sorted({*channels, *variant.full_transcript_channels}))
+    if merged == options.content_event_types and channels == options.content_channels:
+        return options
+    return replace(options, content_event_types=merged, content_channels=channels)
 
 
 def shared_analysis(options: AnalysisOptions, variants: Sequence[str],
@@ -203,8 +209,7 @@ def shared_analysis(options: AnalysisOptions, variants: Sequence[str],
     while True:
         before = options
         for name in variants:
-            options = _with_transcripts(options, get_variant(name).full_transcript_events,
-                                        by_id)
+            options = _with_transcripts(options, get_variant(name), by_id)
         if options == before:
             return options
 

@@ -160,6 +160,7 @@ class FlexiTiming(TimingVariant):
     pass_rules: ClassVar[Mapping[str, PassRule]] = PASS_RULES
     full_transcript_events: ClassVar[tuple[str, ...]] = (
         "TURN_SHIFT", "TURN_HOLD", "BARGE_IN", "BC")
+    full_transcript_channels: ClassVar[tuple[int, ...]] = (SYSTEM,)  # its rules read no user word
 
     def __init__(self, compat: bool = False, latency: float | None = None) -> None:
         self.compat = compat
