@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from duplexeval.benchmarks import BENCHMARKS, Benchmark, Cell, EvalManifest
+from duplexeval.benchmarks import BENCHMARKS, Benchmark, Cell, EvalManifest, EvalResult
 from duplexeval.benchmarks._m3 import M3
 from duplexeval.benchmarks._manifest import sha256_file
 from duplexeval.cli import main
@@ -174,6 +174,51 @@ def test_the_python_api_does_what_the_command_does(tiny: Benchmark, tmp_path: Pa
     assert run.read_config().system.name == "scripted"
     loaded = duplexeval.results.load(result.out / result.manifest.cells[0].results)
     assert loaded == result.cells["tiny-m3"][0].results
+
+
+def test_on_a_process_pool_the_analysis_overlaps_the_next_runs_with_the_same_files(
+        tiny: Benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a :class:`ProcessExecutor` a cell is analysed and scored in a thread while the pool
+    runs the next cell: every cell's run, analysis and scores are the same bytes as one
+    process's, and the stages' seconds still add up to no more than the wall time."""
+    import threading
+    import time
+
+    from duplexeval.benchmarks import _evaluate
+    from duplexeval.runs import ProcessExecutor
+    from run_files import run_files
+
+    scored_in: list[str] = []
+    score_cell = _evaluate._score_cell
+
+    def recording(*args: object, **kwargs: object) -> object:
+        scored_in.append(threading.current_thread().name)
+        return score_cell(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_evaluate, "_score_cell", recording)
+
+    system = load_system("scripted", {"jitter": "0.1"})
+    alone = duplexeval_evaluate(system, tmp_path / "alone", None)
+    start = time.perf_counter()
+    with ProcessExecutor(2) as pool:
+        pooled = duplexeval_evaluate(system, tmp_path / "pooled", pool)
+    wall = time.perf_counter() - start
+    assert scored_in[:2] == ["MainThread"] * 2  # one process: in turn
+    assert all(name.startswith("eval-scoring") for name in scored_in[2:]) and len(scored_in) == 4
+    for a, b in zip(alone.cells["tiny-m3"], pooled.cells["tiny-m3"], strict=True):
+        mine = {k: v.replace(bytes(tmp_path / "alone"), bytes(tmp_path / "pooled"))
+                for k, v in run_files(a.run_dir).items()}  # results.json names its run
+        theirs = run_files(b.run_dir)
+        mine.pop("config.json"), theirs.pop("config.json")  # names its executor
+        assert mine.keys() == theirs.keys() and mine == theirs, a.cell.name
+    assert pooled.seconds["analysis"] >= 0 and sum(pooled.seconds.values()) <= wall
+
+
+def duplexeval_evaluate(system: System, out: Path, executor: object) -> EvalResult:
+    from duplexeval.benchmarks import evaluate
+
+    return evaluate(system, ["tiny-m3"], out, subset=1, progress=False,
+                    executor=executor)  # type: ignore[arg-type]
 
 
 KILLABLE = """

@@ -28,6 +28,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -60,7 +61,7 @@ from duplexeval.errors import DuplexevalError
 from duplexeval.metrics._score_run import score_run_dir
 from duplexeval.metrics.content._score import JudgeSettings
 from duplexeval.plan._samples import Plan, PlanOptions, build_plan
-from duplexeval.runs import execute_run
+from duplexeval.runs import ProcessExecutor, execute_run
 from duplexeval.runs._directory import RunDir
 from duplexeval.runs._driver import protocol_problem
 from duplexeval.runs._execution import Executor, TaskMap
@@ -266,17 +267,24 @@ def base_analysis(cell: Cell, dataset: Dataset, judge: JudgeSettings | None,
                            content_channels=(0, 1) if judge is not None else (1,))
 
 
-def _run_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
-              executor: EvalExecutor | None, progress: _Progress,
-              seconds: dict[str, float], measures: Measures) -> CellResult:
+def _run_cell(system: System, prepared: _Prepared, executor: EvalExecutor | None,
+              progress: _Progress, seconds: dict[str, float]) -> None:
+    """Run (or resume) the cell's samples; their wall seconds go to ``runs``."""
+    if prepared.dataset is None or prepared.plan is None:
+        return
+    start = time.perf_counter()
+    execute_run(system, prepared.dataset, prepared.plan, prepared.run_dir, seed=0,
+                progress=False, executor=executor, on_samples=progress.run)
+    seconds["runs"] += time.perf_counter() - start
+
+
+def _score_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
+                executor: EvalExecutor | None, progress: _Progress,
+                measures: Measures) -> CellResult:
+    """Analyse and score the cell's run (and its measures, with their runs)."""
     cell, run_dir = prepared.cell, prepared.run_dir
     if prepared.dataset is None or prepared.plan is None:
         return CellResult(cell, run_dir, None, skipped=prepared.skipped)
-    start = time.perf_counter()
-    execute_run(system, prepared.dataset, prepared.plan, run_dir, seed=0, progress=False,
-                executor=executor, on_samples=progress.run)
-    middle = time.perf_counter()
-    seconds["runs"] += middle - start
     base = base_analysis(cell, prepared.dataset, judge)
     events = base.content_event_types
     options = cell_analysis(base, (cell.variant, *measures.variants), prepared.dataset)
@@ -284,7 +292,6 @@ def _run_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
                                cell.variant,
                                options=options, progress=False,
                                judge=judge if events else None, executor=executor)
-    seconds["analysis"] += time.perf_counter() - middle
     progress.analysed_cell(len(prepared.plan.samples))
     found: tuple[MeasureScoring, ...] = ()
     skipped: dict[str, str] = {}
@@ -296,6 +303,48 @@ def _run_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None,
         progress.bar.write(f"{prepared.bench.name} {cell.name}: {name} not measured: {why}",
                            file=sys.stderr)
     return CellResult(cell, run_dir, results, measures=found, not_measured=skipped)
+
+
+def _run_cells(system: System, prepared: Sequence[_Prepared], judge: JudgeSettings | None,
+               executor: EvalExecutor | None, progress: _Progress,
+               seconds: dict[str, float], measures: Measures) -> list[CellResult]:
+    """Every cell run, analysed and scored, in order.  On a process pool
+    (:class:`~duplexeval.runs.ProcessExecutor`) and without measures, a cell's analysis and
+    scoring run in a thread of this process while the pool runs the next cell's samples (the
+    analysis leaves part of the cores idle: its Whisper windows go to their own worker
+    processes, its voice activity and files to this one); the files are the same either way.
+    ``analysis`` then counts only the seconds spent waiting for an analysis once the runs are
+    done, so that the stages add up to the wall time."""
+    out: list[CellResult] = []
+    overlap = isinstance(executor, ProcessExecutor) and not measures.names
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="eval-scoring") as scorer:
+        pending: Future[CellResult] | None = None
+
+        def collect() -> None:
+            nonlocal pending
+            if pending is not None:
+                waited = time.perf_counter()
+                out.append(pending.result())
+                seconds["analysis"] += time.perf_counter() - waited
+                pending = None
+
+        try:
+            for i, item in enumerate(prepared):
+                progress.cell(i, item)
+                _run_cell(system, item, executor, progress, seconds)
+                collect()  # one analysis at a time, in cell order
+                if overlap:
+                    pending = scorer.submit(_score_cell, system, item, judge, executor,
+                                            progress, measures)
+                else:
+                    start = time.perf_counter()
+                    out.append(_score_cell(system, item, judge, executor, progress, measures))
+                    seconds["analysis"] += time.perf_counter() - start
+            collect()
+        except BaseException:
+            scorer.shutdown(wait=True, cancel_futures=True)  # a running analysis finishes
+            raise
+    return out
 
 
 def _entry(bench: Benchmark, result: CellResult, out: Path, subset: Subset,
@@ -470,10 +519,9 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
     done: dict[str, list[CellResult]] = {b.name: [] for b in chosen}
     bar = _Progress(system.name, prepared, progress)
     try:
-        for i, item in enumerate(prepared):
-            bar.cell(i, item)
-            done[item.bench.name].append(_run_cell(system, item, judge, executor, bar,
-                                                   seconds, measures))
+        for item, result in zip(prepared, _run_cells(system, prepared, judge, executor, bar,
+                                                     seconds, measures), strict=True):
+            done[item.bench.name].append(result)
     finally:
         bar.close()
     start = time.perf_counter()
