@@ -88,11 +88,11 @@ def stage_times(qa: Dataset) -> list[list[object]]:
                 turns.append(x[max(0, a):b, 0].copy())
                 refs.append(list(d.extra.get("qa_references", ())))
     transcriber = Transcriber(config.asr_model, beam_size=config.asr_beam)
-    transcriber.transcribe(turns[0], SR, "en")  # warm-up (model load)
+    transcriber.transcribe_text(turns[0], SR, "en")  # warm-up (model load)
     asr, texts = [], []
     for turn in turns:
-        words, wall, cpu = _timed(transcriber.transcribe, turn, SR, "en")
-        texts.append(" ".join(w.text for w in words))
+        text, wall, cpu = _timed(transcriber.transcribe_text, turn, SR, "en")
+        texts.append(text)
         asr.append((wall, cpu))
     respond, answers = [], []
     for text, references in zip(texts, refs, strict=True):

@@ -164,6 +164,20 @@ def test_japanese_clip_gives_merged_words(transcriber: Transcriber) -> None:
 
 
 @needs_asr
+def test_the_text_of_a_turn_is_its_words_without_timestamps(transcriber: Transcriber) -> None:
+    """``transcribe_text`` (a listening system's turn: no alignment pass) reads the words that
+    ``transcribe`` finds, in English and in Japanese; silence is no text."""
+    bank = ClipBank.load()
+    for name, language in (("en_006", "en"), ("en_010", "en"), ("ja_000", "ja")):
+        x = on_silence(bank.get(name).audio, 0.3, 0.6)
+        words = transcriber.transcribe(x, SR, language)
+        text = transcriber.transcribe_text(x, SR, language)
+        joined = ("" if language == "ja" else " ").join(w.text for w in words)
+        assert plain(text).replace(" ", "") == plain(joined).replace(" ", "") != "", name
+    assert transcriber.transcribe_text(np.zeros(SR, np.float32), SR, "en") == ""
+
+
+@needs_asr
 def test_regions_restrict_what_is_transcribed(transcriber: Transcriber) -> None:
     bank = ClipBank.load()
     first, second = bank.get("en_000"), bank.get("en_010")  # "Sure, ...", "I think the ..."

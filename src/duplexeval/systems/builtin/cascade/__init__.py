@@ -27,8 +27,9 @@ content hash, so forks do not recompute them.
   in the session state; onset at probability >= ``vad_threshold``, offset after
   ``vad_hangover`` below ``vad_neg_threshold``; end of turn after ``eot_silence`` of silence
   (optionally earlier when Smart Turn v3 calls the turn complete, ``smart_turn=1``).
-* Understanding: Whisper base (:class:`~duplexeval.speech._asr.Transcriber`) on the turn's
-  audio from ``pre_roll`` before its first onset to ``post_roll`` after its last offset.
+* Understanding: Whisper base (:class:`~duplexeval.speech._asr.Transcriber`, its text only:
+  no word timestamps) on the turn's audio from ``pre_roll`` before its first onset to
+  ``post_roll`` after its last offset.
 * Responding: with ``llm_url`` an OpenAI-compatible chat endpoint (:mod:`.llm`), else
   :mod:`.responder`: ``responder=reference`` (default) is a retrieval baseline over oracle
   content (the QA reference answers, or on chat data the reference system's next turn after

@@ -95,11 +95,10 @@ class Engines:
         transcriber, settings = self._asr()
 
         def compute() -> str:
-            words = transcriber.transcribe(audio16, VAD_RATE, language)
-            return ("" if language == "ja" else " ").join(w.text for w in words)
+            return transcriber.transcribe_text(audio16, VAD_RATE, language)
 
         return self.asr_cache.get_or_compute(
-            content_key("asr", settings, language, audio16), compute)
+            content_key("asr-text", settings, language, audio16), compute)
 
     def chat(self, messages: list[dict[str, str]]) -> tuple[str, float]:
         """The endpoint's reply to ``messages`` and the seconds the request took."""
