@@ -350,6 +350,11 @@ class Synthesizer:
             self._engines[language] = load_engine(name)
         return self._engines[language]
 
+    def forget_reused(self) -> None:
+        """Drop the utterances kept for reuse, if the synthesizer keeps any (this one does not;
+        :class:`~duplexeval.synth._mtr_synthesizer.MtrSynthesizer` does).  The parallel build
+        calls it between groups of dialogues that share no text."""
+
     def voice(self, spec: DialogueSpec, speaker_id: str) -> str:
         speaker = spec.speaker(speaker_id)
         engine = self.engine(spec.language)

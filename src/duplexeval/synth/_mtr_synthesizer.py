@@ -86,6 +86,10 @@ class MtrSynthesizer(Synthesizer):
         piece = self._pieces[key]
         return dataclasses.replace(piece, words=list(piece.words))  # callers reassign fields
 
+    def forget_reused(self) -> None:
+        """Drop the kept utterances (the next dialogues share no text with the last)."""
+        self._pieces.clear()
+
     def _backchannels(self, spec: DialogueSpec, turn: Turn, piece: _Piece, start: float,
                       channel: int, busy: list[float], rng: np.random.Generator,
                       ) -> list[tuple[int, float, np.ndarray, list[TimedWord]]]:
