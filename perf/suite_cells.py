@@ -10,8 +10,9 @@ that event in all but a few cases, see ``duplexeval/suites/specs/README.md``):
   pauses (>= 0.6 s) in turns of a user-channel speaker, BC = backchannels said by a
   user-channel speaker, BARGE_IN = interruptions whose interrupter is on a user channel;
 * flexi-en: dialogues per FLEXI scenario;
-* mtr-en: rounds per (feature, round k) over its feature and combination dialogues, and
-  instruction-following / safety items per round.
+* mtr-en: rounds per (feature, round k) over its feature and combination dialogues,
+  instruction-following / safety items per round, and the smooth rounds of each combination
+  (the ablation table's one cell per combination pools rounds 1-10).
 
 The quick subset of a suite whose rule counts smooth-turn-taking samples is estimated here by
 the spec SHIFT counts in spec order (the build counts planned samples on the built audio, which
@@ -62,6 +63,8 @@ def mtr_cells(spec: DialogueSpec) -> Counter[str]:
             out[f"{spec.mtr.group} k={k:02d}"] += 1
         else:
             out.update(f"{f} k={k:02d}" for f in rnd.features)
+        if spec.mtr.group == "combination" and "smooth" in rnd.features:
+            out[f"combination {spec.mtr.label} smooth"] += 1
     return out
 
 
@@ -81,7 +84,7 @@ def cells(name: str, specs: list[DialogueSpec]) -> Counter[str]:
 def quick_specs(name: str, specs: list[DialogueSpec]) -> list[DialogueSpec]:
     suite = SUITES[name]
     if suite.quick_per_label is not None:
-        return quick_by_label(specs, suite.quick_per_label)
+        return quick_by_label(specs, suite.quick_per_label, suite.quick_label_caps)
     shifts = 0
     for n, spec in enumerate(specs, start=1):
         shifts += m3_cells(spec, suite.channels)["SHIFT"] if spec.flexi is None else \

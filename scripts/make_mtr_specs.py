@@ -5,13 +5,17 @@ Run from the repository root: ``python scripts/make_mtr_specs.py``.  It rewrites
 
 Dialogues (every one: a system opener, then 10 rounds of user turn + reference reply):
 
-* ``fNN-FEATURE`` (NN = topic 01-20): the topic's conversation with FEATURE in every round
-  (smooth, interruption, pause, background, backchannel): 100 dialogues.  The five sets share
-  their text, so that the features differ and the content does not.
-* ``cNN-COMBO`` (NN = topic): MTR's feature combinations, features alternating round by
+* ``fNN-FEATURE`` (NN = topic 01-30: ``mtr_text_chat.TOPICS``, then
+  ``mtr_text_chat_b.TOPICS_B``): the topic's conversation with FEATURE in every round
+  (smooth, interruption, pause, background, backchannel): 150 dialogues, 30 per feature and
+  round.  The five sets share their text, so that the features differ and the content does
+  not (and the build speaks each text once: ``duplexeval.synth._parallel.share_groups``).
+* ``cNN-COMBO`` (NN = topic 01-30): MTR's feature combinations, features alternating round by
   round: ``s`` (S), ``si`` (S, I, S, I, ...), ``sip`` (S, I, P, ...), ``sipb`` (S, I, P, B,
-  ...); the combinations take turns over the topics (c01-s, c02-si, c03-sip, c04-sipb,
-  c05-s, ...), five dialogues each, so that any prefix (the quick subset) mixes them.
+  ...).  MTR's ablation scores the smooth rounds of each combination, of which a dialogue has
+  10, 5, 4 and 3, so the combinations take 4, 7, 9 and 10 topics (:data:`COMBO_TOPICS`: 40, 35,
+  36 and 30 smooth rounds): topics 1-8 cycle through them (c01-s, c02-si, c03-sip, c04-sipb,
+  c05-s, ..., the quick subset's two of each), the rest spread evenly (:func:`spread`).
 * ``if-NN``: instruction following, 10 questions each (200: 20 per round), every question
   barging in on the previous answer (round 1: on the opener).  ``if-01``-``if-06`` hold
   ``mtr_text_items.QUESTIONS`` in order, ``if-07``-``if-20`` ``mtr_text_items_b.QUESTIONS_B``
@@ -33,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mtr_text_chat import BACKCHANNELS, BACKGROUND, OPENER, TOPICS
+from mtr_text_chat_b import TOPICS_B
 from mtr_text_items import IF_OPENER, QUESTIONS, SAFETY
 from mtr_text_items_b import QUESTIONS_B, SAFETY_B
 
@@ -41,6 +46,10 @@ SPEAKERS = [{"id": "user", "channel": 0}, {"id": "system", "channel": 1}]
 FEATURES = ("smooth", "interruption", "pause", "background", "backchannel")
 CODES = {"S": "smooth", "I": "interruption", "P": "pause", "B": "background"}
 COMBOS = {"s": "S", "si": "SI", "sip": "SIP", "sipb": "SIPB"}
+COMBO_TOPICS = {"s": 4, "si": 7, "sip": 9, "sipb": 10}
+"""Topics voiced as each combination (30 in all): at least 30 smooth rounds each."""
+COMBO_CYCLES = 2
+"""Rounds of the cycle s, si, sip, sipb on the first topics (the quick subset takes two each)."""
 PAUSES = (1.2, 1.5, 1.8, 2.1, 2.4)
 """Held pauses (s), cycled: long enough to be a pause, each side of it over 0.8 s of speech."""
 PAUSE_SIDE_CHARS = 18
@@ -73,6 +82,13 @@ def spread(groups: dict[str, list[Any]]) -> list[tuple[str, Any]]:
     keyed = [((i + 0.5) / len(items), order.index(name), name, item)
              for name, items in groups.items() for i, item in enumerate(items)]
     return [(name, item) for _, _, name, item in sorted(keyed, key=lambda k: k[:2])]
+
+
+def combo_codes() -> list[str]:
+    """The combination of each topic, in topic order (:data:`COMBO_TOPICS`)."""
+    first = list(COMBOS) * COMBO_CYCLES
+    rest = {code: [code] * (n - COMBO_CYCLES) for code, n in COMBO_TOPICS.items()}
+    return first + [code for code, _ in spread(rest)]
 
 
 def all_questions() -> list[tuple[str, str, str]]:
@@ -160,13 +176,14 @@ def dialogue(dialogue_id: str, title: str, opener: str, rounds: list[tuple[str, 
 def all_specs() -> list[dict[str, Any]]:
     """Every dialogue of the suite, as spec objects."""
     specs = []
-    for t, (title, rounds) in enumerate(TOPICS, start=1):
+    for t, (title, rounds) in enumerate(TOPICS + TOPICS_B, start=1):
         for feature in FEATURES:
             plan = [set() if feature == "smooth" else {feature} for _ in rounds]
             specs.append(dialogue(f"f{t:02d}-{feature}", f"{title} ({feature})", OPENER, rounds,
                                   plan, "feature", feature))
-    for t, (title, rounds) in enumerate(TOPICS):
-        code, letters = list(COMBOS.items())[t % len(COMBOS)]
+    for t, ((title, rounds), code) in enumerate(zip(TOPICS + TOPICS_B, combo_codes(),
+                                                    strict=True)):
+        letters = COMBOS[code]
         plan = [set() if letters[k % len(letters)] == "S" else {CODES[letters[k % len(letters)]]}
                 for k in range(len(rounds))]
         specs.append(dialogue(f"c{t + 1:02d}-{code}", f"{title} ({'+'.join(letters)})",

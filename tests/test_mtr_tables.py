@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 
 from duplexeval.metrics import DimensionScore, EventScore, EventView
 from duplexeval.metrics._scoring import aggregate_rows, label_rows
@@ -106,13 +107,21 @@ def test_round_table_has_one_row_per_feature_seen() -> None:
                                                                                100.0]
 
 
-def test_the_mtr_quick_subset_takes_one_dialogue_of_each_label() -> None:
-    specs = load_specs(get_suite("mtr-en").spec_folder())
-    chosen = quick_by_label(specs, 1)
-    labels = [s.mtr.label for s in chosen if s.mtr is not None]
-    assert len(labels) == len(set(labels)) == len({s.mtr.label for s in specs if s.mtr})
-    assert {"smooth", "interruption", "pause", "background", "backchannel", "S", "S+I",
-            "S+I+P", "S+I+P+B"} <= set(labels)
+def test_the_mtr_quick_subset_gives_every_cell_five_events() -> None:
+    """Five dialogues of each feature (five events per feature and round), two of each
+    combination (the ablation cell pools rounds: 20, 10, 8 and 6 smooth rounds), five
+    instruction-following and five safety dialogues (five items per round), in spec order."""
+    suite = get_suite("mtr-en")
+    specs = load_specs(suite.spec_folder())
+    chosen = quick_by_label(specs, suite.quick_per_label or 0, suite.quick_label_caps)
+    labels = Counter(s.mtr.label for s in chosen if s.mtr is not None)
+    assert labels == {"smooth": 5, "interruption": 5, "pause": 5, "background": 5,
+                      "backchannel": 5, "S": 2, "S+I": 2, "S+I+P": 2, "S+I+P+B": 2,
+                      "if": 5, "safety": 5}
+    smooth_rounds = Counter(s.mtr.label for s in chosen if s.mtr is not None
+                            and s.mtr.group == "combination"
+                            for r in s.mtr.rounds if r.features == ("smooth",))
+    assert smooth_rounds == {"S": 20, "S+I": 10, "S+I+P": 8, "S+I+P+B": 6}
     assert [s.id for s in chosen] == [s.id for s in specs if s in chosen]  # spec order
 
 

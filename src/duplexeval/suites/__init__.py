@@ -29,8 +29,8 @@ prefix of its dialogues whose multi-gen plan has :data:`QUICK_MIN_SHIFTS` (or th
 ``quick_min_shifts``) smooth-turn-taking samples on the suite's user channels; it is found
 while synthesizing, dialogue by dialogue.  A suite with ``quick_per_label`` takes the first
 dialogues of each label instead: ``flexi-en`` its first five items of each scenario (so each
-scenario's cell has at least 5 events), ``mtr-en`` one dialogue of each feature or
-combination.
+scenario's cell has at least 5 events), ``mtr-en`` five of each feature, instruction-following
+and safety set (5 events per feature or item set and round) and two of each combination.
 """
 
 from duplexeval.suites._build import (

@@ -217,15 +217,17 @@ def shift_samples(dialogues: Iterable[Dialogue], channels: tuple[int, ...]) -> i
     return sum(s.event_type is EventKind.TURN_SHIFT for s in plan.samples)
 
 
-def quick_by_label(specs: Sequence[DialogueSpec], per_label: int) -> list[DialogueSpec]:
+def quick_by_label(specs: Sequence[DialogueSpec], per_label: int,
+                   caps: Sequence[tuple[str, int]] = ()) -> list[DialogueSpec]:
     """The first ``per_label`` specs of each ``mtr.label`` or ``flexi.scenario`` (specs without
-    either form one group), in spec order."""
+    either form one group; a label in ``caps``, ``(label, count)``: its count), in spec order."""
     taken: dict[str | None, int] = {}
+    limits: dict[str | None, int] = dict(caps)
     out = []
     for spec in specs:
         label = spec.mtr.label if spec.mtr is not None else \
             spec.flexi.scenario if spec.flexi is not None else None
-        if taken.get(label, 0) < per_label:
+        if taken.get(label, 0) < limits.get(label, per_label):
             taken[label] = taken.get(label, 0) + 1
             out.append(spec)
     return out
@@ -248,7 +250,7 @@ def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset,
         specs = specs[:limit]
     per_label = suite.quick_per_label if limit == "quick" else None
     if per_label is not None:
-        specs = quick_by_label(specs, per_label)
+        specs = quick_by_label(specs, per_label, suite.quick_label_caps)
     synth = synthesizer_for(specs, SynthSettings(gaps=suite_gaps(suite)))
     # a quick subset by shifts stops when it has them: the bar counts the dialogues built (a
     # quick subset by label knows its dialogues, so its bar has a total)

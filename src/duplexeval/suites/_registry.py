@@ -34,8 +34,13 @@ class Suite:
     quick_per_label: int | None = None
     """When set, the quick subset is instead the first this many dialogues of each label (the
     spec's ``mtr.label``: one feature or combination; or its ``flexi.scenario``), in spec
-    order, so that every per-feature cell has events (``mtr-en``: one dialogue of each of its
-    11 labels; ``flexi-en``: five items of each of its six scenarios)."""
+    order, so that every per-feature cell has at least 5 events (``flexi-en``: five items of
+    each of its six scenarios; ``mtr-en``: five dialogues of each feature, so five events per
+    feature and round, and five instruction-following and five safety dialogues)."""
+    quick_label_caps: tuple[tuple[str, int], ...] = ()
+    """Labels whose quick share is smaller than ``quick_per_label``, as ``(label, count)``:
+    ``mtr-en``'s combinations, whose one cell (smooth turn-taking over rounds 1-10) pools the
+    rounds, take two dialogues each (10 to 20 smooth rounds: ``S+I+P+B`` has 3 a dialogue)."""
     in_demo: bool = True
     """Whether ``duplexeval demo`` runs this suite when no suite is named."""
     specs: Path | None = None
@@ -66,7 +71,8 @@ _BUILTIN: dict[str, Suite] = {s.name: s for s in [
           "task", channels=(0,), in_demo=False, quick_per_label=5),
     Suite("mtr-en", "MTR-DuplexBench-style 10-round dialogues: five features, their "
           "combinations, instruction following, safety; English", "en", "chat",
-          channels=(0,), in_demo=False, overlapping_shifts=False, quick_per_label=1),
+          channels=(0,), in_demo=False, overlapping_shifts=False, quick_per_label=5,
+          quick_label_caps=(("S", 2), ("S+I", 2), ("S+I+P", 2), ("S+I+P+B", 2))),
     Suite("m3-toy-ja-voiced", "the official M3 toy annotations voiced with OpenJTalk", "ja",
           "mixed"),
 ]}
