@@ -43,9 +43,12 @@ def flexi_quick(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_suite("flexi-en", limit="quick")
 
 
-def _run(dataset: Path, out: Path, protocol: str, **args: str) -> dict[tuple[str, str], Any]:
+def _run(dataset: Path, out: Path, protocol: str, events: str | None = None,
+         **args: str) -> dict[tuple[str, str], Any]:
+    """``scripted`` with ``args`` on ``dataset``, scored by ``flexi``; ``events``: plan only
+    these kinds (``run --events``), those the test reads."""
     cli = ["run", "--system", "scripted", "--dataset", str(dataset), "--protocol", protocol,
-           "--out", str(out)]
+           "--out", str(out)] + (["--events", events] if events else [])
     for key, value in args.items():
         cli += ["--system-arg", f"{key}={value}"]
     assert main(cli) == 0
@@ -56,8 +59,10 @@ def _run(dataset: Path, out: Path, protocol: str, **args: str) -> dict[tuple[str
 
 
 def test_multi_gen_scenarios_separate_eager_from_slow(flexi_quick: Path, tmp_path: Path) -> None:
-    eager = _run(flexi_quick, tmp_path / "eager", "multi-gen", delay="0.3")
-    slow = _run(flexi_quick, tmp_path / "slow", "multi-gen", delay="3.5")
+    eager = _run(flexi_quick, tmp_path / "eager", "multi-gen", "TURN_SHIFT,TURN_HOLD",
+                 delay="0.3")
+    slow = _run(flexi_quick, tmp_path / "slow", "multi-gen", "TURN_SHIFT,TURN_HOLD",
+                delay="3.5")
     assert eager["TURN_SHIFT", "latency ↓"] < slow["TURN_SHIFT", "latency ↓"]
     assert eager["TURN_HOLD", "TOR ↓"] > slow["TURN_HOLD", "TOR ↓"]
     assert eager["TURN_SHIFT", "interrupted ↑"] > slow["TURN_SHIFT", "interrupted ↑"]
@@ -72,9 +77,9 @@ def test_user_backchannel_separates_resuming_from_going_quiet(flexi_quick: Path,
     # with delay=0.3 against delay=3.0 separated them by one item in five with the one-voice
     # suite and by none once the user's voice changed: it hinged on where the sample's window
     # fell, not on the backchannel.)
-    resumes = _run(flexi_quick, tmp_path / "resumes", "multi-ref", continue_forced="1",
+    resumes = _run(flexi_quick, tmp_path / "resumes", "multi-ref", "BC", continue_forced="1",
                    ignore_shorter="1.0", duration="20")
-    quiet = _run(flexi_quick, tmp_path / "quiet", "multi-ref", continue_forced="1",
+    quiet = _run(flexi_quick, tmp_path / "quiet", "multi-ref", "BC", continue_forced="1",
                  stop_delay="0.2", delay="3.0", duration="20")
     assert resumes["BC", "interrupted ↓"] < quiet["BC", "interrupted ↓"]
     assert resumes["BC", "resumed ↑"] > quiet["BC", "resumed ↑"]
@@ -107,10 +112,10 @@ def test_user_interruptions_last_long_enough_for_the_3_s_rule() -> None:
 
 def test_user_interrupt_separates_yielding_from_talking_over(flexi_quick: Path,
                                                              tmp_path: Path) -> None:
-    yields = _run(flexi_quick, tmp_path / "yields", "multi-ref", continue_forced="1",
-                  stop_delay="0.2", duration="20")
-    talks = _run(flexi_quick, tmp_path / "talks", "multi-ref", continue_forced="1",
-                 stop_delay="10", duration="20")
+    yields = _run(flexi_quick, tmp_path / "yields", "multi-ref", "BARGE_IN",
+                  continue_forced="1", stop_delay="0.2", duration="20")
+    talks = _run(flexi_quick, tmp_path / "talks", "multi-ref", "BARGE_IN",
+                 continue_forced="1", stop_delay="10", duration="20")
     # FLEXI's cluster is the speech overlapping the interruption, and "not yielding" needs 3 s
     # of it: the quick subset's interruptions last over 3 s, so a system that talks on through
     # them fails each, and one that stops at once passes each

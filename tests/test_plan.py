@@ -244,6 +244,30 @@ def test_cli_json_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "single" in capsys.readouterr().out
 
 
+def test_events_plans_only_the_kinds_named(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """``--events BC`` keeps the one BC sample of the five (above), ``SHIFT,bc`` the four
+    shifts and the BC (table labels, any case); an unknown kind is one line, exit 2."""
+    root = make_dataset(tmp_path / "d", {
+        "0": [(e.kind.value, e.start, e.end) for e in H.events if e.channel == 0],
+        "1": [(e.kind.value, e.start, e.end) for e in H.events if e.channel == 1]},
+        words=None, audio_seconds=None, dialogue_id="h")
+
+    def kinds(*extra: str) -> list[str]:
+        assert main(["plan", str(root), "--protocol", "multi-gen", "--json", *extra]) == 0
+        return [json.loads(line)["event_type"] for line in capsys.readouterr().out.splitlines()]
+
+    assert kinds("--events", "BC") == ["BC"]
+    assert sorted(kinds("--events", "SHIFT,bc")) == ["BC"] + ["TURN_SHIFT"] * 4
+    assert kinds("--events", "BARGE_IN") == []
+    for bad in ("NOPE", ",", "BC,TURN"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["plan", str(root), "--protocol", "multi-gen", "--events", bad])
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and "events must be a comma-separated list" in err
+        assert "Traceback" not in err
+
+
 def test_a_dataset_plans_its_own_user_channels(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A dataset whose ``dataset.json`` says ``user_channels: [0]`` (as every suite build

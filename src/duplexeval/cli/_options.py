@@ -31,6 +31,7 @@ __all__ = [
     "any_int",
     "channels",
     "dataset_folder",
+    "event_kinds",
     "executor_from",
     "fraction",
     "non_negative",
@@ -57,6 +58,21 @@ def channels(text: str) -> tuple[int, ...]:
     if not values or any(v not in (0, 1) for v in values):
         raise argparse.ArgumentTypeError(f"channels must be 0, 1 or 0,1 (got {text!r})")
     return tuple(dict.fromkeys(values))
+
+
+def event_kinds(text: str) -> frozenset[Any]:
+    """``TURN_SHIFT,BC``: evaluated event kinds (official names; SHIFT, PAUSE and the other
+    table labels too)."""
+    from duplexeval.events import EVENT_TO_TASK, TASK_TABLE, EventKind
+
+    labels = {t.short: t.kind for t in TASK_TABLE if t.kind is not EventKind.SHORTPAUSE}
+    known = {k.value: k for k in EVENT_TO_TASK} | labels
+    parts = [part.strip().upper() for part in text.split(",") if part.strip()]
+    unknown = [p for p in parts if p not in known]
+    if not parts or unknown:
+        raise argparse.ArgumentTypeError(
+            f"events must be a comma-separated list of {', '.join(known)} (got {text!r})")
+    return frozenset(known[p] for p in parts)
 
 
 MAX_SECONDS = 86400.0
@@ -132,6 +148,11 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="longest context (s); default: from the dialogue start")
     p.add_argument("--include-short-pause", action="store_true",
                    help="also evaluate SHORTPAUSE events (the official pipeline ignores them)")
+    p.add_argument("--events", type=event_kinds, default=None, metavar="KIND[,KIND]",
+                   help="plan only these event kinds, e.g. BC,BARGE_IN (TURN_SHIFT, "
+                        "TURN_HOLD, SHORTPAUSE, BC, BARGE_IN or the table labels SHIFT, "
+                        "PAUSE; default: all); the others are recorded as ignored_events in "
+                        "the run's configuration")
     p.add_argument("--no-mute", action="store_true",
                    help="play the user channel as recorded through the window instead of "
                         "muting it after the event (MTR-style rounds: background voices, "
@@ -162,6 +183,10 @@ def plan_options(args: argparse.Namespace) -> Any:
                              "counterfactual": args.counterfactual is not None,
                              "counterfactual_replacement": args.counterfactual or "silence",
                              "repeats": getattr(args, "repeats", 1)}
+    if getattr(args, "events", None) is not None:
+        from duplexeval.events import EVENT_TO_TASK
+
+        given["ignored_events"] = frozenset(EVENT_TO_TASK) - args.events
     if args.channels is not None:
         given["channels"] = args.channels
     if args.window is not None:
