@@ -62,10 +62,18 @@ def test_the_synthesizer_digest_follows_its_files_and_nothing_else(tmp_path: Pat
     assert changed != before
     (tmp_path / "synth" / "place.py").rename(tmp_path / "synth" / "placement.py")
     assert sources_digest(tmp_path, sources) != changed  # a renamed file too
+    (tmp_path / "suites" / "specs").mkdir(parents=True)  # a pattern: its files, no others
+    (tmp_path / "suites" / "_build.py").write_text("JOBS = 2\n")
+    (tmp_path / "suites" / "specs" / "a.json").write_text("{}\n")
+    patterned = sources_digest(tmp_path, ("suites/*.py",))
+    (tmp_path / "suites" / "specs" / "b.json").write_text("{}\n")
+    assert sources_digest(tmp_path, ("suites/*.py",)) == patterned
+    (tmp_path / "suites" / "_build.py").write_text("JOBS = 3\n")
+    assert sources_digest(tmp_path, ("suites/*.py",)) != patterned
     from duplexeval.suites import _build as build
 
     package = Path(build.__file__).resolve().parents[1]
-    assert all((package / s).exists() for s in SYNTHESIZER_SOURCES)
+    assert all(list(package.glob(s)) for s in SYNTHESIZER_SOURCES)
     assert synthesizer_digest() == sources_digest(package, SYNTHESIZER_SOURCES)
 
 

@@ -31,12 +31,14 @@ if TYPE_CHECKING:
 __all__ = ["build_suite", "quick_by_label", "quick_min_shifts", "shift_samples", "subset_label",
            "suite_gaps", "suite_path", "suite_rows"]
 
-SYNTHESIZER_SOURCES = ("synth", "suites", "speech/engines", "speech/_tts.py", "speech/_clipbank.py",
-                       "speech/clips", "speech/_japanese.py", "speech/_pitch.py",
-                       "speech/_voice_shift.py", "_audio.py",
+SYNTHESIZER_SOURCES = ("synth", "suites/*.py", "speech/engines", "speech/_tts.py",
+                       "speech/_clipbank.py", "speech/clips", "speech/_japanese.py",
+                       "speech/_pitch.py", "speech/_voice_shift.py", "_audio.py",
                        "events.py", "timeline.py", "data/_dialogue.py", "data/_m3.py")
 """What makes a build from specs, relative to the package: its source and data files are part
-of every build's key, so a cached build is always the current code's (no version to bump)."""
+of every build's key, so a cached build is always the current code's (no version to bump).
+The specs are not: a dialogue's key holds its own spec and a suite's key its spec files, so a
+spec added to one suite leaves every other dialogue's cached build valid."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -46,13 +48,15 @@ def synthesizer_digest() -> str:
 
 
 def sources_digest(package: Path, sources: tuple[str, ...]) -> str:
-    """SHA-256 over the files ``sources`` name under ``package`` (files, or folders taken
-    whole; relative paths and bytes, sorted; ``__pycache__`` left out)."""
+    """SHA-256 over the files ``sources`` name under ``package`` (files, folders taken whole,
+    or glob patterns such as ``suites/*.py``; relative paths and bytes, sorted; ``__pycache__``
+    left out)."""
     h = hashlib.sha256()
     for source in sources:
         root = package / source
-        files = [root] if root.is_file() else sorted(
-            p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        found = sorted(package.glob(source)) if "*" in source else \
+            [root] if root.is_file() else root.rglob("*")
+        files = sorted(p for p in found if p.is_file() and "__pycache__" not in p.parts)
         for path in files:
             h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
