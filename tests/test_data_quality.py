@@ -129,10 +129,10 @@ def test_quality_report_with_a_round_trip_and_without_dnsmos(tmp_path: Path) -> 
     _dataset(root, tmp_path)
     dataset, _ = load_dataset(root, "all")
 
-    class Echo:  # hears exactly the aligned word
-        def transcribe(self, audio: np.ndarray, rate: int, language: str,
-                       regions: list) -> list[Word]:
-            return [Word(0, 0.0, 1.0, "hello")] if regions else []
+    class Echo:  # hears exactly the aligned word, in each channel given regions
+        def transcribe_many(self, items: list[tuple[np.ndarray, int, list]],
+                            language: str) -> list[list[Word]]:
+            return [[Word(0, 0.0, 1.0, "hello")] if regions else [] for _, _, regions in items]
 
     report = quality_table(dataset, dnsmos=False, transcriber=Echo())
     assert report["asr"]["metric"] == "wer" and report["asr"]["value"] == 0.0

@@ -32,7 +32,7 @@ def add_dnsmos_options(q: argparse.ArgumentParser) -> None:
                    help="the dialogue score ranked by (default ovrl; a dialogue's score is "
                         "the mean of its channels)")
     q.add_argument("--jobs", type=positive_int, default=1,
-                   help="dialogues scored at once (default 1)")
+                   help="dialogues scored at once, and ASR worker processes (default 1)")
 
 
 def add_quality(data_sub: Subparsers) -> None:
@@ -75,12 +75,16 @@ def _quality(args: argparse.Namespace) -> int:
     if not args.no_asr and args.asr_model:
         from duplexeval.speech._asr import Transcriber
 
-        transcriber = Transcriber(args.asr_model)
+        transcriber = Transcriber(args.asr_model, processes=args.jobs)
     bar, tick = _progress(0 if args.no_dnsmos else len(dataset.dialogues))
-    with bar:
-        report = quality_table(dataset, dnsmos=not args.no_dnsmos, asr=not args.no_asr,
-                               hop=args.dnsmos_hop, jobs=args.jobs, transcriber=transcriber,
-                               progress=tick)
+    try:
+        with bar:
+            report = quality_table(dataset, dnsmos=not args.no_dnsmos, asr=not args.no_asr,
+                                   hop=args.dnsmos_hop, jobs=args.jobs,
+                                   transcriber=transcriber, progress=tick)
+    finally:
+        if transcriber is not None:
+            transcriber.close()
     out = Path(args.output) if args.output else root / REPORT_FILE
     atomic_write_json(out, report)
     if "dnsmos" in report:

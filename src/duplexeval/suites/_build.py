@@ -186,7 +186,7 @@ def _build_into(suite: Suite, target: Path, progress: bool, quality: bool,
         else:
             _build_from_specs(suite, tmp, progress, limit, jobs)
         if quality:
-            _write_quality(suite, tmp, log, asr=limit is None)
+            _write_quality(suite, tmp, log, asr=limit is None, jobs=jobs)
         _publish(tmp, target, keep_complete=not force)
     finally:
         if tmp.exists():
@@ -275,15 +275,18 @@ def _build_from_specs(suite: Suite, out: Path, progress: bool, limit: Subset,
 
 
 def _write_quality(suite: Suite, folder: Path, log: Callable[[str], None],
-                   asr: bool = True) -> None:
+                   asr: bool = True, jobs: int | None = None) -> None:
     """``quality.json``; ``asr=False`` leaves out the ASR round trip (WER / kana CER), which
-    costs as much as the synthesis itself: subsets (the demo's quick subsets) skip it, the
-    full suites (``duplexeval data build``) measure it."""
+    costs more than the synthesis itself: subsets (the demo's quick subsets) skip it, the
+    full suites (``duplexeval data build``) measure it, its Whisper windows decoded by
+    ``jobs`` worker processes (None: one per CPU)."""
     from duplexeval.data._validate import Need, load_dataset
+    from duplexeval.synth._parallel import default_jobs
     from duplexeval.synth._quality import quality_report
 
     dataset, _ = load_dataset(folder, audio=Need.REQUIRE)
-    report = quality_report(dataset, suite_gaps(suite), asr=asr)
+    report = quality_report(dataset, suite_gaps(suite), asr=asr,
+                            processes=default_jobs() if jobs is None else jobs)
     if suite.from_toy:
         from duplexeval.synth._toy import annotation_round_trip
 

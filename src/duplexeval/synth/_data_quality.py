@@ -127,7 +127,7 @@ def quality_table(dataset: Dataset, *, dnsmos: bool = True, asr: bool = True, ho
     else:
         not_computed["DNSMOS"] = "skipped (--no-dnsmos)"
     if asr:
-        report["asr"] = asr_round_trip(dataset, transcriber)
+        report["asr"] = asr_round_trip(dataset, transcriber, processes=jobs)
     else:
         not_computed["ASR round trip"] = "skipped (--no-asr)"
     report["table2"] = table2
