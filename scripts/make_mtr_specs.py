@@ -30,6 +30,7 @@ Every question, request and reply is checked to be unique (:func:`check_items`).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,23 +56,61 @@ PAUSES = (1.2, 1.5, 1.8, 2.1, 2.4)
 PAUSE_SIDE_CHARS = 18
 """Least characters spoken on each side of a pause (about 1.1 s: each side stays a TURN, not a
 BC of at most 0.8 s, so the pause is annotated as a TURN_HOLD)."""
+PAUSE_SIDE_SYLLABLES = 6
+"""Least syllables (:func:`syllables`) on each side of a pause where the turn allows it: 18
+characters of short words were spoken in under 0.8 s (three pause rounds of 347 annotated as a
+BC and lost to the plan: "of books for the year", 5 syllables, 0.75 s)."""
 TRAILING = 4
 """Words of the interrupted reply spoken after the barge-in (an overlap well above 0.4 s, so
-the barge-in is annotated as a BARGE_IN)."""
+the barge-in is annotated as a BARGE_IN), or more until they hold :data:`TRAILING_CHARS`."""
+TRAILING_CHARS = 16
+"""Least characters of the words spoken after the barge-in: four short words ("it and buy
+it.", 14 characters) overlapped it by 0.35 s, and the annotator saw a TURN_SHIFT."""
 BACKGROUND_OFFSET = 0.5
 BACKGROUND_GAIN_DB = -20.0
 
 
+def syllables(text: str) -> int:
+    """A rough count: vowel groups per word (``y`` a vowel, a final silent ``e`` dropped), at
+    least one a word."""
+    count = 0
+    for word in text.lower().split():
+        letters = "".join(c for c in word if c.isalpha())
+        stem = letters[:-1] if letters.endswith("e") and len(letters) > 2 else letters
+        count += max(1, len(re.findall(r"[aeiouy]+", stem)))
+    return count
+
+
 def pause_after(text: str) -> int:
     """After the first comma with at least :data:`PAUSE_SIDE_CHARS` characters of the turn on
-    each side, else after the word closest to the middle (by characters)."""
+    each side, else after the word closest to the middle (by characters); where that leaves a
+    side under :data:`PAUSE_SIDE_SYLLABLES`, after the word that leaves the most syllables on
+    the shorter side (the first such)."""
     words = text.split()
     ends = [len(" ".join(words[:k])) for k in range(1, len(words))]
     fits = [k for k, e in enumerate(ends, start=1)
             if e >= PAUSE_SIDE_CHARS and len(text) - e - 1 >= PAUSE_SIDE_CHARS]
     assert fits, text
     commas = [k for k in fits if words[k - 1].endswith(",")]
-    return commas[0] if commas else min(fits, key=lambda k: abs(2 * ends[k - 1] - len(text)))
+    chosen = commas[0] if commas else \
+        min(fits, key=lambda k: abs(2 * ends[k - 1] - len(text)))
+
+    def shorter(k: int) -> int:
+        return min(syllables(" ".join(words[:k])), syllables(" ".join(words[k:])))
+
+    if shorter(chosen) >= PAUSE_SIDE_SYLLABLES:
+        return chosen
+    return max(fits, key=shorter)
+
+
+def trailing_words(reply: str) -> int:
+    """Words of ``reply`` spoken after a barge-in: :data:`TRAILING`, or more until they hold
+    :data:`TRAILING_CHARS` characters."""
+    words = reply.split()
+    n = TRAILING
+    while n < len(words) and len(" ".join(words[-n:])) < TRAILING_CHARS:
+        n += 1
+    return n
 
 
 def spread(groups: dict[str, list[Any]]) -> list[tuple[str, Any]]:
@@ -109,7 +148,7 @@ def check_items(questions: list[tuple[str, str, str]],
                 safety: list[tuple[str, str, str]]) -> None:
     """No two questions, requests or replies alike (ignoring case and punctuation), whole
     dialogues of 10, every text spoken as words (no digits), each reply long enough that the
-    barge-in cutting its last :data:`TRAILING` words leaves its first sentence."""
+    barge-in cutting its trailing words (:func:`trailing_words`) leaves its first sentence."""
     for name, texts in (("question", [q for q, _, _ in questions]),
                         ("request", [r for _, r, _ in safety]),
                         ("reply", [a for _, _, a in questions] + [a for _, _, a in safety])):
@@ -122,7 +161,7 @@ def check_items(questions: list[tuple[str, str, str]],
         assert not any(c.isdigit() for c in text), text
     for _, _, reply in questions + safety:
         first = reply.split(". ")[0]
-        assert len(reply.split()) - TRAILING >= len(first.split()), reply
+        assert len(reply.split()) - trailing_words(reply) >= len(first.split()), reply
 
 
 def round_turns(user: str, reply: str, features: set[str], n: int,
@@ -155,7 +194,7 @@ def dialogue(dialogue_id: str, title: str, opener: str, rounds: list[tuple[str, 
     for k, ((user, reply), features) in enumerate(zip(rounds, plan, strict=True)):
         if "interruption" in features:
             words = len(turns[-1]["text"].split())
-            turns[-1]["interrupted_after_word"] = words - TRAILING
+            turns[-1]["interrupted_after_word"] = words - trailing_words(turns[-1]["text"])
         u, r = round_turns(user, reply, features, seed + k,
                            answers[k] if answers is not None else None)
         turns += [u, r]
