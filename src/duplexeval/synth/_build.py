@@ -317,13 +317,21 @@ def _seed(*parts: object) -> int:
 def _mix(placed: list[tuple[int, float, np.ndarray, list[TimedWord]]], rate: int, tail: float,
          ) -> tuple[np.ndarray, list[Word]]:
     """The stereo mix of the placed clips (``tail`` s of silence after the last, peak-limited to
-    0.99) and their words in dialogue time (ms-rounded, sorted by start, channel, end)."""
+    0.99) and their words in dialogue time (ms-rounded, sorted by start, channel, end).
+
+    A clip ends at its last word's end as stored (ms-rounded): the few samples of TTS tail
+    after it (at most tens of milliseconds, below -38 dBFS on the suites) are dropped, so a
+    channel is silent from the end of each turn as its alignment gives it.  A run that mutes
+    the user from an event's start (multi-gen continuations) then hears exactly what the
+    unmuted pass heard up to there."""
     end = max(s + len(a) / rate for _, s, a, _ in placed) + tail
     audio = np.zeros((round(end * rate), 2), dtype=np.float32)
     words: list[Word] = []
     for channel, start, clip, clip_words in placed:
         a = round(start * rate)
-        audio[a:a + len(clip), channel] += clip
+        stop = (round(round(start + clip_words[-1].end, 3) * rate) - a if clip_words
+                else len(clip))
+        audio[a:a + min(len(clip), stop), channel] += clip[:stop]
         words += [Word(channel, round(start + w.start, 3), round(start + w.end, 3), w.text)
                   for w in clip_words]
     peak = float(np.abs(audio).max())
