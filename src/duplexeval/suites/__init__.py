@@ -31,6 +31,11 @@ while synthesizing, dialogue by dialogue.  A suite with ``quick_per_label`` take
 dialogues of each label instead: ``flexi-en`` its first five items of each scenario (so each
 scenario's cell has at least 5 events), ``mtr-en`` five of each feature, instruction-following
 and safety set (5 events per feature or item set and round) and two of each combination.
+
+The demo's quick subsets ship with the package as packs (annotations as built, audio
+Opus-coded, :mod:`duplexeval.suites._quick_pack`): while a pack is current with the specs,
+``build_suite(NAME, limit="quick")`` decodes it in seconds instead of synthesizing for
+minutes (``synthesize=True`` synthesizes anyway).
 """
 
 from duplexeval.suites._build import (

@@ -23,6 +23,7 @@ from duplexeval._cache import cache_root
 from duplexeval._fileio import atomic_write_json, exclusive_lock
 from duplexeval.data._dialogue import Dialogue
 from duplexeval.errors import DuplexevalError
+from duplexeval.suites._quick_pack import QuickPack, current_pack, install_pack
 from duplexeval.suites._registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
 
 if TYPE_CHECKING:
@@ -138,32 +139,57 @@ def subset_label(name: str, limit: Subset) -> str:
         else f"{name}-first{limit}"
 
 
-def suite_path(name: str, limit: Subset = None) -> Path:
+def suite_path(name: str, limit: Subset = None, synthesize: bool = False) -> Path:
     """Where the suite's current build lives (built or not); ``limit`` = the build of its first
-    ``limit`` dialogues only, or of its quick subset (``"quick"``)."""
+    ``limit`` dialogues only, or of its quick subset (``"quick"``: decoded from the shipped
+    pack while it is current, :mod:`~duplexeval.suites._quick_pack`, unless ``synthesize``)."""
     suite = get_suite(name)
     label = subset_label(suite.name, limit)
+    pack = current_pack(suite.name) if limit == "quick" and not synthesize else None
+    if pack is not None:
+        return cache_root() / "suites" / f"{label}-pack-{pack.digest[:16]}"
     return cache_root() / "suites" / f"{label}-{_key(suite, _settings(suite), limit)}"
 
 
 def build_suite(name: str, force: bool = False, progress: bool = True, quality: bool = True,
                 log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
-                limit: Subset = None, jobs: int | None = None) -> Path:
+                limit: Subset = None, jobs: int | None = None,
+                synthesize: bool = False) -> Path:
     """Build a suite (or reuse the cached build); returns the dataset folder.  ``limit``
     builds only the first ``limit`` dialogues, or with ``"quick"`` the quick subset (the
-    smallest prefix reaching :data:`QUICK_MIN_SHIFTS`; cached separately).  ``jobs``: the
-    worker processes synthesizing dialogues (None: one per CPU); the build's bytes do not
-    depend on it."""
+    smallest prefix reaching :data:`QUICK_MIN_SHIFTS`; cached separately), decoded from the
+    shipped pack while it is current unless ``synthesize``
+    (:mod:`~duplexeval.suites._quick_pack`).  ``jobs``: the worker processes synthesizing
+    dialogues (None: one per CPU); the build's bytes do not depend on it."""
     suite = get_suite(name)
-    target = suite_path(name, limit)
+    target = suite_path(name, limit, synthesize)
     if _complete(target) and not force:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with exclusive_lock(target.parent / f".{target.name}.lock"):
         if _complete(target) and not force:
             return target  # another process built it while this one waited
-        _build_into(suite, target, progress, quality, log, limit, force, jobs)
+        pack = current_pack(suite.name) if limit == "quick" and not synthesize else None
+        if pack is not None:
+            _install_into(pack, target, log, jobs)
+        else:
+            _build_into(suite, target, progress, quality, log, limit, force, jobs)
     return target
+
+
+def _install_into(pack: QuickPack, target: Path, log: Callable[[str], None],
+                  jobs: int | None) -> None:
+    from duplexeval.synth._parallel import default_jobs
+
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        install_pack(pack, tmp, workers=default_jobs() if jobs is None else jobs)
+        _publish(tmp, target, keep_complete=True)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    log(f"{pack.suite}: quick subset decoded from the shipped pack "
+        f"({len(pack.manifest['dialogues'])} dialogues, made at {pack.manifest['commit']})")
 
 
 def _complete(target: Path) -> bool:

@@ -1,0 +1,49 @@
+"""Make the shipped quick-subset packs (``src/duplexeval/bundled/quick/SUITE``) from builds
+synthesized with the current code (see :mod:`duplexeval.suites._quick_pack`).
+
+Run it when ``tests/test_quick_pack.py`` says a pack is no longer current (a spec of its
+dialogues or the quick rule changed), or to ship audio from a changed synthesizer; commit the
+packs with the change.  Prints each pack's dialogues, audio seconds and size.
+
+Usage::
+
+    .venv/bin/python scripts/pack_quick_suites.py            # the demo's suites
+    .venv/bin/python scripts/pack_quick_suites.py m3-qa-en   # one
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from pathlib import Path
+
+from duplexeval.suites import SUITES
+from duplexeval.suites._build import build_suite, synthesizer_digest
+from duplexeval.suites._quick_pack import pack_root, write_pack
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKED = ("m3-qa-en", "m3-qa-ja", "m3-chat-en", "m3-chat-ja", "flexi-en")
+"""The suites whose quick subsets the default ``make demo`` evaluates."""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suites", nargs="*", default=list(PACKED))
+    args = parser.parse_args()
+    commit = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty",
+                             "--abbrev=10"], capture_output=True, text=True,
+                            check=False).stdout.strip() or "unknown"
+    for name in args.suites:
+        suite = SUITES.get(name)
+        build = build_suite(name, limit="quick", synthesize=True, jobs=None)
+        out = pack_root() / name
+        manifest = write_pack(build, suite, out, commit, synthesizer_digest())
+        size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+        seconds = json.loads((out / "quality.json").read_text("utf-8"))["seconds"]
+        print(f"{name}: {len(manifest['dialogues'])} dialogues, {seconds:.0f} s of audio, "
+              f"{size / 1e6:.2f} MB ({out.relative_to(ROOT)})")
+
+
+if __name__ == "__main__":
+    main()
