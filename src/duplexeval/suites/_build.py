@@ -32,14 +32,17 @@ if TYPE_CHECKING:
 __all__ = ["build_suite", "quick_by_label", "quick_min_shifts", "shift_samples", "subset_label",
            "suite_gaps", "suite_path", "suite_rows"]
 
-SYNTHESIZER_SOURCES = ("synth", "suites/*.py", "speech/engines", "speech/_tts.py",
-                       "speech/_clipbank.py", "speech/clips", "speech/_japanese.py",
-                       "speech/_pitch.py", "speech/_voice_shift.py", "_audio.py",
-                       "events.py", "timeline.py", "data/_dialogue.py", "data/_m3.py")
+SYNTHESIZER_SOURCES = ("synth", "suites/_registry.py", "suites/_build.py", "speech/engines",
+                       "speech/_tts.py", "speech/_clipbank.py", "speech/clips",
+                       "speech/_japanese.py", "speech/_pitch.py", "speech/_voice_shift.py",
+                       "_audio.py", "events.py", "timeline.py", "data/_dialogue.py",
+                       "data/_m3.py")
 """What makes a build from specs, relative to the package: its source and data files are part
 of every build's key, so a cached build is always the current code's (no version to bump).
-The specs are not: a dialogue's key holds its own spec and a suite's key its spec files, so a
-spec added to one suite leaves every other dialogue's cached build valid."""
+The suites' registry and build are; the shipped packs' code (``suites/_quick_pack.py``) is
+not, as it makes nothing a synthesized build holds.  The specs are not either: a dialogue's
+key holds its own spec and a suite's key its spec files, so a spec added to one suite leaves
+every other dialogue's cached build valid."""
 
 
 @functools.lru_cache(maxsize=1)

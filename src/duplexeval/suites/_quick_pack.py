@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,30 +143,48 @@ def install_pack(pack: QuickPack, out: Path, workers: int = 2) -> None:
         list(pool.map(lambda p: _decode(p, out / "audio" / f"{p.stem}.wav"), sources))
 
 
+def _encode(wav: Path, target: Path, previous: Path) -> None:
+    """``wav`` as Ogg Opus at ``target``; ``previous``'s bytes when it decodes the same."""
+    import numpy as np
+    import soundfile as sf
+
+    audio, rate = sf.read(wav, dtype="float32", always_2d=True)
+    sf.write(target, audio, rate, format="OGG", subtype="OPUS", compression_level=OPUS_LEVEL)
+    if previous.is_file():
+        new, _ = sf.read(target, dtype="float32", always_2d=True)
+        was, _ = sf.read(previous, dtype="float32", always_2d=True)
+        if new.shape == was.shape and np.array_equal(new, was):
+            target.write_bytes(previous.read_bytes())
+
+
 def write_pack(build: Path, suite: Suite, out: Path, commit: str,
                synthesizer: str) -> dict[str, Any]:
     """Pack the synthesized quick build ``build`` of ``suite`` into ``out`` (replaced);
-    returns ``pack.json``'s content."""
+    returns ``pack.json``'s content.  An Opus file of the pack being replaced is kept where it
+    decodes to the same samples as the new one (libsndfile gives each Ogg stream a random
+    serial number, so a pack made again from the same audio would differ in bytes only)."""
     import shutil
-
-    import soundfile as sf
 
     from duplexeval.synth._spec import load_spec
 
+    old = Path(tempfile.mkdtemp(prefix=".old-", dir=out.parent)) / out.name
     if out.exists():
-        shutil.rmtree(out)
-    (out / "audio").mkdir(parents=True)
-    (out / "txt_align").mkdir()
-    for name in _METADATA:
-        shutil.copyfile(build / name, out / name)
-    ids = []
-    for wav in sorted((build / "audio").glob("*.wav")):
-        audio, rate = sf.read(wav, dtype="float32", always_2d=True)
-        sf.write(out / "audio" / f"{wav.stem}.opus", audio, rate, format="OGG", subtype="OPUS",
-                 compression_level=OPUS_LEVEL)
-        shutil.copyfile(build / "txt_align" / f"{wav.stem}.txt",
-                        out / "txt_align" / f"{wav.stem}.txt")
-        ids.append(wav.stem)
+        out.rename(old)
+    try:
+        (out / "audio").mkdir(parents=True)
+        (out / "txt_align").mkdir()
+        for name in _METADATA:
+            shutil.copyfile(build / name, out / name)
+        ids = []
+        for wav in sorted((build / "audio").glob("*.wav")):
+            _encode(wav, out / "audio" / f"{wav.stem}.opus", old / "audio" / f"{wav.stem}.opus")
+            shutil.copyfile(build / "txt_align" / f"{wav.stem}.txt",
+                            out / "txt_align" / f"{wav.stem}.txt")
+            ids.append(wav.stem)
+    finally:
+        shutil.rmtree(old.parent, ignore_errors=True)
+    import soundfile as sf
+
     folder = suite.spec_folder()
     by_id = {load_spec(p).id: p for p in sorted(folder.iterdir())
              if p.suffix in (".json", ".yaml", ".yml") and p.name != "suite.json"}
