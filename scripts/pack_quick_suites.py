@@ -27,13 +27,24 @@ PACKED = ("m3-qa-en", "m3-qa-ja", "m3-chat-en", "m3-chat-ja", "flexi-en")
 """The suites whose quick subsets the default ``make demo`` evaluates."""
 
 
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
+                          check=False).stdout.strip()
+
+
+def _commit() -> str:
+    """HEAD's short hash, ``-dirty`` when the package's code differs from it (the packs
+    themselves and files outside the package left aside)."""
+    changed = _git("status", "--porcelain", "--", "src/duplexeval",
+                   ":!src/duplexeval/bundled/quick")
+    return (_git("rev-parse", "--short=10", "HEAD") or "unknown") + ("-dirty" if changed else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suites", nargs="*", default=list(PACKED))
     args = parser.parse_args()
-    commit = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty",
-                             "--abbrev=10"], capture_output=True, text=True,
-                            check=False).stdout.strip() or "unknown"
+    commit = _commit()
     for name in args.suites:
         suite = SUITES.get(name)
         build = build_suite(name, limit="quick", synthesize=True, jobs=None)

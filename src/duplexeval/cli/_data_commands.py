@@ -201,9 +201,12 @@ def add_data(sub: Subparsers) -> None:
     q.add_argument("--force", action="store_true", help="rebuild even if cached")
     size = q.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="its quick subset (what the demo "
-                      "and `eval --quick` run)")
+                      "and `eval --quick` run): decoded from the pack that ships with "
+                      "duplexeval while it is current")
     size.add_argument("--limit", type=positive_int, default=None, metavar="N",
                       help="its first N dialogues")
+    q.add_argument("--synthesize", action="store_true",
+                   help="with --quick: synthesize it even where a pack ships")
     q.set_defaults(func=_data_build)
     q = data_sub.add_parser("list", help="the bundled suites, built or not, with sizes")
     q.set_defaults(func=_data_list)
@@ -269,7 +272,7 @@ def _data_build(args: argparse.Namespace) -> int:
     names = SUITES.names() if args.name == "all" else [args.name]
     for name in names:
         limit = "quick" if args.quick else args.limit
-        path = build_suite(name, force=args.force, limit=limit)
+        path = build_suite(name, force=args.force, limit=limit, synthesize=args.synthesize)
         print(f"{name}: {path}")
     return 0
 
