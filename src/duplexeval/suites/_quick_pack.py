@@ -10,8 +10,18 @@ costs seconds.  So the package ships a *pack* of each demo suite's quick subset,
                        the quick rule, the codec, every file's SHA-256, the synthesizer digest
                        and commit it was made with
         dataset.json  test.jsonl  txt_align/ID.txt  quality.json      (as built)
-        audio/ID.opus  Ogg Opus, 16 kHz stereo (channel 0 and 1 as in the dataset),
-                       libsndfile compression level :data:`OPUS_LEVEL` (about 31 kbit/s)
+        audio/ID.0.opus, audio/ID.1.opus   each channel as mono Ogg Opus, 16 kHz, libsndfile
+                       compression level :data:`OPUS_LEVEL` (about 8.5 kbit/s a channel)
+        audio/ID.support.json  where each channel is not silent: ``[[start, end), ...]`` in
+                       samples, the runs of non-zero samples joined across zero runs shorter
+                       than :data:`SUPPORT_GAP` samples
+
+Decoding puts back exact digital silence outside the support.  A synthesized dialogue is
+silent (all zero) between its utterances and in its inserted pauses, and a multi-gen
+continuation mutes the user there (an event starts at a word's end); Opus would fill those
+stretches with its coding noise, so a muted continuation would hear other audio than the
+unmuted pass (a system's content-keyed caches miss) and voice activity would start early.  Each
+channel is coded on its own so that no coupled-stereo coding leaks one speaker into the other.
 
 A pack is the quick subset while it is *current*: its spec files are byte for byte the
 suite's, they are still the ones the quick rule picks (the first ones for a subset by shift
@@ -34,16 +44,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from duplexeval._fileio import atomic_write_json
 from duplexeval.errors import DuplexevalError
 from duplexeval.suites._registry import Suite, get_suite
 
-__all__ = ["OPUS_LEVEL", "QuickPack", "current_pack", "install_pack", "pack_root", "quick_rule",
-           "write_pack"]
+__all__ = ["OPUS_LEVEL", "SUPPORT_GAP", "QuickPack", "current_pack", "install_pack", "pack_root",
+           "quick_rule", "support", "write_pack"]
 
-OPUS_LEVEL = 0.95
-"""libsndfile's Opus compression level (0 = best quality, 1 = smallest): 0.95 is about
-31 kbit/s for the 16 kHz stereo dialogues."""
+OPUS_LEVEL = 0.97
+"""libsndfile's Opus compression level (0 = best quality, 1 = smallest): 0.97 is about
+8.5 kbit/s for a 16 kHz speech channel (the suites' Silero annotation check recovers 1063 of
+1140 events against 1068 from the synthesized audio; 1062 with coupled stereo at 31 kbit/s)."""
+SUPPORT_GAP = 160
+"""Samples (10 ms at 16 kHz): zero runs shorter than this stay inside a support range (the
+decoded signal is kept there); longer ones are put back as exact zeros."""
 _METADATA = ("dataset.json", "test.jsonl", "quality.json")
 
 
@@ -113,15 +129,34 @@ def current_pack(name: str) -> QuickPack | None:
     return pack if pack.stale_reason() is None else None
 
 
-def _decode(source: Path, target: Path) -> None:
-    """Opus to 16-bit WAV, clipped: a decoded peak can overshoot full scale (libsndfile's own
-    float-to-int conversion would wrap it around)."""
-    import numpy as np
+def support(channel: np.ndarray, gap: int = SUPPORT_GAP) -> list[list[int]]:
+    """``[start, end)`` sample ranges covering every non-zero sample of ``channel``, joined
+    across zero runs shorter than ``gap``."""
+    nonzero = np.flatnonzero(channel != 0)
+    if len(nonzero) == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(nonzero) >= gap)
+    starts = np.concatenate([nonzero[:1], nonzero[breaks + 1]])
+    ends = np.concatenate([nonzero[breaks], nonzero[-1:]]) + 1
+    return [[int(a), int(b)] for a, b in zip(starts, ends, strict=True)]
+
+
+def _decode(folder: Path, dialogue: str, target: Path) -> None:
+    """The two mono Opus channels of ``dialogue`` to one 16-bit stereo WAV: silent outside
+    each channel's support, clipped (a decoded peak can overshoot full scale, and libsndfile's
+    own float-to-int conversion would wrap it around)."""
     import soundfile as sf
 
-    audio, rate = sf.read(source, dtype="float32", always_2d=True)
-    pcm = np.clip(np.round(audio * 32768.0), -32768, 32767).astype(np.int16)
-    sf.write(target, pcm, rate, subtype="PCM_16")
+    ranges = json.loads((folder / f"{dialogue}.support.json").read_text("utf-8"))
+    channels, rate = [], 0
+    for c in (0, 1):
+        x, rate = sf.read(folder / f"{dialogue}.{c}.opus", dtype="float32")
+        kept = np.zeros_like(x)
+        for a, b in ranges[str(c)]:
+            kept[a:b] = x[a:b]
+        channels.append(kept)
+    pcm = np.clip(np.round(np.stack(channels, axis=1) * 32768.0), -32768, 32767)
+    sf.write(target, pcm.astype(np.int16), rate, subtype="PCM_16")
 
 
 def install_pack(pack: QuickPack, out: Path, workers: int = 2) -> None:
@@ -138,23 +173,31 @@ def install_pack(pack: QuickPack, out: Path, workers: int = 2) -> None:
     for rel in pack.manifest["files"]:
         if not rel.startswith("audio/"):
             shutil.copyfile(pack.folder / rel, out / rel)
-    sources = sorted((pack.folder / "audio").glob("*.opus"))
+    audio = pack.folder / "audio"
     with ThreadPoolExecutor(max(1, workers)) as pool:  # libsndfile runs without the GIL
-        list(pool.map(lambda p: _decode(p, out / "audio" / f"{p.stem}.wav"), sources))
+        list(pool.map(lambda d: _decode(audio, d, out / "audio" / f"{d}.wav"),
+                      pack.manifest["dialogues"]))
 
 
-def _encode(wav: Path, target: Path, previous: Path) -> None:
-    """``wav`` as Ogg Opus at ``target``; ``previous``'s bytes when it decodes the same."""
-    import numpy as np
+def _encode(wav: Path, out: Path, previous: Path) -> None:
+    """``wav``'s channels as mono Ogg Opus (``out/ID.C.opus``) and its support
+    (``out/ID.support.json``); a file of ``previous`` (the same layout) keeps its bytes where it
+    decodes to the same samples."""
     import soundfile as sf
 
     audio, rate = sf.read(wav, dtype="float32", always_2d=True)
-    sf.write(target, audio, rate, format="OGG", subtype="OPUS", compression_level=OPUS_LEVEL)
-    if previous.is_file():
-        new, _ = sf.read(target, dtype="float32", always_2d=True)
-        was, _ = sf.read(previous, dtype="float32", always_2d=True)
-        if new.shape == was.shape and np.array_equal(new, was):
-            target.write_bytes(previous.read_bytes())
+    for c in (0, 1):
+        target = out / f"{wav.stem}.{c}.opus"
+        sf.write(target, audio[:, c], rate, format="OGG", subtype="OPUS",
+                 compression_level=OPUS_LEVEL)
+        before = previous / target.name
+        if before.is_file():
+            new, _ = sf.read(target, dtype="float32")
+            was, _ = sf.read(before, dtype="float32")
+            if new.shape == was.shape and np.array_equal(new, was):
+                target.write_bytes(before.read_bytes())
+    atomic_write_json(out / f"{wav.stem}.support.json",
+                      {str(c): support(audio[:, c]) for c in (0, 1)})
 
 
 def write_pack(build: Path, suite: Suite, out: Path, commit: str,
@@ -167,6 +210,7 @@ def write_pack(build: Path, suite: Suite, out: Path, commit: str,
 
     from duplexeval.synth._spec import load_spec
 
+    out.parent.mkdir(parents=True, exist_ok=True)
     old = Path(tempfile.mkdtemp(prefix=".old-", dir=out.parent)) / out.name
     if out.exists():
         out.rename(old)
@@ -177,7 +221,7 @@ def write_pack(build: Path, suite: Suite, out: Path, commit: str,
             shutil.copyfile(build / name, out / name)
         ids = []
         for wav in sorted((build / "audio").glob("*.wav")):
-            _encode(wav, out / "audio" / f"{wav.stem}.opus", old / "audio" / f"{wav.stem}.opus")
+            _encode(wav, out / "audio", old / "audio")
             shutil.copyfile(build / "txt_align" / f"{wav.stem}.txt",
                             out / "txt_align" / f"{wav.stem}.txt")
             ids.append(wav.stem)
@@ -194,9 +238,10 @@ def write_pack(build: Path, suite: Suite, out: Path, commit: str,
     manifest = {"suite": suite.name, "dialogues": order,
                 "specs": {by_id[i].name: _sha256(by_id[i]) for i in order},
                 "rule": quick_rule(suite),
-                "codec": {"format": "Ogg Opus",
+                "codec": {"format": "Ogg Opus, one mono file per channel",
                           "library": f"libsndfile {sf.__libsndfile_version__}",
-                          "compression_level": OPUS_LEVEL, "decoded_to": "WAV PCM_16"},
+                          "compression_level": OPUS_LEVEL, "support_gap": SUPPORT_GAP,
+                          "decoded_to": "WAV PCM_16, zero outside the support"},
                 "files": {rel: _sha256(out / rel) for rel in files},
                 "synthesizer": synthesizer, "commit": commit}
     if sorted(order) != sorted(ids):
