@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 from duplexeval.suites import SUITES
-from duplexeval.suites._build import build_suite, synthesizer_digest
+from duplexeval.suites._build import build_suite, quick_rule, synthesizer_digest
 from duplexeval.suites._quick_pack import pack_root, write_pack
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +49,8 @@ def main() -> None:
         suite = SUITES.get(name)
         build = build_suite(name, limit="quick", synthesize=True, jobs=None)
         out = pack_root() / name
-        manifest = write_pack(build, suite, out, commit, synthesizer_digest())
+        manifest = write_pack(build, name, suite.spec_folder(), quick_rule(suite), out, commit,
+                              synthesizer_digest())
         size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
         seconds = json.loads((out / "quality.json").read_text("utf-8"))["seconds"]
         print(f"{name}: {len(manifest['dialogues'])} dialogues, {seconds:.0f} s of audio, "

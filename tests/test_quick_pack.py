@@ -37,7 +37,7 @@ def test_the_demo_suites_ship_packs_and_they_stay_small() -> None:
 @pytest.mark.parametrize("name", PACKED)
 def test_each_pack_is_current_and_intact(name: str) -> None:
     pack = _pack(name)
-    reason = pack.stale_reason()
+    reason = suite_build.pack_stale_reason(pack)
     assert reason is None, (f"the {name} pack is stale ({reason}): run "
                             f"scripts/pack_quick_suites.py {name} and commit it")
     files = sorted(p.relative_to(pack.folder).as_posix() for p in pack.folder.rglob("*")
@@ -83,12 +83,13 @@ def test_support_joins_nonzero_runs_across_short_zero_runs() -> None:
 
         index    0 1 2 3 4 5 6 7 8 9
         samples  0 5 0 0 7 0 0 0 9 0
-        gap 3    . [ ) . [ ) . . [ )     zero runs of 2 and 3 samples: both >= 3 split
-        gap 4    . [ - - - ) . . [ )     the run of 2 is joined, the run of 3 splits
+        gap 3    . [ - - - ) . . [ )     the zero run of 2 is joined, the run of 3 splits
+        gap 4    . [ - - - - - - - )     both are shorter than 4: one range
     """
     x = np.array([0, 5, 0, 0, 7, 0, 0, 0, 9, 0], dtype=np.float32)
-    assert quick_pack.support(x, gap=3) == [[1, 2], [4, 5], [8, 9]]
-    assert quick_pack.support(x, gap=4) == [[1, 5], [8, 9]]
+    assert quick_pack.support(x, gap=3) == [[1, 5], [8, 9]]
+    assert quick_pack.support(x, gap=4) == [[1, 9]]
+    assert quick_pack.support(x, gap=2) == [[1, 2], [4, 5], [8, 9]]
     assert quick_pack.support(np.zeros(5, np.float32)) == []
 
 
@@ -143,7 +144,9 @@ def test_a_pack_round_trip_puts_back_exact_silence(tmp_path: Path) -> None:
     sf.write(build / "audio" / f"{first}.wav", x, rate, subtype="PCM_16")
     original, _ = sf.read(build / "audio" / f"{first}.wav", dtype="float32", always_2d=True)
     out = tmp_path / "pack" / "m3-qa-en"
-    quick_pack.write_pack(build, SUITES["m3-qa-en"], out, "test", "test")
+    suite = SUITES["m3-qa-en"]
+    quick_pack.write_pack(build, suite.name, suite.spec_folder(), suite_build.quick_rule(suite),
+                          out, "test", "test")
     manifest = json.loads((out / "pack.json").read_text())
     decoded_at = tmp_path / "decoded"
     quick_pack.install_pack(quick_pack.QuickPack("m3-qa-en", out, manifest), decoded_at)
@@ -193,12 +196,12 @@ def test_a_stale_pack_is_left_aside_for_synthesis(tmp_path: Path,
     first = next(iter(manifest["specs"]))
     changed = {**manifest, "specs": {**manifest["specs"], first: "0" * 64}}
     (folder / "pack.json").write_text(json.dumps(changed))
-    assert _pack_at(folder).stale_reason() == f"spec {first} changed"
-    assert quick_pack.current_pack("m3-qa-en") is None
+    assert suite_build.pack_stale_reason(_pack_at(folder)) == f"spec {first} changed"
+    assert suite_build.current_pack("m3-qa-en") is None
     assert "-pack-" not in suite_path("m3-qa-en", limit="quick").name
     (folder / "pack.json").write_text(json.dumps(manifest))
     monkeypatch.setattr(suite_build, "QUICK_MIN_SHIFTS", 10)
-    assert _pack_at(folder).stale_reason() == "the suite's quick rule changed"
+    assert suite_build.pack_stale_reason(_pack_at(folder)) == "the suite's quick rule changed"
 
 
 def _pack_at(folder: Path) -> quick_pack.QuickPack:

@@ -25,7 +25,8 @@ import numpy as np
 from duplexeval._fileio import atomic_path
 from duplexeval.errors import DuplexevalError
 
-__all__ = ["AudioReadError", "WavInfo", "audio_info", "read_audio", "stereo", "write_audio"]
+__all__ = ["AudioReadError", "WavInfo", "audio_info", "audio_library", "read_audio", "stereo",
+           "write_audio", "write_opus"]
 
 
 class AudioReadError(DuplexevalError):
@@ -87,6 +88,24 @@ def write_audio(path: str | Path, data: np.ndarray, sample_rate: int,
 
     with atomic_path(path, suffix=".wav") as tmp:
         sf.write(str(tmp), data, sample_rate, subtype=subtype)
+
+
+def write_opus(path: str | Path, mono: np.ndarray, sample_rate: int, level: float) -> None:
+    """Write the ``(frames,)`` float samples ``mono`` to ``path`` as Ogg Opus atomically, at
+    libsndfile's compression ``level`` (0 = best quality, 1 = smallest).  Reading it back
+    (:func:`read_audio`) gives as many frames, at ``sample_rate``."""
+    import soundfile as sf
+
+    with atomic_path(path, suffix=".opus") as tmp:
+        sf.write(str(tmp), mono, sample_rate, format="OGG", subtype="OPUS",
+                 compression_level=level)
+
+
+def audio_library() -> str:
+    """The audio file library and its version (``libsndfile 1.2.2``)."""
+    import soundfile as sf
+
+    return f"libsndfile {sf.__libsndfile_version__}"
 
 
 def stereo(ch0: np.ndarray, ch1: np.ndarray) -> np.ndarray:

@@ -23,14 +23,15 @@ from duplexeval._cache import cache_root
 from duplexeval._fileio import atomic_write_json, exclusive_lock
 from duplexeval.data._dialogue import Dialogue
 from duplexeval.errors import DuplexevalError
-from duplexeval.suites._quick_pack import QuickPack, current_pack, install_pack
+from duplexeval.suites._quick_pack import QuickPack, install_pack, read_pack
 from duplexeval.suites._registry import QUICK_MIN_SHIFTS, SUITES, Suite, get_suite
 
 if TYPE_CHECKING:
     from duplexeval.synth._spec import DialogueSpec
 
-__all__ = ["build_suite", "quick_by_label", "quick_min_shifts", "shift_samples", "subset_label",
-           "suite_gaps", "suite_path", "suite_rows"]
+__all__ = ["build_suite", "current_pack", "pack_stale_reason", "quick_by_label",
+           "quick_min_shifts", "quick_rule", "shift_samples", "subset_label", "suite_gaps",
+           "suite_path", "suite_rows"]
 
 SYNTHESIZER_SOURCES = ("synth", "suites/_registry.py", "suites/_build.py", "speech/engines",
                        "speech/_tts.py", "speech/_clipbank.py", "speech/clips",
@@ -88,6 +89,36 @@ def quick_min_shifts(suite: Suite) -> int:
     """The shift samples a suite's quick subset reaches: the suite's own
     ``quick_min_shifts`` or :data:`QUICK_MIN_SHIFTS`."""
     return suite.quick_min_shifts if suite.quick_min_shifts is not None else QUICK_MIN_SHIFTS
+
+
+def quick_rule(suite: Suite) -> dict[str, Any]:
+    """What picks a suite's quick subset (a pack made under another rule is not current)."""
+    return {"quick_min_shifts": quick_min_shifts(suite), "quick_per_label": suite.quick_per_label,
+            "quick_label_caps": [list(c) for c in suite.quick_label_caps]}
+
+
+def pack_stale_reason(pack: QuickPack) -> str | None:
+    """Why a shipped pack is not its suite's current quick subset (None: it is; see
+    :mod:`~duplexeval.suites._quick_pack`)."""
+    from duplexeval.synth._spec import load_spec
+
+    suite = get_suite(pack.suite)
+    folder = suite.spec_folder()
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".json", ".yaml", ".yml")
+                   and p.name != "suite.json")
+    by_label = None
+    if suite.quick_per_label is not None:
+        specs = [load_spec(p) for p in files]
+        names = {spec.id: p.name for spec, p in zip(specs, files, strict=True)}
+        by_label = [names[spec.id] for spec in quick_by_label(specs, suite.quick_per_label,
+                                                              suite.quick_label_caps)]
+    return pack.stale_reason(quick_rule(suite), files, by_label)
+
+
+def current_pack(name: str) -> QuickPack | None:
+    """The pack shipped for suite ``name`` when it is current, else None."""
+    pack = read_pack(name)
+    return pack if pack is not None and pack_stale_reason(pack) is None else None
 
 
 def _key(suite: Suite, settings: dict[str, Any], limit: Subset = None) -> str:

@@ -46,12 +46,12 @@ from typing import Any
 
 import numpy as np
 
+from duplexeval._audio import audio_library, read_audio, write_audio, write_opus
 from duplexeval._fileio import atomic_write_json
 from duplexeval.errors import DuplexevalError
-from duplexeval.suites._registry import Suite, get_suite
 
-__all__ = ["OPUS_LEVEL", "SUPPORT_GAP", "QuickPack", "current_pack", "install_pack", "pack_root",
-           "quick_rule", "support", "write_pack"]
+__all__ = ["OPUS_LEVEL", "SUPPORT_GAP", "QuickPack", "install_pack", "pack_root", "read_pack",
+           "support", "write_pack"]
 
 OPUS_LEVEL = 0.97
 """libsndfile's Opus compression level (0 = best quality, 1 = smallest): 0.97 is about
@@ -72,14 +72,6 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def quick_rule(suite: Suite) -> dict[str, Any]:
-    """What picks a suite's quick subset (a pack made under another rule is not current)."""
-    from duplexeval.suites._build import quick_min_shifts
-
-    return {"quick_min_shifts": quick_min_shifts(suite), "quick_per_label": suite.quick_per_label,
-            "quick_label_caps": [list(c) for c in suite.quick_label_caps]}
-
-
 @dataclass(frozen=True)
 class QuickPack:
     """A shipped quick subset (see the module docstring)."""
@@ -93,40 +85,31 @@ class QuickPack:
         """SHA-256 of ``pack.json`` (it holds every file's hash): the decoded build's key."""
         return _sha256(self.folder / "pack.json")
 
-    def stale_reason(self) -> str | None:
-        """Why the pack is not the suite's current quick subset, or None when it is."""
-        from duplexeval.suites._build import quick_by_label
-        from duplexeval.synth._spec import load_spec
-
-        suite = get_suite(self.suite)
-        if self.manifest.get("rule") != quick_rule(suite):
+    def stale_reason(self, rule: dict[str, Any], spec_files: list[Path],
+                     by_label: list[str] | None) -> str | None:
+        """Why the pack is not the suite's current quick subset, or None when it is: ``rule``
+        is the suite's quick rule now, ``spec_files`` its spec files in order, ``by_label`` the
+        names of those a quick subset by label picks (None: a subset by shift count, a
+        prefix)."""
+        if self.manifest.get("rule") != rule:
             return "the suite's quick rule changed"
-        folder = suite.spec_folder()
-        files = sorted(p for p in folder.iterdir() if p.suffix in (".json", ".yaml", ".yml")
-                       and p.name != "suite.json")
+        by_name = {p.name: p for p in spec_files}
         packed: dict[str, str] = self.manifest["specs"]
         for name, digest in packed.items():
-            if not (folder / name).is_file() or _sha256(folder / name) != digest:
+            if name not in by_name or _sha256(by_name[name]) != digest:
                 return f"spec {name} changed"
-        if suite.quick_per_label is None:
-            picked = [p.name for p in files[:len(packed)]]
-        else:
-            specs = [load_spec(p) for p in files]
-            names = {s.id: p.name for s, p in zip(specs, files, strict=True)}
-            picked = [names[s.id] for s in quick_by_label(specs, suite.quick_per_label,
-                                                          suite.quick_label_caps)]
+        picked = [p.name for p in spec_files[:len(packed)]] if by_label is None else by_label
         if picked != list(packed):
             return "the quick rule now picks other specs"
         return None
 
 
-def current_pack(name: str) -> QuickPack | None:
-    """The suite's pack when one ships and is current (see the module docstring)."""
+def read_pack(name: str) -> QuickPack | None:
+    """The pack shipped for suite ``name``, current or not (None when none ships)."""
     folder = pack_root() / name
     if not (folder / "pack.json").is_file():
         return None
-    pack = QuickPack(name, folder, json.loads((folder / "pack.json").read_text("utf-8")))
-    return pack if pack.stale_reason() is None else None
+    return QuickPack(name, folder, json.loads((folder / "pack.json").read_text("utf-8")))
 
 
 def support(channel: np.ndarray, gap: int = SUPPORT_GAP) -> list[list[int]]:
@@ -135,7 +118,7 @@ def support(channel: np.ndarray, gap: int = SUPPORT_GAP) -> list[list[int]]:
     nonzero = np.flatnonzero(channel != 0)
     if len(nonzero) == 0:
         return []
-    breaks = np.flatnonzero(np.diff(nonzero) >= gap)
+    breaks = np.flatnonzero(np.diff(nonzero) > gap)  # a zero run of diff - 1 samples
     starts = np.concatenate([nonzero[:1], nonzero[breaks + 1]])
     ends = np.concatenate([nonzero[breaks], nonzero[-1:]]) + 1
     return [[int(a), int(b)] for a, b in zip(starts, ends, strict=True)]
@@ -145,18 +128,16 @@ def _decode(folder: Path, dialogue: str, target: Path) -> None:
     """The two mono Opus channels of ``dialogue`` to one 16-bit stereo WAV: silent outside
     each channel's support, clipped (a decoded peak can overshoot full scale, and libsndfile's
     own float-to-int conversion would wrap it around)."""
-    import soundfile as sf
-
     ranges = json.loads((folder / f"{dialogue}.support.json").read_text("utf-8"))
     channels, rate = [], 0
     for c in (0, 1):
-        x, rate = sf.read(folder / f"{dialogue}.{c}.opus", dtype="float32")
-        kept = np.zeros_like(x)
+        x, rate = read_audio(folder / f"{dialogue}.{c}.opus")
+        kept = np.zeros(len(x), dtype=np.float32)
         for a, b in ranges[str(c)]:
-            kept[a:b] = x[a:b]
+            kept[a:b] = x[a:b, 0]
         channels.append(kept)
     pcm = np.clip(np.round(np.stack(channels, axis=1) * 32768.0), -32768, 32767)
-    sf.write(target, pcm.astype(np.int16), rate, subtype="PCM_16")
+    write_audio(target, pcm.astype(np.int16), rate)
 
 
 def install_pack(pack: QuickPack, out: Path, workers: int = 2) -> None:
@@ -183,29 +164,27 @@ def _encode(wav: Path, out: Path, previous: Path) -> None:
     """``wav``'s channels as mono Ogg Opus (``out/ID.C.opus``) and its support
     (``out/ID.support.json``); a file of ``previous`` (the same layout) keeps its bytes where it
     decodes to the same samples."""
-    import soundfile as sf
-
-    audio, rate = sf.read(wav, dtype="float32", always_2d=True)
+    audio, rate = read_audio(wav)
     for c in (0, 1):
         target = out / f"{wav.stem}.{c}.opus"
-        sf.write(target, audio[:, c], rate, format="OGG", subtype="OPUS",
-                 compression_level=OPUS_LEVEL)
+        write_opus(target, audio[:, c], rate, OPUS_LEVEL)
         before = previous / target.name
         if before.is_file():
-            new, _ = sf.read(target, dtype="float32")
-            was, _ = sf.read(before, dtype="float32")
+            new, _ = read_audio(target)
+            was, _ = read_audio(before)
             if new.shape == was.shape and np.array_equal(new, was):
                 target.write_bytes(before.read_bytes())
     atomic_write_json(out / f"{wav.stem}.support.json",
                       {str(c): support(audio[:, c]) for c in (0, 1)})
 
 
-def write_pack(build: Path, suite: Suite, out: Path, commit: str,
-               synthesizer: str) -> dict[str, Any]:
-    """Pack the synthesized quick build ``build`` of ``suite`` into ``out`` (replaced);
-    returns ``pack.json``'s content.  An Opus file of the pack being replaced is kept where it
-    decodes to the same samples as the new one (libsndfile gives each Ogg stream a random
-    serial number, so a pack made again from the same audio would differ in bytes only)."""
+def write_pack(build: Path, suite: str, spec_folder: Path, rule: dict[str, Any], out: Path,
+               commit: str, synthesizer: str) -> dict[str, Any]:
+    """Pack the synthesized quick build ``build`` of ``suite`` (its specs in ``spec_folder``,
+    picked under the quick ``rule``) into ``out`` (replaced); returns ``pack.json``'s content.
+    An Opus file of the pack being replaced is kept where it decodes to the same samples as the
+    new one (libsndfile gives each Ogg stream a random serial number, so a pack made again from
+    the same audio would differ in bytes only)."""
     import shutil
 
     from duplexeval.synth._spec import load_spec
@@ -227,19 +206,16 @@ def write_pack(build: Path, suite: Suite, out: Path, commit: str,
             ids.append(wav.stem)
     finally:
         shutil.rmtree(old.parent, ignore_errors=True)
-    import soundfile as sf
-
-    folder = suite.spec_folder()
-    by_id = {load_spec(p).id: p for p in sorted(folder.iterdir())
+    by_id = {load_spec(p).id: p for p in sorted(spec_folder.iterdir())
              if p.suffix in (".json", ".yaml", ".yml") and p.name != "suite.json"}
     order = [json.loads(line)["id"] for line in
              (build / "test.jsonl").read_text("utf-8").splitlines() if line.strip()]
     files = sorted(str(p.relative_to(out).as_posix()) for p in out.rglob("*") if p.is_file())
-    manifest = {"suite": suite.name, "dialogues": order,
+    manifest = {"suite": suite, "dialogues": order,
                 "specs": {by_id[i].name: _sha256(by_id[i]) for i in order},
-                "rule": quick_rule(suite),
+                "rule": rule,
                 "codec": {"format": "Ogg Opus, one mono file per channel",
-                          "library": f"libsndfile {sf.__libsndfile_version__}",
+                          "library": audio_library(),
                           "compression_level": OPUS_LEVEL, "support_gap": SUPPORT_GAP,
                           "decoded_to": "WAV PCM_16, zero outside the support"},
                 "files": {rel: _sha256(out / rel) for rel in files},
