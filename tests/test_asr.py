@@ -17,6 +17,7 @@ import pytest
 import soxr
 
 from conftest import missing_extra, needs_extra
+from duplexeval._fileio import sha256_file
 from duplexeval.errors import DuplexevalError
 from duplexeval.speech import _japanese as japanese
 from duplexeval.speech import _whisper_model as whisper_model
@@ -72,7 +73,7 @@ def test_packaged_model_is_joined_and_verified(model_cache: Path) -> None:
     assert sorted(p.name for p in folder.iterdir()) == [
         "config.json", "model.bin", "tokenizer.json", "vocabulary.json"]
     assert (folder / "model.bin").stat().st_size == whisper_model.PACKAGED_SIZE
-    assert whisper_model._sha256(folder / "model.bin") == whisper_model.PACKAGED_SHA256
+    assert sha256_file(folder / "model.bin") == whisper_model.PACKAGED_SHA256
 
 
 @needs_asr
@@ -87,7 +88,7 @@ def test_corrupt_or_partial_cache_is_rebuilt(model_cache: Path) -> None:
     (folder / "tokenizer.json").write_text("{}", encoding="utf-8")
     (folder / "config.json").unlink()
     assert whisper_model.packaged_model_dir() == folder
-    assert whisper_model._sha256(model) == whisper_model.PACKAGED_SHA256
+    assert sha256_file(model) == whisper_model.PACKAGED_SHA256
     assert (folder / "tokenizer.json").stat().st_size > 1_000_000
     assert (folder / "config.json").is_file()
     assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]

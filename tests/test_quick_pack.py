@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from duplexeval._fileio import sha256_file
 from duplexeval.data import Need, load_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.suites import SUITES, build_suite, shift_samples, suite_path
@@ -44,7 +45,7 @@ def test_each_pack_is_current_and_intact(name: str) -> None:
                    if p.is_file() and p.name != "pack.json")
     assert files == sorted(pack.manifest["files"])  # nothing unlisted ships
     for rel, digest in pack.manifest["files"].items():
-        assert quick_pack._sha256(pack.folder / rel) == digest, rel
+        assert sha256_file(pack.folder / rel) == digest, rel
 
 
 @pytest.mark.parametrize("name", PACKED)

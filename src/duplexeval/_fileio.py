@@ -19,6 +19,7 @@ point outside the folder it is joined to.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -44,6 +45,7 @@ __all__ = [
     "read_json",
     "remove_stale_temporaries",
     "safe_name",
+    "sha256_file",
     "strict_json",
 ]
 
@@ -200,6 +202,15 @@ def read_json(path: Path, what: str = "file") -> Any:
         raise DuplexevalError(f"{path}: not valid JSON ({exc})") from None
     except RecursionError:
         raise DuplexevalError(f"{path}: nested too deeply to read") from None
+
+
+def sha256_file(path: Path) -> str:
+    """The SHA-256 of a file's bytes, in hex (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:

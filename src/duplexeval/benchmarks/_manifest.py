@@ -19,12 +19,12 @@ that changes no number.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from duplexeval._fileio import sha256_file
 from duplexeval.runs._directory import RunDir
 from duplexeval.version import __version__
 
@@ -112,15 +112,6 @@ class EvalManifest(BaseModel):
     counterfactual_replacement: Literal["silence", "noise"] = "silence"
     """What replaced the user's act in the counterfactual twins (``counterfactual`` among
     the measures): ``silence`` (the act removed) or ``noise`` (its content removed)."""
-
-
-def sha256_file(path: Path) -> str:
-    """The SHA-256 of a file's bytes, in hex."""
-    h = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def file_hashes(root: Path, folders: list[Path]) -> dict[str, str]:

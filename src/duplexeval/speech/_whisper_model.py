@@ -36,6 +36,7 @@ from typing import IO, Any
 import numpy as np
 
 from duplexeval._cache import cache_root
+from duplexeval._fileio import sha256_file
 from duplexeval.errors import DuplexevalError
 from duplexeval.speech._kernels import pin_kernels
 
@@ -78,14 +79,6 @@ def _package_file(package: str, name: str) -> Traversable:
             f"{package.replace('_', '-')} is installed but has no data/{name}: "
             "reinstall it with pip install --force-reinstall 'duplexeval[asr]'")
     return path
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @contextlib.contextmanager
@@ -149,7 +142,7 @@ def _model_ok(model: Path) -> bool:
         return False
     if _checked.get(model) == stamp:
         return True
-    if _sha256(model) != PACKAGED_SHA256:
+    if sha256_file(model) != PACKAGED_SHA256:
         return False
     _checked[model] = stamp
     return True

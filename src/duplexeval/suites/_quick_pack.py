@@ -36,7 +36,6 @@ made again with the specs.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -47,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from duplexeval._audio import audio_library, read_audio, write_audio, write_opus
-from duplexeval._fileio import atomic_write_json
+from duplexeval._fileio import atomic_write_json, sha256_file
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["OPUS_LEVEL", "SUPPORT_GAP", "QuickPack", "install_pack", "pack_root", "read_pack",
@@ -68,10 +67,6 @@ def pack_root() -> Path:
     return Path(__file__).resolve().parents[1] / "bundled" / "quick"
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @dataclass(frozen=True)
 class QuickPack:
     """A shipped quick subset (see the module docstring)."""
@@ -83,7 +78,7 @@ class QuickPack:
     @property
     def digest(self) -> str:
         """SHA-256 of ``pack.json`` (it holds every file's hash): the decoded build's key."""
-        return _sha256(self.folder / "pack.json")
+        return sha256_file(self.folder / "pack.json")
 
     def stale_reason(self, rule: dict[str, Any], spec_files: list[Path],
                      by_label: list[str] | None) -> str | None:
@@ -96,7 +91,7 @@ class QuickPack:
         by_name = {p.name: p for p in spec_files}
         packed: dict[str, str] = self.manifest["specs"]
         for name, digest in packed.items():
-            if name not in by_name or _sha256(by_name[name]) != digest:
+            if name not in by_name or sha256_file(by_name[name]) != digest:
                 return f"spec {name} changed"
         picked = [p.name for p in spec_files[:len(packed)]] if by_label is None else by_label
         if picked != list(packed):
@@ -146,7 +141,7 @@ def install_pack(pack: QuickPack, out: Path, workers: int = 2) -> None:
     import shutil
 
     for rel, digest in pack.manifest["files"].items():
-        if _sha256(pack.folder / rel) != digest:
+        if sha256_file(pack.folder / rel) != digest:
             raise DuplexevalError(f"{pack.folder / rel}: does not match its hash in pack.json "
                                   "(a damaged installation: reinstall duplexeval)")
     (out / "audio").mkdir(parents=True, exist_ok=True)
@@ -212,13 +207,13 @@ def write_pack(build: Path, suite: str, spec_folder: Path, rule: dict[str, Any],
              (build / "test.jsonl").read_text("utf-8").splitlines() if line.strip()]
     files = sorted(str(p.relative_to(out).as_posix()) for p in out.rglob("*") if p.is_file())
     manifest = {"suite": suite, "dialogues": order,
-                "specs": {by_id[i].name: _sha256(by_id[i]) for i in order},
+                "specs": {by_id[i].name: sha256_file(by_id[i]) for i in order},
                 "rule": rule,
                 "codec": {"format": "Ogg Opus, one mono file per channel",
                           "library": audio_library(),
                           "compression_level": OPUS_LEVEL, "support_gap": SUPPORT_GAP,
                           "decoded_to": "WAV PCM_16, zero outside the support"},
-                "files": {rel: _sha256(out / rel) for rel in files},
+                "files": {rel: sha256_file(out / rel) for rel in files},
                 "synthesizer": synthesizer, "commit": commit}
     if sorted(order) != sorted(ids):
         raise DuplexevalError(f"{build}: test.jsonl and audio/ name different dialogues")
