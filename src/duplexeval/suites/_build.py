@@ -100,12 +100,10 @@ def quick_rule(suite: Suite) -> dict[str, Any]:
 def pack_stale_reason(pack: QuickPack) -> str | None:
     """Why a shipped pack is not its suite's current quick subset (None: it is; see
     :mod:`~duplexeval.suites._quick_pack`)."""
-    from duplexeval.synth._spec import load_spec
+    from duplexeval.synth._spec import load_spec, spec_files
 
     suite = get_suite(pack.suite)
-    folder = suite.spec_folder()
-    files = sorted(p for p in folder.iterdir() if p.suffix in (".json", ".yaml", ".yml")
-                   and p.name != "suite.json")
+    files = spec_files(suite.spec_folder())
     by_label = None
     if suite.quick_per_label is not None:
         specs = [load_spec(p) for p in files]

@@ -182,7 +182,7 @@ def write_pack(build: Path, suite: str, spec_folder: Path, rule: dict[str, Any],
     the same audio would differ in bytes only)."""
     import shutil
 
-    from duplexeval.synth._spec import load_spec
+    from duplexeval.synth._spec import load_spec, spec_files
 
     out.parent.mkdir(parents=True, exist_ok=True)
     old = Path(tempfile.mkdtemp(prefix=".old-", dir=out.parent)) / out.name
@@ -201,8 +201,7 @@ def write_pack(build: Path, suite: str, spec_folder: Path, rule: dict[str, Any],
             ids.append(wav.stem)
     finally:
         shutil.rmtree(old.parent, ignore_errors=True)
-    by_id = {load_spec(p).id: p for p in sorted(spec_folder.iterdir())
-             if p.suffix in (".json", ".yaml", ".yml") and p.name != "suite.json"}
+    by_id = {load_spec(p).id: p for p in spec_files(spec_folder)}
     order = [json.loads(line)["id"] for line in
              (build / "test.jsonl").read_text("utf-8").splitlines() if line.strip()]
     files = sorted(str(p.relative_to(out).as_posix()) for p in out.rglob("*") if p.is_file())

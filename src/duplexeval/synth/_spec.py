@@ -31,7 +31,7 @@ from duplexeval.synth._mtr_spec import MtrSpec
 
 __all__ = ["FLEXI_SCENARIOS", "Backchannel", "Background", "DialogueSpec", "FlexiSpec", "MtrSpec",
            "Pause", "Speaker", "Turn", "TurnPosition", "load_spec", "load_specs", "mtr_layout",
-           "mtr_problem"]
+           "mtr_problem", "spec_files"]
 
 FLEXI_SCENARIOS = SCENARIOS
 """The six FLEXI scenarios, in the paper's order (FLEXI section 2.2)."""
@@ -334,12 +334,17 @@ def load_spec(path: Path) -> DialogueSpec:
         raise DatasetInvalid(problems) from None
 
 
+def spec_files(folder: Path) -> list[Path]:
+    """The dialogue spec files of a folder, sorted by name: ``*.json``, ``*.yaml``, ``*.yml``
+    (any case), ``suite.json`` left out."""
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in (".json", ".yaml", ".yml")
+                  and p.name != "suite.json")
+
+
 def load_specs(source: Path) -> list[DialogueSpec]:
     """Specs from a file or a folder (``*.json``, ``*.yaml``, ``*.yml``, sorted by name);
     ids must be unique."""
-    files = [source] if source.is_file() else sorted(
-        p for p in source.iterdir() if p.suffix.lower() in (".json", ".yaml", ".yml")
-        and p.name != "suite.json") if source.is_dir() else []
+    files = [source] if source.is_file() else spec_files(source) if source.is_dir() else []
     if not files:
         raise DatasetInvalid([Problem(source, None, "no dialogue spec files (*.json, *.yaml)")])
     specs: list[DialogueSpec] = []
