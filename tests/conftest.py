@@ -13,7 +13,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from collections.abc import Sequence
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +103,31 @@ def m3_toy(request: pytest.FixtureRequest) -> dict[str, Path]:
         pytest.skip(f"official M3 toy data not found at {M3_TOY} (third-party data, not "
                     "shipped; place the M3-DuplexBench toy sets there)")
     return TOY_SETS
+
+
+class ModuleTemp:
+    """Temporary folders for one test module's shared (module-scoped) fixtures: the ``mktemp``
+    of :class:`pytest.TempPathFactory`, under one folder that :func:`module_tmp` removes when
+    pytest tears the module's fixtures down.  A whole run writes gigabytes of suites, runs and
+    caches; kept to the session's end they filled a small CI disk."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def mktemp(self, basename: str) -> Path:
+        """A new, empty folder whose name starts with ``basename``."""
+        return Path(tempfile.mkdtemp(prefix=f"{basename}-", dir=self.root))
+
+
+@pytest.fixture(scope="module")
+def module_tmp(request: pytest.FixtureRequest,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleTemp]:
+    """:class:`ModuleTemp` for the requesting module; its folder goes with the module's fixtures
+    (pytest tears those down when a worker moves on to another module, and sets them up again
+    if it comes back)."""
+    root = tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1][:40])
+    yield ModuleTemp(root)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

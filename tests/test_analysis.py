@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ModuleTemp
 from duplexeval.analysis import Chunk, SpeechSegment
 from duplexeval.analysis import _pipeline as pipeline
 from duplexeval.analysis._pipeline import AnalysisOptions, analyze_run
@@ -36,11 +37,11 @@ VAD_ONLY = AnalysisOptions(vad=ActivityOptions(engine=VadEngine.SILERO), asr="no
 
 
 @pytest.fixture(scope="module")
-def scripted_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+def scripted_runs(module_tmp: ModuleTemp) -> list[Path]:
     """``scripted`` (with jitter, and with a backchannel threshold) on the bundled English data
     voiced with clip-bank speech, under all three protocols: the runs of
     ``perf/analysis_accuracy.py``'s sample-en figures."""
-    root = tmp_path_factory.mktemp("analysis")
+    root = module_tmp.mktemp("analysis")
     source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
     voice_bursts(source, root / "data", 16000)
     dataset, _ = load_dataset(root / "data", audio=Need.REQUIRE)

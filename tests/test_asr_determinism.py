@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, needs_extra
+from conftest import REPO, ModuleTemp, needs_extra
 from duplexeval.errors import DuplexevalError
 from duplexeval.speech import _kernels as kernels
 from duplexeval.speech import _whisper_model as whisper_model
@@ -50,8 +50,8 @@ def transcribe_in_child(threads: int, env: dict[str, str]) -> list[list[list[obj
 
 
 @pytest.fixture(scope="module")
-def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("determinism-cache")
+def model_cache(module_tmp: ModuleTemp) -> Path:
+    root = module_tmp.mktemp("determinism-cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DUPLEXEVAL_CACHE", str(root))
         whisper_model.packaged_model_dir()

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import ModuleTemp
 from duplexeval.speech import _whisper_model as whisper_model
 from duplexeval.speech._asr import Transcriber
 from duplexeval.speech._clipbank import ClipBank
@@ -22,10 +23,10 @@ SR = 16_000
 
 
 @pytest.fixture(scope="module")
-def transcriber(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Transcriber]:
+def transcriber(module_tmp: ModuleTemp) -> Iterator[Transcriber]:
     if not HAVE_ASR:
         pytest.skip("needs the [asr] extra (faster-whisper and the packaged Whisper model)")
-    root: Path = tmp_path_factory.mktemp("duplexeval-cache")
+    root: Path = module_tmp.mktemp("duplexeval-cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DUPLEXEVAL_CACHE", str(root))
         whisper_model.packaged_model_dir()

@@ -42,6 +42,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from conftest import ModuleTemp
 from duplexeval.cli import main
 
 HERE = Path(__file__).parent
@@ -100,9 +101,9 @@ def _quiet_main(argv: list[str]) -> int:
 
 
 @pytest.fixture(scope="module")
-def base(sample_voiced: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def base(sample_voiced: Path, module_tmp: ModuleTemp) -> Path:
     """The tree every case starts from (see the module docstring)."""
-    root = tmp_path_factory.mktemp("bad-input-base")
+    root = module_tmp.mktemp("bad-input-base")
     ds = root / "ds"
     for sub in ("audio", "txt_align"):
         (ds / sub).mkdir(parents=True)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from conftest import ModuleTemp
 from duplexeval.analysis._pipeline import AnalysisOptions
 from duplexeval.data import Dataset, Dialogue, Need, load_dataset
 from duplexeval.errors import DuplexevalError
@@ -43,13 +44,13 @@ LONG_ANSWER = ("Frankenstein was written by Mary Shelley. It was first published
 
 
 @pytest.fixture(scope="module")
-def qa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dataset]:
+def qa(module_tmp: ModuleTemp) -> Iterator[Dataset]:
     """The first two dialogues of ``m3-qa-en``, built into a temporary DUPLEXEVAL_CACHE that
     stays set for this module (the packaged Whisper model is joined there too)."""
     from duplexeval.suites import build_suite
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DUPLEXEVAL_CACHE", str(tmp_path_factory.mktemp("cascade-cache")))
+        mp.setenv("DUPLEXEVAL_CACHE", str(module_tmp.mktemp("cascade-cache")))
         root = build_suite("m3-qa-en", limit=2, progress=False, quality=False)
         dataset, _ = load_dataset(root, audio=Need.REQUIRE)
         yield dataset
@@ -62,9 +63,9 @@ def cascade() -> System:
 
 
 @pytest.fixture(scope="module")
-def qa_run(qa: Dataset, cascade: System, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def qa_run(qa: Dataset, cascade: System, module_tmp: ModuleTemp) -> Path:
     """A multi-gen run of ``cascade`` on the QA dialogues."""
-    out = tmp_path_factory.mktemp("qa-run") / "run"
+    out = module_tmp.mktemp("qa-run") / "run"
     plan = build_plan(qa.dialogues, PlanOptions(protocol=EvalProtocol.MULTI_GEN,
                                                 channels=QA_CHANNELS))
     execute_run(cascade, qa, plan, out, seed=3, progress=False)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_extra
+from conftest import ModuleTemp, needs_extra
 from duplexeval.cli import main
 from duplexeval.results import load as load_results_file
 from fake_batch_api import FakeBatchApi
@@ -21,9 +21,9 @@ FIELDS = {"event_id", "dimension", "score", "unscored_reason", "judge_model", "p
 
 
 @pytest.fixture(scope="module")
-def qa_run(sample_voiced: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def qa_run(sample_voiced: Path, module_tmp: ModuleTemp) -> Path:
     """The voiced sample as a task-domain dataset, run with the reference system."""
-    root = tmp_path_factory.mktemp("content-cli")
+    root = module_tmp.mktemp("content-cli")
     data = root / "data"
     shutil.copytree(sample_voiced, data)
     meta = json.loads((data / "dataset.json").read_text())

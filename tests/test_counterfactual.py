@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import ModuleTemp
 from duplexeval._audio import read_audio
 from duplexeval.cli import main
 from duplexeval.data import Dialogue, Need, bundled_dataset, load_dataset
@@ -219,8 +220,8 @@ def test_paired_effects_are_with_minus_without_over_the_pairs() -> None:
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any]]]:
-    root = tmp_path_factory.mktemp("counterfactual")
+def scored(module_tmp: ModuleTemp) -> dict[str, tuple[Path, dict[str, Any]]]:
+    root = module_tmp.mktemp("counterfactual")
     source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
     voice_bursts(source, root / "data", 16000)
     dataset, _ = load_dataset(root / "data", audio=Need.REQUIRE)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_extra
+from conftest import ModuleTemp, needs_extra
 from duplexeval.analysis._pipeline import AnalysisOptions, analyze_run
 from duplexeval.cli import main
 from duplexeval.judge import (
@@ -47,10 +47,10 @@ def scheduler() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def qa_run(sample_voiced: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def qa_run(sample_voiced: Path, module_tmp: ModuleTemp) -> Path:
     """The voiced sample as a task-domain dataset, run with ``reference`` under multi-ref
     (22 samples whose system channel is speech)."""
-    root = tmp_path_factory.mktemp("dask-analysis")
+    root = module_tmp.mktemp("dask-analysis")
     data = root / "data"
     shutil.copytree(sample_voiced, data)
     meta = json.loads((data / "dataset.json").read_text())

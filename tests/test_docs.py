@@ -36,6 +36,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from browser import Elements, chromium
+from conftest import ModuleTemp
 from duplexeval.benchmarks import BENCHMARKS, Benchmark, Cell
 from duplexeval.benchmarks._m3 import M3
 from duplexeval.cli import main
@@ -105,9 +106,9 @@ def test_the_docstring_idioms_become_markdown() -> None:
 # -- the built site -------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def site(module_tmp: ModuleTemp) -> Path:
     """The site, built as ``make docs`` builds it (``--strict``), into a temporary folder."""
-    out = tmp_path_factory.mktemp("site")
+    out = module_tmp.mktemp("site")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run([str(MKDOCS), "build", "--strict", "--site-dir", str(out)], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=300, check=False)

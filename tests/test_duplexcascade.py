@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from conftest import ModuleTemp
+
 pytest.importorskip("websockets")
 
 from duplexeval.cli import main
@@ -29,8 +31,8 @@ FAST = ("--system-arg", "startup_delay=0.1", "--system-arg", "verify=0")
 
 
 @pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    made = self_signed(tmp_path_factory.mktemp("tls"))
+def tls(module_tmp: ModuleTemp) -> tuple[Path, Path]:
+    made = self_signed(module_tmp.mktemp("tls"))
     if made is None:
         pytest.skip("openssl is not installed (needed for the self-signed certificate)")
     return made

@@ -37,7 +37,7 @@ pytestmark = [needs_extra("tts-en", "asr"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def flexi_quick(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def flexi_quick() -> Path:
     from duplexeval.suites import build_suite
 
     return build_suite("flexi-en", limit="quick")

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import ModuleTemp
 from duplexeval.benchmarks._flexi import FLEXI, FLEXI_COLUMNS_BY_PROTOCOL
 from duplexeval.cli import main
 from duplexeval.data import Need, check_dataset, load_dataset
@@ -77,8 +78,8 @@ def _build(out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _build(tmp_path_factory.mktemp("flexi") / "first-round")
+def built(module_tmp: ModuleTemp) -> Path:
+    return _build(module_tmp.mktemp("flexi") / "first-round")
 
 
 def test_specs_parse_and_every_scenario_has_30_items() -> None:

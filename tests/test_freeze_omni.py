@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from conftest import ModuleTemp
+
 pytest.importorskip("socketio")
 pytest.importorskip("werkzeug")
 
@@ -38,8 +40,8 @@ FRAME = 256
 
 
 @pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    made = self_signed(tmp_path_factory.mktemp("tls"))
+def tls(module_tmp: ModuleTemp) -> tuple[Path, Path]:
+    made = self_signed(module_tmp.mktemp("tls"))
     if made is None:
         pytest.skip("openssl is not installed (needed for the self-signed certificate)")
     return made

@@ -28,6 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import ModuleTemp
 from duplexeval.analysis import read_transcript
 from duplexeval.cli import INPUT_ERRORS
 from duplexeval.data import Need, check_dataset
@@ -131,11 +132,11 @@ def _first_line(path: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def folders(tmp_path_factory: pytest.TempPathFactory, sample_voiced: Path) -> dict[str, Path]:
+def folders(module_tmp: ModuleTemp, sample_voiced: Path) -> dict[str, Path]:
     """A dataset (sample-en, voiced), a run of it, and an official M3 output folder."""
     from duplexeval.cli import main
 
-    root = tmp_path_factory.mktemp("fuzz")
+    root = module_tmp.mktemp("fuzz")
     shutil.copytree(sample_voiced, root / "ds")
     shutil.copytree(M3_FIXTURE, root / "m3")
     run = root / "run"
@@ -247,12 +248,12 @@ def test_a_transcript_with_an_infinite_channel_or_time_is_one_line(tmp_path: Pat
 # --- peers' own output folders (re-scored by --peer) ---------------------------------------
 
 @pytest.fixture(scope="module")
-def peers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def peers(module_tmp: ModuleTemp) -> Path:
     """One valid folder of each fuzzed peer task (Full-Duplex-Bench, FLEXI), one sample each."""
     from fdb_folders import chunks, event
     from flexi_folders import pause_folder, turn_taking_folder
 
-    root = tmp_path_factory.mktemp("peers")
+    root = module_tmp.mktemp("peers")
     event(root / "fdb-stt" / "1", "turn_taking.json", 2.0, 2.4)
     chunks(root / "fdb-stt" / "1", (1.8, 2.1), (2.1, 2.4), (2.4, 2.9))
     chunks(root / "fdb-pause" / "1", (1.0, 1.1), (1.1, 1.2), (1.2, 1.3), (1.3, 1.4))

@@ -36,6 +36,7 @@ import openai
 import pytest
 from openai.resources.chat.completions import Completions
 
+from conftest import ModuleTemp
 from duplexeval.analysis import Chunk, SpeechSegment
 from duplexeval.cli import main
 from duplexeval.data import Dialogue, Word
@@ -71,11 +72,11 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def llama_server(module_tmp: ModuleTemp) -> Iterator[str]:
     """``python -m llama_cpp.server`` on 127.0.0.1 (a free port), one thread, killed at the
     end; yields the base URL (``http://127.0.0.1:PORT/v1``)."""
     port = _free_port()
-    log_path = tmp_path_factory.mktemp("llama") / "server.log"
+    log_path = module_tmp.mktemp("llama") / "server.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()),

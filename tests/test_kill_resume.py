@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import ModuleTemp
 from duplexeval.cli import main
 from duplexeval.systems import Session, SessionSpec, StepOutput
 from duplexeval.systems.builtin._replay import SilenceSystem
@@ -60,10 +61,10 @@ compared."""
 
 
 @pytest.fixture(scope="module")
-def base(sample_voiced: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def base(sample_voiced: Path, module_tmp: ModuleTemp) -> Path:
     """A folder holding ``run/``: run and scored once (``report`` needs its scores; ``analyze``
     and ``score`` redo theirs after the fixture removes them)."""
-    root = tmp_path_factory.mktemp("kill-base")
+    root = module_tmp.mktemp("kill-base")
     assert main(["run", "--system", "silence", "--dataset", str(sample_voiced), "--protocol",
                  "single", "--window", "2", "--out", str(root / "run")]) == 0
     assert main(["score", str(root / "run"), "--vad", "energy", "--asr", "none"]) == 0

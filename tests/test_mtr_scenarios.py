@@ -32,14 +32,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_extra
+from conftest import ModuleTemp, needs_extra
 from duplexeval.cli import main
 from duplexeval.metrics._score_run import score_run_dir
 
 pytestmark = [needs_extra("tts-en", "asr"), pytest.mark.slow]
 
 
-def _built(tmp_path_factory: pytest.TempPathFactory, names: tuple[str, ...], label: str) -> Path:
+def _built(module_tmp: ModuleTemp, names: tuple[str, ...], label: str) -> Path:
     """The ``mtr-en`` dialogues ``names``, built with the suite's gaps into a dataset."""
     from duplexeval.suites import SUITES
     from duplexeval.suites._build import suite_gaps
@@ -50,16 +50,16 @@ def _built(tmp_path_factory: pytest.TempPathFactory, names: tuple[str, ...], lab
     suite = SUITES["mtr-en"]
     synth = MtrSynthesizer(SynthSettings(gaps=suite_gaps(suite)))
     built = [synth.build(load_spec(suite.spec_folder() / f"{name}.json")) for name in names]
-    out = tmp_path_factory.mktemp(label) / "data"
+    out = module_tmp.mktemp(label) / "data"
     synth.write(built, out, metadata={"name": f"mtr-en {' + '.join(names)}"})
     return out
 
 
 @pytest.fixture(scope="module")
-def mtr_sip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def mtr_sip(module_tmp: ModuleTemp) -> Path:
     """``c03-sip``: one 10-round dialogue combining smooth turn-taking, interruption and
     pause (the three features these tests separate), so each run is one pass."""
-    return _built(tmp_path_factory, ("c03-sip",), "mtr-sip")
+    return _built(module_tmp, ("c03-sip",), "mtr-sip")
 
 
 def _run(dataset: Path, out: Path, protocol: str = "multi-gen",
@@ -119,9 +119,9 @@ def test_a_system_that_slows_down_degrades_over_rounds(mtr_sip: Path, tmp_path: 
 
 
 @pytest.fixture(scope="module")
-def mtr_overheard(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def mtr_overheard(module_tmp: ModuleTemp) -> Path:
     """``f01-background`` and ``f01-backchannel`` of ``mtr-en``, built with the suite's gaps."""
-    return _built(tmp_path_factory, ("f01-background", "f01-backchannel"), "mtr-overheard")
+    return _built(module_tmp, ("f01-background", "f01-backchannel"), "mtr-overheard")
 
 
 def _unmuted(dataset: Path, out: Path, protocol: str = "multi-gen",

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ModuleTemp
 from duplexeval.analysis._pipeline import AnalysisOptions
 from duplexeval.data import Dataset, Need, load_dataset
 from duplexeval.metrics._score_run import score_run_dir
@@ -55,11 +56,11 @@ VAD_ONLY = AnalysisOptions(asr="none", content_event_types=())
 
 
 @pytest.fixture(scope="module")
-def qa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dataset]:
+def qa(module_tmp: ModuleTemp) -> Iterator[Dataset]:
     from duplexeval.suites import build_suite
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DUPLEXEVAL_CACHE", str(tmp_path_factory.mktemp("realism-cache")))
+        mp.setenv("DUPLEXEVAL_CACHE", str(module_tmp.mktemp("realism-cache")))
         # the quick subset: its first two dialogues, decoded from the shipped pack
         root = build_suite("m3-chat-en", limit="quick", progress=False, quality=False)
         dataset, _ = load_dataset(root, audio=Need.REQUIRE)
@@ -67,7 +68,7 @@ def qa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dataset]:
 
 
 @pytest.fixture(scope="module")
-def scored(qa: Dataset, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def scored(qa: Dataset, module_tmp: ModuleTemp) -> dict[str, Path]:
     plan = build_plan(qa, PlanOptions(protocol=EvalProtocol.MULTI_GEN, channels=(0,),
                                       counterfactual=True))
     out = {}
@@ -75,7 +76,7 @@ def scored(qa: Dataset, tmp_path_factory: pytest.TempPathFactory) -> dict[str, P
     assert len(rate) == 1
     args = {"reference": {"sample_rate": str(rate.pop())}, "cascade": {}}
     for name in ("reference", "cascade"):
-        run = tmp_path_factory.mktemp(name) / "run"
+        run = module_tmp.mktemp(name) / "run"
         execute_run(load_system(name, args[name]), qa, plan, run, seed=1, progress=False)
         _results, folder = score_run_dir(run, variant="realism", options=VAD_ONLY,
                                          progress=False)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from conftest import ModuleTemp
 from duplexeval.systems import SystemFailure
 from duplexeval.systems.realtime._driver import RealtimeDriver, jitter_stats
 
@@ -157,7 +158,7 @@ def test_no_audio_for_longer_than_the_stall_timeout_fails_the_session() -> None:
 
 
 @pytest.fixture(scope="module")
-def realtime_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def realtime_run(module_tmp: ModuleTemp) -> Path:
     """``duplexeval run`` of ``moshi-ws`` in real time against the loopback Moshi server, on
     one TURN_SHIFT sample (a 200 Hz burst at 0.2-1.0 s, a 1 s window: about 2 s of wall
     time)."""
@@ -167,7 +168,7 @@ def realtime_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from duplexeval.cli import main
     from fake_moshi import FakeMoshiServer
 
-    tmp_path = tmp_path_factory.mktemp("realtime")
+    tmp_path = module_tmp.mktemp("realtime")
     words = [(0, 0.2, 1.0, "hello"), (1, 1.3, 2.0, "hi")]
     root = make_dataset(tmp_path / "ds", {"0": [("TURN", 0.2, 1.0)],
                                           "1": [("TURN_SHIFT", 1.0, 1.3), ("TURN", 1.3, 2.0)]},

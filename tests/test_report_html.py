@@ -11,6 +11,8 @@ from urllib.parse import unquote
 
 import pytest
 
+from conftest import ModuleTemp
+
 pytest.importorskip("matplotlib")
 
 from browser import Elements, chromium, load, screenshot
@@ -23,8 +25,8 @@ needs_chromium = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("html")
+def report(module_tmp: ModuleTemp) -> Path:
+    root = module_tmp.mktemp("html")
     runs = make_report_runs(root / "runs")
     out = root / "report"
     assert main(["report", *(str(r / "scores-truth") for r in runs), "-o", str(out),

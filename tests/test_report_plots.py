@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ModuleTemp
+
 pytest.importorskip("matplotlib")
 
 from matplotlib.figure import Figure
@@ -24,8 +26,8 @@ from report_fixtures import make_report_runs
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory: pytest.TempPathFactory) -> list[ScoredRun]:
-    runs = make_report_runs(tmp_path_factory.mktemp("plots"))
+def scored(module_tmp: ModuleTemp) -> list[ScoredRun]:
+    runs = make_report_runs(module_tmp.mktemp("plots"))
     return [load_scored(run / "scores-truth") for run in runs]
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ModuleTemp
+
 pytest.importorskip("websocket")
 
 from duplexeval.systems.adapters.freeze_omni._tls import SerializedTLS
@@ -23,8 +25,8 @@ from tls_cert import self_signed
 
 
 @pytest.fixture(scope="module")
-def cert(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    made = self_signed(tmp_path_factory.mktemp("tls"))
+def cert(module_tmp: ModuleTemp) -> tuple[Path, Path]:
+    made = self_signed(module_tmp.mktemp("tls"))
     if made is None:
         pytest.skip("openssl is not installed (needed for the self-signed certificate)")
     return made

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from conftest import ModuleTemp
 from duplexeval.cli import main
 from duplexeval.data import Need, bundled_dataset, load_dataset
 from duplexeval.data._voice_bursts import voice_bursts
@@ -28,8 +29,8 @@ COMMON = {"continue_forced": "1", "delay": "1.0", "duration": "6"}
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    root = tmp_path_factory.mktemp("turnbench")
+def scored(module_tmp: ModuleTemp) -> dict[str, dict[str, Any]]:
+    root = module_tmp.mktemp("turnbench")
     source, _ = load_dataset(bundled_dataset("sample-en"), alignment=Need.REQUIRE)
     voice_bursts(source, root / "data", 16000)
     dataset, _ = load_dataset(root / "data", audio=Need.REQUIRE)
