@@ -27,12 +27,13 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from duplexeval.judge._records import JudgeItem, Sampling
 from duplexeval.judge._retry import MalformedResponse
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["JSON_MODE", "KEY_VARIABLES", "NO_KEY", "Completion", "JudgeClient",
            "resolve_api_key"]
@@ -78,6 +79,8 @@ class JudgeClient:
         self.model = model
         self.timeout = timeout
         self.sampling = sampling
+        import openai  # here, not at module level: 0.35 s that only a judged command needs
+
         self._openai = openai.OpenAI(base_url=base_url, api_key=key or NO_KEY,
                                      timeout=timeout, max_retries=0)
 
@@ -101,6 +104,8 @@ class JudgeClient:
         """One request for ``item``; raises the ``openai`` errors,
         :class:`~.retry.MalformedResponse` for a body that is not the API's JSON, or
         ``ValueError`` for a response without an answer."""
+        import openai
+
         messages: Any = [{"role": role, "content": content} for role, content in item.messages]
         sampling: dict[str, Any] = dict(self.sampling.as_request())
         try:

@@ -29,8 +29,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-import openai
-
 __all__ = ["RETRY_AFTER_CAP", "Backoff", "CallFailed", "MalformedResponse", "RetryPolicy",
            "call_with_retries", "describe", "is_transient", "retry_after"]
 
@@ -92,6 +90,8 @@ class MalformedResponse(Exception):
 def is_transient(exc: BaseException) -> bool:
     """Whether ``exc`` is worth retrying: 429, 5xx, a timeout, a connection error or a
     malformed response body."""
+    import openai  # loaded by the client that raised ``exc``, if any
+
     if isinstance(exc, openai.APIConnectionError | MalformedResponse):  # incl. APITimeoutError
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -103,6 +103,8 @@ def retry_after(exc: BaseException, now: float | None = None) -> float | None:
     """The wait (seconds, finite, >= 0) a failed response asks for in ``retry-after-ms`` or
     ``Retry-After`` (delta seconds or an HTTP date, relative to ``now``, epoch seconds), or
     ``None`` when it asks none or the header cannot be read."""
+    import openai  # loaded by the client that raised ``exc``, if any
+
     if not isinstance(exc, openai.APIStatusError):
         return None
     headers = exc.response.headers
@@ -125,6 +127,8 @@ def retry_after(exc: BaseException, now: float | None = None) -> float | None:
 
 def describe(exc: BaseException) -> str:
     """A one-line description of a failed call."""
+    import openai  # loaded by the client that raised ``exc``, if any
+
     if isinstance(exc, openai.APITimeoutError):
         return "timeout"
     if isinstance(exc, openai.APIConnectionError):

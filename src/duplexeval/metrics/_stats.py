@@ -29,7 +29,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats as _scipy_stats
+
+# the quantile kernels that scipy.stats' norm.ppf and t.ppf call (ndtri(q); stdtrit(df, q)): the
+# same floats, without importing scipy.stats (0.4 s of every command that scores)
+from scipy.special import ndtri, stdtrit
 
 __all__ = ["FEW_EVENTS", "QUANTILES", "RESAMPLES", "SEED", "Method", "Summary", "is_verdict",
            "percentile_interval", "quantiles", "resample_indices", "summarize", "wilson_interval"]
@@ -85,7 +88,7 @@ class Summary:
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval of ``successes`` in ``n`` trials (``n >= 1``)."""
-    z = float(_scipy_stats.norm.ppf(0.5 + confidence / 2))
+    z = float(ndtri(0.5 + confidence / 2))
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
@@ -141,7 +144,7 @@ def summarize(values: Iterable[float | int | bool], confidence: float = 0.95,
     if proportion and all(x in (0.0, 1.0) for x in xs):
         low, high = wilson_interval(round(sum(xs)), n, confidence)
         return Summary(n, mean, std, low, high, confidence, "wilson")
-    t = float(_scipy_stats.t.ppf(0.5 + confidence / 2, n - 1))
+    t = float(stdtrit(n - 1, 0.5 + confidence / 2))
     half = t * std / math.sqrt(n)
     leaves = min(xs) >= 0 and mean - half < 0
     if bounded or n < FEW_EVENTS or leaves:
