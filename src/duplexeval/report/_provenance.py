@@ -41,7 +41,7 @@ class Provenance:
 
 def is_bundled_suite(dataset: DatasetRef | None) -> bool:
     """Whether ``dataset`` is a build of a bundled suite (see the module docstring)."""
-    if dataset is None or not dataset.name or dataset.name not in SUITES.names():
+    if dataset is None or not dataset.name or dataset.name not in SUITES:
         return False
     return Path(dataset.path).parent.name == "suites"
 
