@@ -1,0 +1,73 @@
+"""Events per cell of the tables an evaluation wrote: every cell of every table CSV in a bundle
+(``duplexeval eval ... -o BUNDLE``; ``BUNDLE/tables/BENCH/*.csv`` with ``n`` and ``dagger``
+columns, i.e. M3's Tables 5 and 6, FLEXI's and MTR's tables), with its event count and whether
+it is marked ``†`` (fewer than 20 events: the estimate is not ranked).
+
+Issue 32's check on the full suites: ``duplexeval eval m3 --system reference --full -o BUNDLE``,
+then this script on BUNDLE prints ``cells marked †: 0`` when every cell the seeds report has at
+least 20 events.  Exit status 1 when any cell is marked, 2 when the bundle has no such table.
+
+Usage: .venv/bin/python perf/table_cells.py BUNDLE [--all]
+(``--all``: print every cell, not only the smallest per table and the marked ones).
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+KEYS = ("table", "language", "model", "domain", "group", "metric")
+"""What names a cell in the tidy CSV (see :mod:`duplexeval.report._render_csv`)."""
+
+
+def table_files(bundle: Path) -> list[Path]:
+    """The bundle's table CSVs that carry event counts, by path."""
+    out = []
+    for path in sorted((bundle / "tables").rglob("*.csv")):
+        with path.open(newline="", encoding="utf-8") as f:
+            header = next(csv.reader(f), [])
+        if "n" in header and "dagger" in header:
+            out.append(path)
+    return out
+
+
+def cells(path: Path) -> list[dict[str, str]]:
+    """The rows of one table CSV (one per printed cell)."""
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def _name(row: dict[str, str]) -> str:
+    return " | ".join(row.get(k, "") for k in KEYS if row.get(k))
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0].startswith("-"):
+        print(__doc__.split("Usage: ")[1].strip(), file=sys.stderr)
+        return 2
+    bundle, every = Path(argv[0]), "--all" in argv[1:]
+    files = table_files(bundle)
+    if not files:
+        print(f"{bundle}: no table CSV with event counts under tables/", file=sys.stderr)
+        return 2
+    marked = total = 0
+    for path in files:
+        rows = cells(path)
+        counted = [r for r in rows if r.get("n")]
+        total += len(counted)
+        daggers = [r for r in counted if r["dagger"] == "true"]
+        marked += len(daggers)
+        print(f"{path.relative_to(bundle)}: {len(counted)} cells, {len(daggers)} marked †")
+        if not counted:
+            continue
+        smallest = min(counted, key=lambda r: int(r["n"]))
+        print(f"  smallest n={smallest['n']}: {_name(smallest)} ({smallest['data']})")
+        for r in counted if every else daggers:
+            print(f"  n={r['n']:>4} {'†' if r['dagger'] == 'true' else ' '} {_name(r)}")
+    print(f"cells: {total}; cells marked †: {marked}")
+    return 1 if marked else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
