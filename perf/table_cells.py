@@ -1,11 +1,14 @@
 """Events per cell of the tables an evaluation wrote: every cell of every table CSV in a bundle
 (``duplexeval eval ... -o BUNDLE``; ``BUNDLE/tables/BENCH/*.csv`` with ``n`` and ``dagger``
 columns, i.e. M3's Tables 5 and 6, FLEXI's and MTR's tables), with its event count and whether
-it is marked ``†`` (fewer than 20 events: the estimate is not ranked).
+it is marked ``†`` (fewer than 20 events: the estimate is not ranked).  The seeds report the
+Single, Multi (gen) and Multi (ref) protocols; ``interactive`` (duplexeval's simulated user) is
+counted apart.
 
 Issue 32's check on the full suites: ``duplexeval eval m3 --system reference --full -o BUNDLE``,
-then this script on BUNDLE prints ``cells marked †: 0`` when every cell the seeds report has at
-least 20 events.  Exit status 1 when any cell is marked, 2 when the bundle has no such table.
+then this script on BUNDLE prints ``seed cells marked †: 0`` when every cell of the seeds'
+protocols has at least 20 events.  Exit status 1 when any of those is marked, 2 when the bundle
+has no such table.
 
 Usage: .venv/bin/python perf/table_cells.py BUNDLE [--all]
 (``--all``: print every cell, not only the smallest per table and the marked ones).
@@ -17,8 +20,15 @@ import csv
 import sys
 from pathlib import Path
 
-KEYS = ("table", "language", "model", "domain", "group", "metric")
+KEYS = ("table", "language", "model", "protocol", "domain", "group", "metric")
 """What names a cell in the tidy CSV (see :mod:`duplexeval.report._render_csv`)."""
+SEED_PROTOCOLS = ("single", "multi-gen", "multi-ref")
+"""The protocols the seed papers report (a table without a protocol column counts as theirs)."""
+
+
+def is_seed(row: dict[str, str]) -> bool:
+    """Whether a cell is of a protocol the seeds report."""
+    return not row.get("protocol") or row["protocol"] in SEED_PROTOCOLS
 
 
 def table_files(bundle: Path) -> list[Path]:
@@ -51,22 +61,26 @@ def main(argv: list[str]) -> int:
     if not files:
         print(f"{bundle}: no table CSV with event counts under tables/", file=sys.stderr)
         return 2
-    marked = total = 0
+    marked = total = seed_marked = 0
     for path in files:
         rows = cells(path)
         counted = [r for r in rows if r.get("n")]
         total += len(counted)
         daggers = [r for r in counted if r["dagger"] == "true"]
         marked += len(daggers)
+        seed_marked += sum(is_seed(r) for r in daggers)
         print(f"{path.relative_to(bundle)}: {len(counted)} cells, {len(daggers)} marked †")
         if not counted:
             continue
-        smallest = min(counted, key=lambda r: int(r["n"]))
-        print(f"  smallest n={smallest['n']}: {_name(smallest)} ({smallest['data']})")
+        seeds = [r for r in counted if is_seed(r)]
+        for label, pool in (("smallest", counted), ("smallest of the seeds' protocols", seeds)):
+            if pool:
+                low = min(pool, key=lambda r: int(r["n"]))
+                print(f"  {label} n={low['n']}: {_name(low)} ({low['data']})")
         for r in counted if every else daggers:
             print(f"  n={r['n']:>4} {'†' if r['dagger'] == 'true' else ' '} {_name(r)}")
-    print(f"cells: {total}; cells marked †: {marked}")
-    return 1 if marked else 0
+    print(f"cells: {total}; cells marked †: {marked}; seed cells marked †: {seed_marked}")
+    return 1 if seed_marked else 0
 
 
 if __name__ == "__main__":
