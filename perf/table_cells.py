@@ -20,15 +20,26 @@ import csv
 import sys
 from pathlib import Path
 
-KEYS = ("table", "language", "model", "protocol", "domain", "group", "metric")
-"""What names a cell in the tidy CSV (see :mod:`duplexeval.report._render_csv`)."""
+KEYS = ("table", "language", "model", "run", "protocol", "domain", "group", "column", "metric")
+"""What names a cell: M3's tidy CSV (:mod:`duplexeval.report._render_csv`: ``model``,
+``protocol``, ``domain``, ...) and FLEXI's and MTR's grid CSV
+(:mod:`duplexeval.report._mtr_tables`: ``run``, ``column``; the protocol in the table name,
+e.g. ``flexi-interactive``)."""
 SEED_PROTOCOLS = ("single", "multi-gen", "multi-ref")
-"""The protocols the seed papers report (a table without a protocol column counts as theirs)."""
+"""The protocols the seed papers report."""
+
+
+def protocol(row: dict[str, str]) -> str:
+    """A cell's protocol: its column, else the one its table is named after ('' if none)."""
+    if row.get("protocol"):
+        return row["protocol"]
+    table = row.get("table", "")
+    return next((p for p in (*SEED_PROTOCOLS, "interactive") if table.endswith(f"-{p}")), "")
 
 
 def is_seed(row: dict[str, str]) -> bool:
-    """Whether a cell is of a protocol the seeds report."""
-    return not row.get("protocol") or row["protocol"] in SEED_PROTOCOLS
+    """Whether a cell is of a protocol the seeds report (a table of no protocol counts)."""
+    return protocol(row) != "interactive"
 
 
 def table_files(bundle: Path) -> list[Path]:
