@@ -23,6 +23,8 @@ scenario, voiced with piper): ``scripted`` configured to behave well and badly, 
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -165,16 +167,34 @@ def test_interactive_scores_all_six_scenarios_on_the_realised_items(flexi_quick:
     assert means["yields"]["BC", "interrupted ↓"] >= 0.6
 
 
+def _first_of_each_scenario(quick: Path, out: Path) -> Path:
+    """The first item of each of the six scenarios of the quick subset (its ``01-*`` dialogues)
+    as a dataset of its own: ``eval --data`` of a one-suite benchmark reads it like the suite."""
+    out.mkdir()
+    shutil.copy(quick / "dataset.json", out / "dataset.json")
+    lines = (quick / "test.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if json.loads(line)["id"].startswith("01-")]
+    (out / "test.jsonl").write_text("".join(kept), encoding="utf-8")
+    for folder in ("audio", "txt_align"):
+        (out / folder).mkdir()
+        for path in sorted((quick / folder).glob("01-*")):
+            shutil.copy(path, out / folder / path.name)
+    assert len(kept) == len(list((out / "audio").iterdir())) == 6
+    return out
+
+
 def test_the_flexi_benchmark_tables_show_each_protocols_scenarios(
         flexi_quick: Path, tmp_path: Path) -> None:
-    """``eval flexi`` (as the demo runs it) writes one table per protocol, with the scenarios
-    that protocol measures, one row per system."""
+    """``eval flexi`` (as the demo runs it, here on one item of each scenario) writes one
+    table per protocol, with the scenarios that protocol measures, one row per system."""
     from duplexeval.benchmarks import BENCHMARKS, evaluate
     from duplexeval.systems import load_system
 
+    data = _first_of_each_scenario(flexi_quick, tmp_path / "data")
     cells = []
     for name in ("reference", "silence"):
-        result = evaluate(load_system(name, {}), ["flexi"], tmp_path / name, progress=False)
+        result = evaluate(load_system(name, {}), ["flexi"], tmp_path / name, progress=False,
+                          data=data)
         cells += [(name, c) for c in result.cells["flexi"]]
     table, *grids = BENCHMARKS.get("flexi").write_tables(cells, tmp_path / "tables")
     assert [g.name for g in grids] == ["flexi-multi-gen.csv", "flexi-multi-gen.tex",
