@@ -37,6 +37,10 @@ from duplexeval.metrics._score_run import score_run_dir
 
 pytestmark = [needs_extra("tts-en", "asr"), pytest.mark.slow]
 
+ITEMS = 3
+"""Items of each scenario the interactive test runs: the quick subset's first three (of five),
+which separate the two systems as the five do (76 s -> 49 s, cold cache, idle)."""
+
 
 @pytest.fixture(scope="module")
 def flexi_quick() -> Path:
@@ -134,15 +138,16 @@ def test_interactive_scores_all_six_scenarios_on_the_realised_items(flexi_quick:
     it hears it start, and backchannels into it: a system that stops 0.2 s into the user's
     speech and waits 3 s before it speaks again passes each user interrupt and goes quiet at
     the backchannels, one that talks on for 10 s fails each interrupt and talks through each
-    backchannel (the quick subset's interruptions last over 3 s); each scenario has its five
-    items scored on the realised records.  The user's patience is 5 s: a backchannel waits
-    that long for the system's reply, which the quiet system gives after 3 s (with the
-    default 3 s the two raced, and every backchannel was skipped)."""
+    backchannel (the quick subset's interruptions last over 3 s); each scenario has its first
+    :data:`ITEMS` items scored on the realised records.  The user's patience is 5 s: a
+    backchannel waits that long for the system's reply, which the quiet system gives after 3 s
+    (with the default 3 s the two raced, and every backchannel was skipped)."""
     counts: dict[str, dict[tuple[str, str], int]] = {}
     means = {}
+    data = _first_of_each_scenario(flexi_quick, tmp_path / "data", ITEMS)
     for name, stop, delay in (("yields", "0.2", "3.0"), ("talks", "10", "0.3")):
         out = tmp_path / name
-        assert main(["run", "--system", "scripted", "--dataset", str(flexi_quick),
+        assert main(["run", "--system", "scripted", "--dataset", str(data),
                      "--protocol", "interactive", "--system-arg", f"stop_delay={stop}",
                      "--system-arg", f"delay={delay}", "--system-arg", "duration=20",
                      "--patience", "5", "--out", str(out)]) == 0
@@ -157,29 +162,33 @@ def test_interactive_scores_all_six_scenarios_on_the_realised_items(flexi_quick:
         for verdict in [("TURN_SHIFT", "TOR ↑"), ("TURN_SHIFT", "interrupted ↑"),
                         ("TURN_SHIFT", "TOR ↓"), ("TURN_HOLD", "TOR ↓"), ("BARGE_IN", "TTR ↑"),
                         ("BC", "interrupted ↓")]:
-            assert counts[name].get(verdict) == 5, (name, verdict, counts[name])
+            assert counts[name].get(verdict) == ITEMS, (name, verdict, counts[name])
     assert means["yields"]["BARGE_IN", "TTR ↑"] == 1.0
     assert means["talks"]["BARGE_IN", "TTR ↑"] == 0.0
     assert means["talks"]["BC", "interrupted ↓"] == 0.0
     # FLEXI's rule reads a yield from a gap between two of the system's words around the
     # backchannel's onset, where the sample starts: the 0.2 s the quiet system still speaks
-    # can hold no recognised word (one item of five, measured), and then no gap is seen
+    # can hold no recognised word (one item of the five, measured; none of the first three),
+    # and then no gap is seen
     assert means["yields"]["BC", "interrupted ↓"] >= 0.6
 
 
-def _first_of_each_scenario(quick: Path, out: Path) -> Path:
-    """The first item of each of the six scenarios of the quick subset (its ``01-*`` dialogues)
-    as a dataset of its own: ``eval --data`` of a one-suite benchmark reads it like the suite."""
+def _first_of_each_scenario(quick: Path, out: Path, items: int = 1) -> Path:
+    """The first ``items`` items of each of the six scenarios of the quick subset (its
+    ``01-*`` .. dialogues) as a dataset of its own, which ``run --dataset`` and ``eval --data``
+    (of a one-suite benchmark) read like the suite."""
+    prefixes = tuple(f"{k:02d}-" for k in range(1, items + 1))
     out.mkdir()
     shutil.copy(quick / "dataset.json", out / "dataset.json")
     lines = (quick / "test.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-    kept = [line for line in lines if json.loads(line)["id"].startswith("01-")]
+    kept = [line for line in lines if json.loads(line)["id"].startswith(prefixes)]
     (out / "test.jsonl").write_text("".join(kept), encoding="utf-8")
     for folder in ("audio", "txt_align"):
         (out / folder).mkdir()
-        for path in sorted((quick / folder).glob("01-*")):
-            shutil.copy(path, out / folder / path.name)
-    assert len(kept) == len(list((out / "audio").iterdir())) == 6
+        for path in sorted((quick / folder).iterdir()):
+            if path.name.startswith(prefixes):
+                shutil.copy(path, out / folder / path.name)
+    assert len(kept) == len(list((out / "audio").iterdir())) == 6 * items
     return out
 
 
