@@ -1,6 +1,7 @@
 """FLEXI's scenarios on real runs of ``flexi-en`` (its quick subset: the first five items of each
-scenario, voiced with piper): ``scripted`` configured to behave well and badly, and the
-``flexi`` variant separating the two on each scenario's metric; then the demo's FLEXI stage.
+scenario, voiced with piper; the first three of them, or one, where that separates as well):
+``scripted`` configured to behave well and badly, and the ``flexi`` variant separating the two
+on each scenario's metric; then the demo's FLEXI stage.
 
 ``scripted`` answers ``delay`` seconds after the user falls silent (see its docstring):
 
@@ -38,8 +39,9 @@ from duplexeval.metrics._score_run import score_run_dir
 pytestmark = [needs_extra("tts-en", "asr"), pytest.mark.slow]
 
 ITEMS = 3
-"""Items of each scenario the interactive test runs: the quick subset's first three (of five),
-which separate the two systems as the five do (76 s -> 49 s, cold cache, idle)."""
+"""Items of each scenario the multi-gen and interactive tests run: the quick subset's first
+three (of five), which separate the systems as the five do (cold cache, idle: multi-gen
+44.7 s -> 28.6 s, interactive 76 s -> 49 s)."""
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +67,9 @@ def _run(dataset: Path, out: Path, protocol: str, events: str | None = None,
 
 
 def test_multi_gen_scenarios_separate_eager_from_slow(flexi_quick: Path, tmp_path: Path) -> None:
-    eager = _run(flexi_quick, tmp_path / "eager", "multi-gen", "TURN_SHIFT,TURN_HOLD",
-                 delay="0.3")
-    slow = _run(flexi_quick, tmp_path / "slow", "multi-gen", "TURN_SHIFT,TURN_HOLD",
-                delay="3.5")
+    data = _first_of_each_scenario(flexi_quick, tmp_path / "data", ITEMS)
+    eager = _run(data, tmp_path / "eager", "multi-gen", "TURN_SHIFT,TURN_HOLD", delay="0.3")
+    slow = _run(data, tmp_path / "slow", "multi-gen", "TURN_SHIFT,TURN_HOLD", delay="3.5")
     assert eager["TURN_SHIFT", "latency ↓"] < slow["TURN_SHIFT", "latency ↓"]
     assert eager["TURN_HOLD", "TOR ↓"] > slow["TURN_HOLD", "TOR ↓"]
     assert eager["TURN_SHIFT", "interrupted ↑"] > slow["TURN_SHIFT", "interrupted ↑"]
