@@ -222,7 +222,7 @@ def test_engine_pauses_longer_than_the_cap_are_shortened() -> None:
     The 0.6 s pause is cut to 0.4 s from its middle (w2 and w3 move back 0.2 s); the 0.3 s one
     stays; the words keep their lengths."""
     from duplexeval.speech._tts import TimedWord
-    from duplexeval.synth._build import _cap_natural_pauses
+    from duplexeval.synth._word_timing import cap_natural_pauses
 
     rate = 16_000
     t = np.arange(round(2.4 * rate)) / rate
@@ -232,7 +232,7 @@ def test_engine_pauses_longer_than_the_cap_are_shortened() -> None:
     for a, b in spans:
         audio[round(a * rate):round(b * rate)] = tone[round(a * rate):round(b * rate)]
     words = [TimedWord(a, b, f"w{i}") for i, (a, b) in enumerate(spans, 1)]
-    out_audio, out_words = _cap_natural_pauses(audio, words, rate, 0.4)
+    out_audio, out_words = cap_natural_pauses(audio, words, rate, 0.4)
     assert len(out_audio) == len(audio) - round(0.2 * rate)
     assert [(round(w.start, 3), round(w.end, 3)) for w in out_words] == [
         (0.0, 0.5), (0.9, 1.4), (1.7, 2.2)]
@@ -241,7 +241,7 @@ def test_engine_pauses_longer_than_the_cap_are_shortened() -> None:
     assert sorted(gaps[gaps > 1])[-2:] == pytest.approx(
         [round(0.3 * rate), round(0.4 * rate)], abs=rate // 100)
     # nothing longer than the cap: unchanged
-    same_audio, same_words = _cap_natural_pauses(audio, words, rate, 0.7)
+    same_audio, same_words = cap_natural_pauses(audio, words, rate, 0.7)
     assert same_audio is audio and same_words == words
 
 
@@ -254,7 +254,11 @@ def test_a_short_first_word_is_joined_to_the_next() -> None:
     The silence goes (LONE_WORD_GAP_S = 0), w2 moves back 0.3 s and keeps its length; a first
     word as long as LONE_WORD_MAX_S is left alone by the synthesizer's rule."""
     from duplexeval.speech._tts import TimedWord
-    from duplexeval.synth._build import LONE_WORD_GAP_S, LONE_WORD_MAX_S, _join_lone_first_word
+    from duplexeval.synth._word_timing import (
+        LONE_WORD_GAP_S,
+        LONE_WORD_MAX_S,
+        join_lone_first_word,
+    )
 
     assert LONE_WORD_GAP_S == 0.0 and LONE_WORD_MAX_S == 0.2
     rate = 16_000
@@ -265,9 +269,67 @@ def test_a_short_first_word_is_joined_to_the_next() -> None:
     for a, b in spans:
         audio[round(a * rate):round(b * rate)] = tone[round(a * rate):round(b * rate)]
     words = [TimedWord(0.0, 0.45, "w1"), TimedWord(0.45, 1.2, "w2")]  # joined as engines are
-    out_audio, out_words = _join_lone_first_word(audio, words, rate)
+    out_audio, out_words = join_lone_first_word(audio, words, rate)
     assert len(out_audio) == len(audio) - round(0.3 * rate)
     assert [(round(w.start, 3), round(w.end, 3)) for w in out_words] == [(0.0, 0.15),
                                                                           (0.15, 0.9)]
     loud = np.flatnonzero(np.abs(out_audio) > 0.01)
     assert np.diff(loud).max() < rate // 100  # no silence left between them
+
+
+def _voiced(rate: int, length: float, parts: list[tuple[float, float, float]]) -> np.ndarray:
+    """``length`` s of silence with a 220 Hz tone of amplitude ``level`` on each
+    ``(start, end, level)``."""
+    t = np.arange(round(length * rate)) / rate
+    audio = np.zeros(len(t), dtype=np.float32)
+    for a, b, level in parts:
+        sl = slice(round(a * rate), round(b * rate))
+        audio[sl] = (level * np.sin(2 * np.pi * 220 * t[sl])).astype(np.float32)
+    return audio
+
+
+@pytest.mark.parametrize(("parts", "aligned", "snapped"), [
+    # a comma, then a stop whose closure is silent: the pause runs to the audio's onset
+    #   audio    |####in####|.........................|##but##|
+    #   aligned  |in--------|pause    |but--------------------|
+    #   snapped  |in--------|pause                    |but----|
+    ([(0.0, 0.3, 0.5), (0.8, 1.0, 0.5)], [(0.0, 0.3), (0.45, 1.0)], [(0.0, 0.3), (0.8, 1.0)]),
+    # a gap the audio fills: closed, the previous word takes it
+    #   audio    |######################################|
+    #   aligned  |a----------|gap|b---------------------|
+    ([(0.0, 1.0, 0.5)], [(0.0, 0.4), (0.5, 1.0)], [(0.0, 0.5), (0.5, 1.0)]),
+    # silence of 0.05 s (< JOIN_GAP_S) inside a 0.2 s aligned gap: joined at its end
+    ([(0.0, 0.4, 0.5), (0.45, 1.0, 0.5)], [(0.0, 0.3), (0.5, 1.0)], [(0.0, 0.45), (0.45, 1.0)]),
+    # a tail 44 dB down is audible (SNAP_DB = 50), so the pause starts after it
+    ([(0.0, 0.3, 0.5), (0.3, 0.4, 0.003), (0.7, 1.0, 0.5)], [(0.0, 0.3), (0.55, 1.0)],
+     [(0.0, 0.4), (0.7, 1.0)]),
+    # words that touch are not looked at, even over silence
+    ([(0.0, 0.3, 0.5), (0.6, 1.0, 0.5)], [(0.0, 0.5), (0.5, 1.0)], [(0.0, 0.5), (0.5, 1.0)]),
+])
+def test_pauses_snap_to_the_audios_silence(parts: list[tuple[float, float, float]],
+                                           aligned: list[tuple[float, float]],
+                                           snapped: list[tuple[float, float]]) -> None:
+    """The pauses of the word alignment move onto the silence the audio has (16 kHz, 5 ms
+    frames, ``.`` silent, ``#`` audible), and the audio is not changed."""
+    from duplexeval.speech._tts import TimedWord
+    from duplexeval.synth._word_timing import SNAP_DB, snap_pauses_to_audio
+
+    assert SNAP_DB == 50.0
+    rate = 16_000
+    audio = _voiced(rate, 1.0, parts)
+    words = [TimedWord(a, b, f"w{i}") for i, (a, b) in enumerate(aligned)]
+    out = snap_pauses_to_audio(audio, words, rate)
+    assert [(round(w.start, 3), round(w.end, 3)) for w in out] == snapped
+    assert [w.text for w in out] == [w.text for w in words]
+
+
+def test_a_pause_that_would_swallow_a_word_keeps_its_alignment() -> None:
+    """A silent word (no audible frame in it) beside a pause: snapping would leave it no time,
+    so that pause keeps its aligned bounds."""
+    from duplexeval.speech._tts import TimedWord
+    from duplexeval.synth._word_timing import snap_pauses_to_audio
+
+    rate = 16_000
+    audio = _voiced(rate, 1.0, [(0.0, 0.3, 0.5)])
+    words = [TimedWord(0.0, 0.3, "a"), TimedWord(0.5, 1.0, "b")]
+    assert snap_pauses_to_audio(audio, words, rate) == words

@@ -1,9 +1,10 @@
 """The dialogue synthesizer: specs -> stereo audio, word alignments and events (M3 layout).
 
 Per turn, the speaker's text is synthesized once (:mod:`duplexeval.speech._tts`), resampled to
-the dataset rate (soxr) and trimmed to its speech (5 ms frames within 40 dB of the
-utterance's loudest frame); its words come from the engine's own timing (ASR word timestamps
-for engines without any).  Then it is placed on the speaker's channel:
+the dataset rate (soxr) and trimmed to its speech; its words come from the engine's own timing
+(ASR word timestamps for engines without any), fitted to its audio so that its pauses are where
+the audio is silent (:mod:`duplexeval.synth._word_timing`).  Then it is placed on the
+speaker's channel:
 
 ::
 
@@ -35,7 +36,6 @@ deterministic given the spec, the settings and the seed.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -56,6 +56,7 @@ from duplexeval.speech._tts import TimedWord, TtsEngine, Utterance, load_engine
 from duplexeval.synth._flexi_record import flexi_record
 from duplexeval.synth._placement import PlacedTurn, _boundary, _Piece, _span_of
 from duplexeval.synth._spec import DialogueSpec, Turn
+from duplexeval.synth._word_timing import fit_words, speech_bounds
 from duplexeval.timeline import Span
 
 __all__ = [
@@ -81,8 +82,6 @@ takes the first voice neither uses (``joe-low``).  The derived voice goes to the
 the user speaks less than the system in every suite (the shift costs about twice the
 synthesis), as Japanese gives the user ``mei-high``."""
 
-TRIM_DB = 40.0
-TRIM_FRAME_S = 0.005
 BC_MAX_SECONDS = 0.78
 BC_MIN_SECONDS = 0.28
 """Shortest backchannel clip (seconds of speech) the synthesizer places: a shorter one is
@@ -93,142 +92,9 @@ at 0.18 s and longer Silero finds it."""
 BC_SLOWER_SPEEDS = (0.75, 0.6, 0.5, 0.4, 0.3)
 """Speeds (engine ``speed``, < 1 = slower) tried in turn for a backchannel under
 :data:`BC_MIN_SECONDS`."""
-LONE_WORD_MAX_S = 0.2
-"""A first word shorter than this (seconds of audio) that the engine separates from the rest
-by a pause (Japanese あ、 え、 before a barge-in) is joined to the next word: see
-:data:`LONE_WORD_GAP_S`."""
-LONE_WORD_GAP_S = 0.0
-"""The longest natural pause kept after such a short first word.  OpenJTalk says あ、 in
-0.145 s and pauses 0.3 s after it; Silero does not detect a burst that short on its own after
-a long silence on its channel, so the audio's IPU started at the second word, 0.45-0.5 s after
-the aligned turn start, and none of m3-chat-ja's barge-ins was recovered from the audio (0 of 4
-in its quick subset).  Joined to the next word (kept pauses of 0.1 s and 0.05 s still lost 2
-of the 12 of the full suite), the VAD starts the IPU at the first word: 12 of 12."""
 SELF_GAP = 0.6
 """Least silence (seconds) between two utterances placed on the same channel that the spec did
 not join (more than the 0.5 s that separates IPUs)."""
-JOIN_GAP_S = 0.1
-"""Engine word timings leave short spaces between words (the word-boundary symbol's duration);
-spaces shorter than this are given to the previous word, so that only real pauses (commas,
-inserted pauses) separate words, as in aligned natural speech."""
-NATURAL_PAUSE_MAX_S = 0.4
-"""Longest silence (seconds, measured on the audio's energy as :func:`speech_bounds` does) that
-the engine's own pauses (at commas, Japanese 、 and 。) may keep inside an utterance: longer ones
-are shortened to this.  OpenJTalk's punctuation pauses last 0.43-0.53 s of audio while their
-label timings say 0.3-0.45 s, right at the 0.5 s that separates IPUs, so the events annotated
-from the alignments and from the audio disagreed; kept below it with a margin, both agree.
-Pauses a spec asks for are inserted afterwards at their exact length."""
-
-
-def speech_bounds(audio: np.ndarray, rate: int) -> tuple[int, int]:
-    """``[a, b)``: the samples from the first to the last 5 ms frame whose RMS is within
-    :data:`TRIM_DB` of the loudest frame (``(0, 0)`` when there is none)."""
-    hop = max(1, round(TRIM_FRAME_S * rate))
-    n = len(audio) // hop
-    if n == 0:
-        return 0, 0
-    rms = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop).astype(np.float64) ** 2, axis=1))
-    active = np.flatnonzero(rms > rms.max() * 10 ** (-TRIM_DB / 20))
-    if active.size == 0:
-        return 0, 0
-    return int(active[0]) * hop, int(active[-1] + 1) * hop
-
-
-def _cap_natural_pauses(audio: np.ndarray, words: list[TimedWord], rate: int,
-                        longest: float) -> tuple[np.ndarray, list[TimedWord]]:
-    """Shorten each silence between two words that lasts more than ``longest`` seconds on the
-    audio (from the last active frame of one word to the first of the next, active as in
-    :func:`speech_bounds`) to ``longest``, cutting samples from its middle and moving the later
-    words back by as much."""
-    hop = max(1, round(TRIM_FRAME_S * rate))
-    n = len(audio) // hop
-    if n == 0 or len(words) < 2:
-        return audio, words
-    rms = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop).astype(np.float64) ** 2, axis=1))
-    active = rms > rms.max() * 10 ** (-TRIM_DB / 20)
-    cuts: list[tuple[int, int]] = []  # [a, b) samples to drop, in order
-    for left, right in itertools.pairwise(words):
-        run = _silent_run(active, min(n, round(left.end * rate / hop)),
-                          min(n, round(right.start * rate / hop)))
-        if run is None:
-            continue
-        silent_from, silent_to = run[0] * hop, run[1] * hop
-        excess = silent_to - silent_from - round(longest * rate)
-        if excess > 0:
-            a = silent_from + (silent_to - silent_from - excess) // 2
-            cuts.append((a, a + excess))
-    if not cuts:
-        return audio, words
-    keep = np.ones(len(audio), dtype=bool)
-    for a, b in cuts:
-        keep[a:b] = False
-    out: list[TimedWord] = []
-    for w in words:
-        before_start = sum(min(b, round(w.start * rate)) - a for a, b in cuts
-                           if a < round(w.start * rate))
-        before_end = sum(min(b, round(w.end * rate)) - a for a, b in cuts
-                         if a < round(w.end * rate))
-        out.append(TimedWord(w.start - before_start / rate, w.end - before_end / rate, w.text))
-    return audio[keep], out
-
-
-def _join_lone_first_word(audio: np.ndarray, words: list[TimedWord], rate: int,
-                          ) -> tuple[np.ndarray, list[TimedWord]]:
-    """Shorten the silence between the first and the second word (the longest run of inactive
-    5 ms frames, as in :func:`speech_bounds`, before the second word's start) to
-    :data:`LONE_WORD_GAP_S`, moving the later words back by as much (the caller checks that
-    the first word is short)."""
-    hop = max(1, round(TRIM_FRAME_S * rate))
-    n = len(audio) // hop
-    rms = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop).astype(np.float64) ** 2, axis=1))
-    active = rms > rms.max() * 10 ** (-TRIM_DB / 20)
-    # the longest silence from the first word's start to the second's (an engine may give
-    # the first word the silence after it)
-    run = _silent_run(active, min(n, round(words[0].start * rate / hop)),
-                      min(n, round(words[1].start * rate / hop)))
-    if run is None:
-        return audio, words
-    excess = (run[1] - run[0]) * hop - round(LONE_WORD_GAP_S * rate)
-    if excess <= 0:
-        return audio, words
-    a = run[0] * hop + (run[1] - run[0]) * hop // 2 - excess // 2
-    shift = excess / rate
-    first = words[0]
-    out = [TimedWord(first.start, min(first.end, a / rate), first.text)]
-    for w in words[1:]:  # an aligned start inside the cut moves to the previous word's end
-        start = max(w.start - shift, out[-1].end)
-        out.append(TimedWord(start, max(w.end - shift, start), w.text))
-    if out[1].start - out[0].end < JOIN_GAP_S:
-        out[0] = TimedWord(out[0].start, out[1].start, out[0].text)
-    return np.concatenate([audio[:a], audio[a + excess:]]), out
-
-
-def _silent_run(active: np.ndarray, f1: int, f2: int) -> tuple[int, int] | None:
-    """The run ``[a, b)`` of inactive frames around the word gap ``[f1, f2)``: the longest
-    inactive run inside it, widened while the frames beside it stay inactive (``None`` when
-    the gap holds no inactive frame)."""
-    if f2 <= f1:
-        return None
-    best: tuple[int, int] | None = None
-    k = f1
-    while k < f2:
-        if active[k]:
-            k += 1
-            continue
-        j = k
-        while j < f2 and not active[j]:
-            j += 1
-        if best is None or j - k > best[1] - best[0]:
-            best = (k, j)
-        k = j
-    if best is None:
-        return None
-    a, b = best
-    while a > 0 and not active[a - 1]:
-        a -= 1
-    while b < len(active) and not active[b]:
-        b += 1
-    return a, b
 
 
 def reference_gaps(name: str = "chat") -> tuple[float, ...]:
@@ -398,26 +264,9 @@ class Synthesizer:
         rate = self.settings.sample_rate
         audio = utt.audio if utt.sample_rate == rate else \
             soxr.resample(utt.audio, utt.sample_rate, rate).astype(np.float32)
-        a, b = speech_bounds(audio, rate)
-        if b <= a:
+        audio, out = fit_words(audio, words, rate)
+        if not out:
             raise DuplexevalError(f"{spec.id}: the TTS engine produced silence for {text!r}")
-        audio = audio[a:b]
-        t0, dur = a / rate, (b - a) / rate
-        out: list[TimedWord] = []
-        for i, w in enumerate(words):
-            start = 0.0 if i == 0 else min(max(w.start - t0, 0.0), dur)
-            end = dur if i == len(words) - 1 else min(max(w.end - t0, 0.0), dur)
-            if out and start < out[-1].end:
-                start = out[-1].end
-            if out and start - out[-1].end < JOIN_GAP_S:
-                out[-1] = TimedWord(out[-1].start, start, out[-1].text)
-            if end > start:
-                out.append(TimedWord(start, end, w.text))
-        if out:
-            out[-1] = TimedWord(out[-1].start, dur, out[-1].text)
-        audio, out = _cap_natural_pauses(audio, out, rate, NATURAL_PAUSE_MAX_S)
-        if len(out) > 1 and out[0].end - out[0].start < LONE_WORD_MAX_S:
-            audio, out = _join_lone_first_word(audio, out, rate)
         return _Piece(audio, out, text)
 
     def _asr_words(self, utt: Utterance, language: str) -> list[TimedWord]:

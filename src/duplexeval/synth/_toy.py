@@ -28,7 +28,7 @@ from duplexeval.data._validate import load_dataset
 from duplexeval.errors import DuplexevalError
 from duplexeval.events import EventKind
 from duplexeval.speech._tts import load_engine
-from duplexeval.synth._build import speech_bounds
+from duplexeval.synth._word_timing import speech_bounds
 
 __all__ = ["CHUNK_GAP", "annotation_round_trip", "voice_toy"]
 
