@@ -27,6 +27,14 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from run_tests import REALTIME_WORKERS, _realtime_files  # noqa: E402
 
 
+def _runs(text: str) -> int:
+    """A run count: a whole number of at least 1 (argparse turns the ValueError into exit 2)."""
+    n = int(text)
+    if n < 1:
+        raise ValueError(text)
+    return n
+
+
 def _command(realtime: bool) -> list[str]:
     if realtime:
         return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n",
@@ -38,7 +46,7 @@ def _command(realtime: bool) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", type=int)
+    parser.add_argument("runs", type=_runs, help="how many runs (>= 1)")
     parser.add_argument("--realtime", action="store_true", help="the realtime pass only")
     args = parser.parse_args()
     failed = 0
