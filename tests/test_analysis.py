@@ -213,6 +213,20 @@ def test_analysis_output_layout_and_cache(scripted_runs: list[Path], tmp_path: P
     assert {p.name: p.read_bytes() for p in folder.rglob("*.json")} == before
 
 
+def test_a_callers_progress_hears_of_each_batch_as_it_is_analysed(
+        scripted_runs: list[Path], tmp_path: Path) -> None:
+    """``on_samples`` (``eval``'s progress bar) is told of every batch as it is done, so a
+    long cell's display moves during its analysis: VAD-only batches of 8 samples, adding up
+    to the run's samples."""
+    run = scripted_runs[0]
+    rows = len((run / "metadata.jsonl").read_text().splitlines())
+    told: list[int] = []
+    analyze_run(run, VAD_ONLY, progress=False, cache=tmp_path, on_samples=told.append)
+    assert rows > pipeline.VAD_TASK_SAMPLES
+    assert sum(told) == rows
+    assert told[:-1] == [pipeline.VAD_TASK_SAMPLES] * (len(told) - 1)
+
+
 def test_score_run_dir_writes_results_with_settings(scripted_runs: list[Path], tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str],
                                                     monkeypatch: pytest.MonkeyPatch) -> None:

@@ -345,9 +345,11 @@ def analyze_batch(task: BatchTask) -> tuple[list[list[SpeechSegment]], dict[str,
 
 def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
                 truth: bool = False, progress: bool = True,
-                cache: Path | None = None, executor: TaskMap | None = None) -> Path:
+                cache: Path | None = None, executor: TaskMap | None = None,
+                on_samples: Callable[[int], None] | None = None) -> Path:
     """Analyse every finished sample of a run, its batches spread over ``executor`` (default:
-    this process); returns the analysis folder."""
+    this process); returns the analysis folder.  ``on_samples(k)`` is called (in this
+    process) as each batch of ``k`` samples is analysed: a caller's own progress display."""
     run = RunDir(run_dir)
     rows = run.read_metadata()
     check_sample_audio(run, rows)
@@ -371,6 +373,8 @@ def analyze_run(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
         def done(i: int, result: tuple[list[list[SpeechSegment]], dict[str, str]]) -> None:
             found[i] = result
             bar.update(len(tasks[i].rows))
+            if on_samples is not None:
+                on_samples(len(tasks[i].rows))
 
         (executor or LocalExecutor()).map(analyze_batch, tasks, done)
     audio_sha: dict[str, str] = {}
@@ -494,14 +498,16 @@ def stale_reason(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
 def ensure_analysis(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
                     truth: bool = False, progress: bool = True,
                     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
-                    executor: TaskMap | None = None) -> Path:
+                    executor: TaskMap | None = None,
+                    on_samples: Callable[[int], None] | None = None) -> Path:
     """The run's analysis for ``options``: reused when current (:func:`stale_reason`),
-    otherwise made again (on ``executor``) after logging the one-line reason; returns the
-    analysis folder."""
+    otherwise made again (on ``executor``, ``on_samples`` told of each batch done, see
+    :func:`analyze_run`) after logging the one-line reason; returns the analysis folder."""
     run = RunDir(run_dir)
     check_sample_audio(run, run.read_metadata())  # before saying why it would be redone
     reason = stale_reason(run_dir, options, truth)
     if reason is None:
         return RunDir(run_dir).analysis(truth).root
     log(reason)
-    return analyze_run(run_dir, options, truth=truth, progress=progress, executor=executor)
+    return analyze_run(run_dir, options, truth=truth, progress=progress, executor=executor,
+                       on_samples=on_samples)

@@ -227,10 +227,17 @@ class _Progress:
         self._show(refresh=False)
         self.bar.update(k)
 
-    def analysed_cell(self, k: int) -> None:
+    def analysed_samples(self, k: int) -> None:
+        """``k`` more samples of the current cell analysed (the bar moves while a long
+        cell's analysis runs, not only when its scores are written)."""
         self.analysed += k
         self._show(refresh=False)
         self.bar.update(k)
+
+    def analysed_cell(self, samples: int, counted: int) -> None:
+        """The cell's ``samples`` are scored, ``counted`` of them already shown as analysed
+        (none where its analysis was reused)."""
+        self.analysed_samples(max(0, samples - counted))
 
     def _show(self, refresh: bool = True) -> None:
         self.bar.set_description_str(
@@ -290,17 +297,26 @@ def _score_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None
     base = base_analysis(cell, prepared.dataset, judge)
     events = base.content_event_types
     options = cell_analysis(base, (cell.variant, *measures.variants), prepared.dataset)
+    total, counted = len(prepared.plan.samples), 0
+
+    def analysed(k: int) -> None:
+        nonlocal counted
+        k = min(k, total - counted)
+        counted += k
+        progress.analysed_samples(k)
+
     results, _ = score_run_dir(run_dir, RunDir(run_dir).scores(variant=cell.variant).root,
                                cell.variant,
                                options=options, progress=False,
-                               judge=judge if events else None, executor=executor)
-    progress.analysed_cell(len(prepared.plan.samples))
+                               judge=judge if events else None, executor=executor,
+                               on_samples=analysed)
+    progress.analysed_cell(total, counted)
     found: tuple[MeasureScoring, ...] = ()
     skipped: dict[str, str] = {}
     if measures.names:
         found, skipped = score_measures(system, cell, prepared.dataset, run_dir,
                                         prepared.tries, measures, base, executor,
-                                        on_run=progress.run, on_scored=progress.analysed_cell)
+                                        on_run=progress.run, on_scored=progress.analysed_samples)
     for name, why in skipped.items():
         progress.bar.write(f"{prepared.bench.name} {cell.name}: {name} not measured: {why}",
                            file=sys.stderr)

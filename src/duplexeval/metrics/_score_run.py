@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
                   judge: JudgeSettings | None = None, rounds: Path | None = None,
                   variant_settings: dict[str, Any] | None = None,
                   executor: TaskMap | None = None,
+                  on_samples: Callable[[int], None] | None = None,
                   ) -> tuple[Results, Path]:
     """Score a run; returns the results and the output folder.
 
@@ -89,7 +90,8 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     analysis (which has no words).  ``rounds`` is a ``duplexeval segment`` output whose rounds
     number the events for the round-by-round curves (default: the segment fallback).
     ``executor`` spreads the analysis's batches over its workers (the judge calls go there
-    through ``judge.workers``)."""
+    through ``judge.workers``); ``on_samples(k)`` is told of each batch of ``k`` samples
+    analysed (:func:`~duplexeval.analysis._pipeline.analyze_run`)."""
     run = RunDir(run_dir)
     options = options or AnalysisOptions()
     timing = get_variant(variant, **(variant_settings or {}))
@@ -98,7 +100,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     _check_reference(run_dir, timing, truth, dialogues, missing)
     options = _with_transcripts(options, timing, dialogues)
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress,
-                             executor=executor)
+                             executor=executor, on_samples=on_samples)
     language, domain = run.dataset_language()
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
     finder = RoundFinder(read_rounds(rounds)) if rounds is not None else RoundFinder()
