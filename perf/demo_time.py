@@ -10,7 +10,10 @@ of ``make demo``'s wall time (interpreter start, imports, model loading outside 
 Prints one row per stage (``runs`` is the inference: the systems stepped over the plans), the
 total, the slowest stage of the demo itself (installation and ``other`` aside), the CPU count and
 the load average before and after (other processes on the machine inflate every figure: quote
-them together).
+them together).  While ``make demo`` runs, the machine's busy cores are sampled from
+``/proc/stat`` every second (Linux; every process's, so an idle machine is the condition) and
+printed per 30-s slice: a slice well under the CPU count is a stretch where the demo leaves
+cores idle (the stage order is that of the table).
 
 Usage: .venv/bin/python perf/demo_time.py [--keep DIR] [--demo-args "--quick"]
 """
@@ -25,6 +28,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -40,6 +44,59 @@ def _timed(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> float:
     if rc != 0:
         sys.exit(f"{' '.join(cmd)} failed (exit {rc}); see {log}")
     return seconds
+
+
+SAMPLE_S = 1.0
+"""Seconds between two reads of ``/proc/stat``."""
+SLICE_S = 30.0
+"""Seconds of demo per printed busy-core figure."""
+
+
+def _cpu_ticks() -> tuple[int, int] | None:
+    """(busy, total) clock ticks of all CPUs since boot, or ``None`` without ``/proc/stat``."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+class BusyCores:
+    """Busy cores sampled every :data:`SAMPLE_S` seconds while it is entered."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        last = _cpu_ticks()
+        cores = os.cpu_count() or 1
+        while last is not None and not self._stop.wait(SAMPLE_S):
+            now = _cpu_ticks()
+            if now is None or now[1] == last[1]:
+                continue
+            self.samples.append(cores * (now[0] - last[0]) / (now[1] - last[1]))
+            last = now
+
+    def __enter__(self) -> BusyCores:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def line(self) -> str:
+        """The mean busy cores per :data:`SLICE_S`-second slice, and over the whole."""
+        if not self.samples:
+            return "busy cores: not sampled (no /proc/stat)"
+        per = max(1, round(SLICE_S / SAMPLE_S))
+        slices = [self.samples[i:i + per] for i in range(0, len(self.samples), per)]
+        means = " ".join(f"{sum(s) / len(s):.1f}" for s in slices)
+        return (f"busy cores during make demo, per {SLICE_S:.0f} s: {means}; mean "
+                f"{sum(self.samples) / len(self.samples):.2f} of {os.cpu_count()}")
 
 
 def main() -> None:
@@ -61,8 +118,9 @@ def main() -> None:
         env["DUPLEXEVAL_M3_TOY"] = str(root / "no-toy-data")  # as in a clone without ../shared
         load_before = os.getloadavg()
         install = _timed(["make", "venv"], clone, env, root / "install.log")
-        demo = _timed(["make", "demo", f"DEMO_ARGS={args.demo_args}"], clone, env,
-                      root / "demo.log")
+        with BusyCores() as busy:
+            demo = _timed(["make", "demo", f"DEMO_ARGS={args.demo_args}"], clone, env,
+                          root / "demo.log")
         load_after = os.getloadavg()
         timing = json.loads((clone / "runs" / "demo" / "demo_timing.json").read_text())
     stages = {"install": install, **timing["seconds"]}
@@ -77,6 +135,7 @@ def main() -> None:
     slowest = max(timing["seconds"], key=timing["seconds"].get)
     print(f"slowest stage: {names.get(slowest, slowest)}, {timing['seconds'][slowest]:.1f} s "
           f"({100 * timing['seconds'][slowest] / total:.0f} % of the total)")
+    print(busy.line())
     print("load average (1, 5, 15 min): before " + ", ".join(f"{x:.2f}" for x in load_before)
           + "; after " + ", ".join(f"{x:.2f}" for x in load_after))
 
