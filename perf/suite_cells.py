@@ -23,7 +23,7 @@ Usage: .venv/bin/python perf/suite_cells.py [SUITE ...]
 
 from __future__ import annotations
 
-import sys
+import argparse
 from collections import Counter
 
 from duplexeval.suites import SUITES
@@ -96,7 +96,14 @@ def quick_specs(name: str, specs: list[DialogueSpec]) -> list[DialogueSpec]:
 
 
 def main() -> int:
-    names = sys.argv[1:] or [n for n, s in SUITES.all().items() if not s.from_toy]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suites", nargs="*", help="bundled suite names (default: every one "
+                        "that is not built from the M3 toy data)")
+    names = parser.parse_args().suites or [n for n, s in SUITES.all().items()
+                                           if not s.from_toy]
+    unknown = [n for n in names if SUITES.find(n) is None]
+    if unknown:
+        parser.error(f"no bundled suite named {', '.join(unknown)}")
     low = 0
     for name in names:
         specs = load_specs(SUITES[name].spec_folder())
