@@ -52,11 +52,18 @@ def report(cases: list[tuple[str, str, float]], modules: int, tests: int) -> lis
     return lines
 
 
+def _count(text: str) -> int:
+    """A whole number of at least 1 (argparse's type for ``--modules`` and ``--tests``)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {text!r}")
+    return int(text)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("report", type=Path, help="pytest --junitxml output")
-    parser.add_argument("--modules", type=int, default=20, help="modules listed (default 20)")
-    parser.add_argument("--tests", type=int, default=20, help="tests listed (default 20)")
+    parser.add_argument("--modules", type=_count, default=20, help="modules listed (default 20)")
+    parser.add_argument("--tests", type=_count, default=20, help="tests listed (default 20)")
     args = parser.parse_args(argv)
     try:
         cases = read_cases(args.report)
