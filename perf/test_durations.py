@@ -24,6 +24,8 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
+from duplexeval.cli._options import positive_int
+
 
 def read_cases(path: Path) -> list[tuple[str, str, float]]:
     """``(module, test name, seconds)`` of every test case in the report."""
@@ -52,18 +54,13 @@ def report(cases: list[tuple[str, str, float]], modules: int, tests: int) -> lis
     return lines
 
 
-def _count(text: str) -> int:
-    """A whole number of at least 1 (argparse's type for ``--modules`` and ``--tests``)."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {text!r}")
-    return int(text)
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("report", type=Path, help="pytest --junitxml output")
-    parser.add_argument("--modules", type=_count, default=20, help="modules listed (default 20)")
-    parser.add_argument("--tests", type=_count, default=20, help="tests listed (default 20)")
+    parser.add_argument("--modules", type=positive_int, default=20,
+                        help="modules listed (default 20)")
+    parser.add_argument("--tests", type=positive_int, default=20,
+                        help="tests listed (default 20)")
     args = parser.parse_args(argv)
     try:
         cases = read_cases(args.report)

@@ -26,13 +26,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from run_tests import REALTIME_WORKERS, _realtime_files  # noqa: E402
 
-
-def _runs(text: str) -> int:
-    """A run count: a whole number of at least 1 (argparse turns the ValueError into exit 2)."""
-    n = int(text)
-    if n < 1:
-        raise ValueError(text)
-    return n
+from duplexeval.cli._options import positive_int  # noqa: E402
 
 
 def _command(realtime: bool) -> list[str]:
@@ -46,7 +40,7 @@ def _command(realtime: bool) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", type=_runs, help="how many runs (>= 1)")
+    parser.add_argument("runs", type=positive_int, help="how many runs (>= 1)")
     parser.add_argument("--realtime", action="store_true", help="the realtime pass only")
     args = parser.parse_args()
     failed = 0
