@@ -9,6 +9,7 @@ bundled benchmarks are the same code over more cells.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,7 +85,19 @@ def test_eval_writes_a_bundle_and_a_second_run_steps_nothing(
 
     frames, before = _frames(out), (out / "eval.json").read_bytes()
     assert all(n > 0 for n in frames.values())
+    # what a kill while writing the tables, the report or eval.json leaves (a dead writer's
+    # temporaries: pid 2**30 is above Linux's pid_max), and a live writer's, which is kept
+    dead = 2**30
+    stale = [out / f"tables/tiny-m3/.table5.tex.tmp-{dead}-x1", out / f".eval.json.tmp-{dead}-x2",
+             out / f"report/.index.html.tmp-{dead}-x3"]
+    live = out / f"tables/tiny-m3/.table6.md.tmp-{os.getpid()}-x4"
+    for path in [*stale, live]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half")
     assert main(args) == 0  # everything resumes: no frame stepped, the same bundle
+    assert not any(p.exists() for p in stale) and live.exists()
+    live.unlink()
+    (out / "report").rmdir()
     assert _frames(out) == frames
     assert (out / "eval.json").read_bytes() == before
     assert (out / "tables" / "tiny-m3" / "table5.md").read_text() == table

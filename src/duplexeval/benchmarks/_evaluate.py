@@ -35,7 +35,12 @@ from typing import Any, Protocol
 
 from tqdm import tqdm
 
-from duplexeval._fileio import atomic_write_json, atomic_write_text, safe_name
+from duplexeval._fileio import (
+    atomic_write_json,
+    atomic_write_text,
+    remove_stale_temporaries,
+    safe_name,
+)
 from duplexeval.analysis._pipeline import AnalysisOptions
 from duplexeval.benchmarks._base import Benchmark, Cell, CellResult, MeasureScoring
 from duplexeval.benchmarks._manifest import (
@@ -527,6 +532,7 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
     safe_name(system.name, "system name")
     _check_out(out)
     _check_data(data)
+    remove_stale_temporaries(out)  # a killed evaluation's half-written tables, report, eval.json
     keep = select or (lambda bench, cell: True)
     seconds = dict.fromkeys(("synthesis", "runs", "analysis", "tables"), 0.0)
     start = time.perf_counter()
