@@ -25,6 +25,11 @@ Dialogues (every one: a system opener, then 10 rounds of user turn + reference r
   ``SAFETY_B`` with its harm categories spread evenly.
 
 Every question, request and reply is checked to be unique (:func:`check_items`).
+
+Each barge-in is first put :data:`TRAILING` words before the end of the interrupted reply, then
+moved from the TTS's word times (``retime_barge_ins.retime``, with ``--overlap-min 0.3``) so
+that the reply yields within about two words and the suite's own reference is not "speaking"
+by MTR's interruption rule.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from mtr_text_chat import BACKCHANNELS, BACKGROUND, OPENER, TOPICS
 from mtr_text_chat_b import TOPICS_B
 from mtr_text_items import IF_OPENER, QUESTIONS, SAFETY
 from mtr_text_items_b import QUESTIONS_B, SAFETY_B
+from retime_barge_ins import retime
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "suites" / "specs" / "mtr-en"
 SPEAKERS = [{"id": "user", "channel": 0}, {"id": "system", "channel": 1}]
@@ -66,6 +72,9 @@ the barge-in is annotated as a BARGE_IN), or more until they hold :data:`TRAILIN
 TRAILING_CHARS = 16
 """Least characters of the words spoken after the barge-in: four short words ("it and buy
 it.", 14 characters) overlapped it by 0.35 s, and the annotator saw a TURN_SHIFT."""
+RETIME_OVERLAP_MIN = 0.3
+"""Least overlap (s) a retimed barge-in keeps (:mod:`retime_barge_ins`): an MTR round takes its
+barge-in from the placement, not from an annotation's 0.4-s rule."""
 BACKGROUND_OFFSET = 0.5
 BACKGROUND_GAIN_DB = -20.0
 
@@ -267,6 +276,7 @@ def main() -> None:
         text = json.dumps(spec, ensure_ascii=False, indent=2) + "\n"
         (OUT / f"{spec['id']}.json").write_text(text, encoding="utf-8")
     print(f"{len(specs)} specs in {OUT}")
+    retime("mtr-en", overlap_min=RETIME_OVERLAP_MIN, write=True)
 
 
 if __name__ == "__main__":

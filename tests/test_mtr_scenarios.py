@@ -97,6 +97,38 @@ def _run(dataset: Path, out: Path, protocol: str = "multi-gen",
     return overall, curve
 
 
+def test_the_suites_own_reference_yields_to_every_barge_in_by_mtrs_rule(mtr_sip: Path) -> None:
+    """The reference replies (channel 1's aligned words) under each interruption round's
+    barge-in: the interrupted reply runs on a little (a barge-in a listener hears), but no more
+    than 2 of its words, under 0.75 s together, lie wholly inside the barge-in
+    (``scripts/retime_barge_ins.py`` placed the points), well clear of "speaking" by MTR's rule
+    (1 s, or more than 3 words), so the reference row does not fail its own suite's
+    interruption rounds::
+
+        system   ... and  understand  music  theory  faster.        4 words inside: fails
+        user                   |==== barge-in ===================|
+        system   ... music  theory  faster.                         1 word inside: yields
+    """
+    from duplexeval.analysis._segments import Chunk, SpeechSegment
+    from duplexeval.data import Need, load_dataset
+    from duplexeval.metrics.timing._mtr_rules import speaking
+    from duplexeval.timeline import Span
+
+    (dialogue,), = [load_dataset(mtr_sip, alignment=Need.REQUIRE)[0].dialogues]
+    words = dialogue.words_on(1)
+    segment = SpeechSegment(1, Span(words[0].start, words[-1].end),
+                            chunks=tuple(Chunk(w.start, w.end, w.text) for w in words))
+    rounds = [r for r in dialogue.extra["mtr"]["rounds"] if "interruption" in r["features"]]
+    assert len(rounds) == 3  # rounds 2, 5 and 8
+    for r in rounds:
+        start, end = r["interruption_span"]
+        assert any(w.start < end and w.end > start for w in words), r  # the reply is still on
+        assert r["overlap_span"][1] > r["overlap_span"][0], r
+        inside = [w for w in words if w.start >= start and w.end <= end]
+        assert len(inside) <= 2 and sum(w.end - w.start for w in inside) < 0.75, inside
+        assert not speaking([segment], start, end), r
+
+
 def test_each_feature_separates_good_from_bad(mtr_sip: Path, tmp_path: Path) -> None:
     eager, _ = _run(mtr_sip, tmp_path / "eager", delay="0.3", stop_delay="0.2")
     late, _ = _run(mtr_sip, tmp_path / "late", delay="12")
