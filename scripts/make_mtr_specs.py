@@ -26,10 +26,11 @@ Dialogues (every one: a system opener, then 10 rounds of user turn + reference r
 
 Every question, request and reply is checked to be unique (:func:`check_items`).
 
-Each barge-in is first put :data:`TRAILING` words before the end of the interrupted reply, then
-moved from the TTS's word times (``retime_barge_ins.retime``, with ``--overlap-min 0.3``) so
-that the reply yields within about two words and the suite's own reference is not "speaking"
-by MTR's interruption rule.
+Each barge-in is put where :data:`POINTS` says, or :data:`TRAILING` words before the end of the
+interrupted reply; then :func:`main` moves them from the TTS's word times
+(``retime_barge_ins.retime``, with ``--overlap-min 0.3``) so that the reply yields within
+about two words and the suite's own reference is not "speaking" by MTR's interruption rule,
+and records them in :data:`POINTS`.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ from mtr_text_items_b import QUESTIONS_B, SAFETY_B
 from retime_barge_ins import retime
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "duplexeval" / "suites" / "specs" / "mtr-en"
+POINTS = Path(__file__).resolve().parent / "mtr_barge_in_points.json"
+"""The retimed barge-in points, ``{dialogue id: {turn index: word}}``: what
+``retime_barge_ins.retime`` chose from the TTS's word times, recorded by :func:`main` so that
+:func:`all_specs` gives the spec files without the TTS."""
 SPEAKERS = [{"id": "user", "channel": 0}, {"id": "system", "channel": 1}]
 FEATURES = ("smooth", "interruption", "pause", "background", "backchannel")
 CODES = {"S": "smooth", "I": "interruption", "P": "pause", "B": "background"}
@@ -203,7 +208,9 @@ def dialogue(dialogue_id: str, title: str, opener: str, rounds: list[tuple[str, 
     for k, ((user, reply), features) in enumerate(zip(rounds, plan, strict=True)):
         if "interruption" in features:
             words = len(turns[-1]["text"].split())
-            turns[-1]["interrupted_after_word"] = words - trailing_words(turns[-1]["text"])
+            retimed = POINTS_BY_DIALOGUE.get(dialogue_id, {}).get(str(len(turns) - 1))
+            turns[-1]["interrupted_after_word"] = retimed or \
+                words - trailing_words(turns[-1]["text"])
         u, r = round_turns(user, reply, features, seed + k,
                            answers[k] if answers is not None else None)
         turns += [u, r]
@@ -219,6 +226,25 @@ def dialogue(dialogue_id: str, title: str, opener: str, rounds: list[tuple[str, 
         spec["background"] = background
     spec["mtr"] = {"group": group, "label": label, "rounds": mtr_rounds}
     return spec
+
+
+def _points() -> dict[str, dict[str, int]]:
+    return json.loads(POINTS.read_text(encoding="utf-8")) if POINTS.is_file() else {}
+
+
+POINTS_BY_DIALOGUE = _points()
+
+
+def record_points() -> None:
+    """Write :data:`POINTS` from the spec files in :data:`OUT`."""
+    points = {}
+    for path in sorted(OUT.glob("*.json")):
+        turns = json.loads(path.read_text(encoding="utf-8"))["turns"]
+        cut = {str(i): t["interrupted_after_word"] for i, t in enumerate(turns)
+               if "interrupted_after_word" in t}
+        if cut:
+            points[path.stem] = cut
+    POINTS.write_text(json.dumps(points, indent=1) + "\n", encoding="utf-8")
 
 
 def all_specs() -> list[dict[str, Any]]:
@@ -277,6 +303,7 @@ def main() -> None:
         (OUT / f"{spec['id']}.json").write_text(text, encoding="utf-8")
     print(f"{len(specs)} specs in {OUT}")
     retime("mtr-en", overlap_min=RETIME_OVERLAP_MIN, write=True)
+    record_points()
 
 
 if __name__ == "__main__":
