@@ -28,7 +28,7 @@ Every question, request and reply is checked to be unique (:func:`check_items`).
 
 Each barge-in is put where :data:`POINTS` says, or :data:`TRAILING` words before the end of the
 interrupted reply; then :func:`main` moves them from the TTS's word times
-(``retime_barge_ins.retime``, with ``--overlap-min 0.3``) so that the reply yields within
+(``retime_barge_ins.retime``) so that the reply yields within
 about two words and the suite's own reference is not "speaking" by MTR's interruption rule,
 and records them in :data:`POINTS`.
 """
@@ -77,9 +77,6 @@ the barge-in is annotated as a BARGE_IN), or more until they hold :data:`TRAILIN
 TRAILING_CHARS = 16
 """Least characters of the words spoken after the barge-in: four short words ("it and buy
 it.", 14 characters) overlapped it by 0.35 s, and the annotator saw a TURN_SHIFT."""
-RETIME_OVERLAP_MIN = 0.3
-"""Least overlap (s) a retimed barge-in keeps (:mod:`retime_barge_ins`): an MTR round takes its
-barge-in from the placement, not from an annotation's 0.4-s rule."""
 BACKGROUND_OFFSET = 0.5
 BACKGROUND_GAIN_DB = -20.0
 
@@ -302,7 +299,7 @@ def main() -> None:
         text = json.dumps(spec, ensure_ascii=False, indent=2) + "\n"
         (OUT / f"{spec['id']}.json").write_text(text, encoding="utf-8")
     print(f"{len(specs)} specs in {OUT}")
-    retime("mtr-en", overlap_min=RETIME_OVERLAP_MIN, write=True)
+    retime("mtr-en", write=True)
     record_points()
 
 

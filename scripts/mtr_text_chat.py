@@ -258,7 +258,7 @@ TOPICS: list[tuple[str, list[tuple[str, str]]]] = [
          "dish in a restaurant, especially if you cook in batches."),
         ("What about big purchases, like a new laptop or a phone?",
          "Try a waiting rule: wait thirty days before buying anything expensive. If you still "
-         "want it after a month, save for it and buy it."),
+         "want it after a month, save for it, then buy it without regret."),
         ("Do savings accounts pay enough interest to bother with?",
          "Some do better than others, so compare them. The main point, though, is keeping the "
          "money separate, so you are less tempted to spend it."),
@@ -560,7 +560,7 @@ TOPICS: list[tuple[str, list[tuple[str, str]]]] = [
          "good preparation is the best way to calm them."),
         ("How should I research the company before the interview?",
          "Read their website, recent news and the job description carefully. Try to understand "
-         "what problems the team is facing and how you could help."),
+         "what problems the team is facing and how you could help them solve those."),
         ("They will probably ask me to talk about my weaknesses.",
          "Pick a real but manageable weakness, and explain what you are doing to improve it. "
          "Honesty plus a plan comes across much better than a cliche."),
@@ -598,7 +598,7 @@ TOPICS: list[tuple[str, list[tuple[str, str]]]] = [
          "bright, steady view and are light enough to carry all day."),
         ("What is the best time of day to see lots of birds?",
          "Early morning is usually best, when birds are most active and singing. The first hours "
-         "after sunrise can be wonderfully busy, especially in spring."),
+         "after sunrise can be wonderfully busy in spring."),
         ("How can I attract more birds into my garden?",
          "Put out a feeder with seeds, a shallow dish of water, and plant native shrubs. Birds "
          "visit gardens that offer food, water and shelter."),

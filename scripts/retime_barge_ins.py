@@ -11,14 +11,15 @@ A point is kept when it satisfies both benchmarks' readings of a barge-in:
 
 - M3's annotation: the overlap (tail - 0.2 s) is at least 0.45 s (``--overlap-min``), and the
   interrupter's first IPU ends 0.3 s or more after the interrupted speaker
-  (``perf/barge_in_timing.py``'s margins).  An MTR suite's rounds take the barge-in from the
-  placement, not from an annotation, so ``mtr-en`` was retimed with ``--overlap-min 0.3``: still
-  a barge-in a listener hears;
+  (``perf/barge_in_timing.py``'s margins).  An MTR suite needs it too: its plan takes each
+  round's barge-in sample from the annotated BARGE_IN events (an overlap under 0.4 s is
+  annotated as an overlapping turn shift, and the round is lost);
 - MTR's rule (``metrics/timing/_mtr_rules.speaking``): the words wholly inside the barge-in are
   at most 2 and last at most 0.6 s together (the rule says "speaking" at more than 3 or 1 s; the
   margin is for Whisper's word times, which run longer than the TTS's); where no point of a
   turn is within that, at most 3 words and 0.75 s, with the interrupter ending 0.1 s or more
-  after the interrupted speaker.
+  after the interrupted speaker, and then with an overlap down to 0.42 s; where none of those
+  holds, the point with the shortest words inside that MTR's own rule does not read as speaking.
 
 Each turn gets the valid point nearest its own (a later one on a tie); a turn with no valid point
 keeps its own and is counted.  Prints a line per moved turn and the counts before and after.
@@ -47,6 +48,7 @@ INSIDE_MAX_SECONDS = 0.6
 LOOSE_MAX_WORDS = 3
 LOOSE_MAX_SECONDS = 0.75
 LOOSE_MARGIN_MIN = 0.1
+LAST_OVERLAP_MIN = 0.42
 EARLIEST_START = 0.05
 LATEST_START = 0.2
 
@@ -100,22 +102,35 @@ def _points(synth: Synthesizer, spec: DialogueSpec, i: int) -> list[Point]:
 
 
 def _choose(points: list[Point], own: Point, overlap_min: float) -> Point | None:
-    """The valid point nearest ``own`` (a later one on a tie); the loose limits where no point
-    is within the strict ones; ``None`` where neither holds."""
-    valid = [p for p in points if p.m3_ok(overlap_min) and p.mtr_ok] or \
-        [p for p in points if p.m3_ok(overlap_min, LOOSE_MARGIN_MIN) and p.mtr_loose_ok]
-    return min(valid, key=lambda p: (abs(p.k - own.k), -p.k)) if valid else None
+    """The valid point nearest ``own`` (a later one on a tie) in the first of three tiers that
+    has one: the strict limits; the loose ones; the loose ones with the least overlap down to
+    :data:`LAST_OVERLAP_MIN` (still over the annotation's 0.4 s with the interrupter at its
+    latest: the word times are the built dialogue's).  Where none has one, the point with the
+    shortest words inside among those MTR's own rule does not read as speaking; ``None`` where
+    there is none."""
+    tiers = [[p for p in points if p.m3_ok(overlap_min) and p.mtr_ok],
+             [p for p in points if p.m3_ok(overlap_min, LOOSE_MARGIN_MIN) and p.mtr_loose_ok],
+             [p for p in points if p.m3_ok(min(overlap_min, LAST_OVERLAP_MIN), LOOSE_MARGIN_MIN)
+              and p.mtr_loose_ok]]
+    valid = next((tier for tier in tiers if tier), [])
+    if valid:
+        return min(valid, key=lambda p: (abs(p.k - own.k), -p.k))
+    within_rule = [p for p in points if not p.mtr_rule_fails
+                   and p.m3_ok(min(overlap_min, LAST_OVERLAP_MIN), LOOSE_MARGIN_MIN)]
+    return min(within_rule, key=lambda p: p.inside_seconds, default=None)
 
 
 @dataclass
 class Counts:
     """What :func:`retime` found: barge-ins, those outside the strict limits, moved, left without
-    a valid point, and read as speaking by MTR's rule before and after."""
+    a valid point, placed within the loose limits only, and read as speaking by MTR's rule before
+    and after."""
 
     total: int = 0
     outside: int = 0
     moved: int = 0
     stuck: int = 0
+    loose: int = 0
     rule_before: int = 0
     rule_after: int = 0
 
@@ -139,6 +154,7 @@ def _retime_spec(synth: Synthesizer, spec: DialogueSpec, raw: dict[str, Any], ov
             print(f"{spec.id} turn {i}: no point holds; keeps {own.k}")
             continue
         counts.rule_after += best.mtr_rule_fails
+        counts.loose += not best.mtr_ok
         if best.k != own.k:
             counts.moved += 1
             raw["turns"][i]["interrupted_after_word"] = best.k
@@ -169,7 +185,8 @@ def retime(suite: str, overlap_min: float = OVERLAP_MIN, only: set[str] | None =
             path.write_text(json.dumps(raw, indent=2, ensure_ascii=False) + "\n",
                             encoding="utf-8")
     print(f"{suite}: {counts.total} barge-ins; outside the limits {counts.outside}, moved "
-          f"{counts.moved}, without a valid point {counts.stuck}; read as speaking by MTR's rule "
+          f"{counts.moved}, within the loose limits only {counts.loose}, without a valid point "
+          f"{counts.stuck}; read as speaking by MTR's rule "
           f"(TTS words, the interrupter 0.05 s after the point): {counts.rule_before} -> "
           f"{counts.rule_after}")
     return counts
