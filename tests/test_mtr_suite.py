@@ -280,3 +280,34 @@ def test_every_round_gives_a_sample(feature: str) -> None:
                         for s in plan.samples)
     assert [per_round[k] for k in range(1, 11)] == [1] * 10, [
         (s.task, s.event_start) for s in plan.samples]
+
+
+def test_a_barge_in_point_is_moved_to_the_nearest_that_both_readings_accept() -> None:
+    """``scripts/retime_barge_ins.py``'s choice among a turn's points (hand-made word times):
+    the nearest point within the strict limits (2 words, 0.6 s inside; overlap 0.45 s at the
+    interrupter's latest start), a looser one only where no strict one exists, never an overlap
+    under 0.42 s, and ``None`` where MTR's own rule reads every point as speaking::
+
+        reply    ... w17  w18  w19  w20  w21|
+        k=17           |-- 4 words inside, 1.1 s --|    "speaking": no
+        k=19                     |-- 2 words, 0.5 s|    strict: yes (own k=17 moves to 19)
+        k=20                          |-- 1 word --|    overlap 0.35 s: no
+    """
+    _generator()  # puts scripts/ on the path
+    from retime_barge_ins import Point, _choose
+
+    def point(k: int, tail: float, words: int, seconds: float, margin: float = 1.0) -> Point:
+        return Point(k, tail, words, seconds, margin)
+
+    own = point(17, 1.5, 4, 1.1)
+    strict = point(19, 0.8, 2, 0.5)
+    loose = point(18, 1.0, 3, 0.7)
+    short = point(20, 0.55, 1, 0.3)
+    assert _choose([own, loose, strict, short], own, 0.45) == strict
+    assert _choose([own, loose, short], own, 0.45) == loose
+    assert _choose([own, point(18, 1.0, 3, 0.7, margin=0.2)], own, 0.45).k == 18
+    assert _choose([own, point(19, 0.64, 1, 0.4)], own, 0.45).k == 19  # overlap 0.44 s
+    assert _choose([own, point(19, 0.61, 1, 0.4)], own, 0.45) is None  # overlap 0.41 s
+    within_rule = [own, point(18, 1.2, 3, 0.95), point(19, 1.0, 3, 0.8)]
+    assert _choose(within_rule, own, 0.45).k == 19  # the shortest inside that is not speaking
+    assert _choose([own, point(18, 1.2, 4, 0.9)], own, 0.45) is None
