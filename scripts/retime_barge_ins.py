@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -168,6 +169,7 @@ def retime(suite: str, overlap_min: float = OVERLAP_MIN, only: set[str] | None =
            write: bool = False) -> Counts:
     """Retime the barge-ins of ``suite``'s specs (those of the dialogues ``only``, or all);
     rewrite the spec files when ``write``.  Prints each move and the counts."""
+    from duplexeval._fileio import atomic_write_text
     from duplexeval.suites import SUITES
     from duplexeval.synth._build import Synthesizer, SynthSettings
     from duplexeval.synth._spec import load_specs
@@ -175,15 +177,16 @@ def retime(suite: str, overlap_min: float = OVERLAP_MIN, only: set[str] | None =
     synth = Synthesizer(SynthSettings())
     folder = Path(SUITES[suite].spec_folder())
     counts = Counts()
+    rewritten = {}
     for spec in load_specs(folder):
         if only is not None and spec.id not in only:
             continue
         path = folder / f"{spec.id}.json"
         raw = json.loads(path.read_text(encoding="utf-8"))
         _retime_spec(synth, spec, raw, overlap_min, counts)
-        if write:
-            path.write_text(json.dumps(raw, indent=2, ensure_ascii=False) + "\n",
-                            encoding="utf-8")
+        rewritten[path] = json.dumps(raw, indent=2, ensure_ascii=False) + "\n"
+    for path, text in rewritten.items() if write else ():
+        atomic_write_text(path, text)  # all at the end: an error leaves no spec half-done
     print(f"{suite}: {counts.total} barge-ins; outside the limits {counts.outside}, moved "
           f"{counts.moved}, within the loose limits only {counts.loose}, without a valid point "
           f"{counts.stuck}; read as speaking by MTR's rule "
@@ -193,15 +196,25 @@ def retime(suite: str, overlap_min: float = OVERLAP_MIN, only: set[str] | None =
 
 
 def main() -> int:
+    from duplexeval.cli._options import positive
+    from duplexeval.suites import SUITES
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suite")
-    parser.add_argument("--overlap-min", type=float, default=OVERLAP_MIN,
+    parser.add_argument("--overlap-min", type=positive, default=OVERLAP_MIN,
                         help=f"least overlap in seconds (default {OVERLAP_MIN})")
     parser.add_argument("--only", help="dialogue ids, comma-separated")
     parser.add_argument("--write", action="store_true", help="rewrite the spec files")
     args = parser.parse_args()
-    retime(args.suite, args.overlap_min, set(args.only.split(",")) if args.only else None,
-           args.write)
+    if SUITES.find(args.suite) is None:
+        print(f"{args.suite}: no such suite ({', '.join(SUITES.names())})", file=sys.stderr)
+        return 2
+    try:
+        retime(args.suite, args.overlap_min, set(args.only.split(",")) if args.only else None,
+               args.write)
+    except OSError as exc:
+        print(f"{exc.filename}: cannot write ({exc.strerror})", file=sys.stderr)
+        return 2
     return 0
 
 
