@@ -150,7 +150,7 @@ def test_interactive_scores_all_six_scenarios_on_the_realised_items(flexi_quick:
         out = tmp_path / name
         assert main(["run", "--system", "scripted", "--dataset", str(data),
                      "--protocol", "interactive", "--system-arg", f"stop_delay={stop}",
-                     "--system-arg", f"delay={delay}", "--system-arg", "duration=20",
+                     "--system-arg", f"delay={delay}", "--system-arg", "duration=8",
                      "--patience", "5", "--out", str(out)]) == 0
         results, _ = score_run_dir(out, variant="flexi", variant_settings={"latency": 0.5},
                                    options=AnalysisOptions(content_event_types=()),
