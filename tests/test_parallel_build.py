@@ -32,17 +32,19 @@ def test_one_and_two_workers_and_a_resumed_build_write_the_same_bytes(
     for jobs in (1, 2):
         monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path / f"cache{jobs}"))
         builds[jobs] = _files(suite_build.build_suite("m3-qa-en", limit=2, progress=False,
-                                                      quality=False, jobs=jobs))
+                                                      quality=False, jobs=jobs,
+                                                      synthesize=True))
     assert builds[1] == builds[2]
     assert sum(name.endswith(".wav") for name in builds[1]) == 2
 
     monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path / "cache3"))
-    suite_build.build_suite("m3-qa-en", limit=1, progress=False, quality=False, jobs=1)
+    suite_build.build_suite("m3-qa-en", limit=1, progress=False, quality=False, jobs=1,
+                            synthesize=True)
     cache = tmp_path / "cache3" / "dialogues"
     (first,) = cache.glob("*.pkl")
     stamp = first.stat().st_ino, first.stat().st_mtime_ns
     resumed = _files(suite_build.build_suite("m3-qa-en", limit=2, progress=False,
-                                             quality=False, jobs=2))
+                                             quality=False, jobs=2, synthesize=True))
     assert resumed == builds[1]
     assert len(list(cache.glob("*.pkl"))) == 2  # one more dialogue built
     assert (first.stat().st_ino, first.stat().st_mtime_ns) == stamp  # the first not redone

@@ -178,6 +178,40 @@ def test_build_suite_decodes_the_pack_and_reuses_the_build(
             if not p.name.startswith(".")] == [root.name]
 
 
+def test_the_first_dialogues_are_decoded_where_the_pack_holds_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``build_suite(NAME, limit=k)`` (``eval --limit k``) decodes the suite's first ``k``
+    dialogues from the pack when it holds each of them: the quick subset's lines, alignments
+    and audio for those dialogues, and a ``quality.json`` of their own; one more than the pack
+    holds is synthesized (only its path is asked for here)::
+
+        specs        qa-01  qa-02  qa-03  qa-04  qa-05 ...
+        pack         qa-01  qa-02  qa-03  qa-04
+        limit=2      qa-01  qa-02                        decoded
+        limit=5      qa-01  qa-02  qa-03  qa-04  qa-05   synthesized
+    """
+    monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path))
+    pack = _pack("m3-qa-en")
+    messages: list[str] = []
+    quick = build_suite("m3-qa-en", limit="quick", progress=False, log=messages.append)
+    first = build_suite("m3-qa-en", limit=2, progress=False, log=messages.append)
+    assert first == suite_path("m3-qa-en", limit=2)
+    assert first.name == f"m3-qa-en-first2-pack-{pack.digest[:16]}"
+    assert "first 2 dialogue(s) of the quick subset decoded" in messages[-1]
+    lines = (quick / "test.jsonl").read_text().splitlines(keepends=True)
+    assert (first / "test.jsonl").read_text() == "".join(lines[:2])
+    assert sorted(p.name for p in (first / "audio").iterdir()) == ["qa-01.wav", "qa-02.wav"]
+    for rel in ("audio/qa-01.wav", "audio/qa-02.wav", "txt_align/qa-02.txt", "dataset.json"):
+        assert (first / rel).read_bytes() == (quick / rel).read_bytes(), rel
+    assert sorted(p.name for p in (first / "txt_align").iterdir()) == ["qa-01.txt", "qa-02.txt"]
+    quality = json.loads((first / "quality.json").read_text())
+    dataset, _ = load_dataset(first, audio=Need.REQUIRE)
+    assert quality["dialogues"] == len(dataset.dialogues) == 2
+    held = len(pack.manifest["dialogues"])
+    assert "-pack-" not in suite_path("m3-qa-en", limit=held + 1).name
+    assert "-pack-" not in suite_path("m3-qa-en", limit=2, synthesize=True).name
+
+
 def _copy_packs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     packs = tmp_path / "packs"
     shutil.copytree(quick_pack.pack_root() / "m3-qa-en", packs / "m3-qa-en")

@@ -112,12 +112,13 @@ def test_concurrent_builds_of_one_key_build_once(tmp_path: Path,
     monkeypatch.setattr(suite_build, "_build_into", slow_build)
     found: list[Path] = []
     workers = [threading.Thread(target=lambda: found.append(
-        suite_build.build_suite("m3-qa-en", limit=2, progress=False))) for _ in range(2)]
+        suite_build.build_suite("m3-qa-en", limit=2, progress=False, synthesize=True)))
+        for _ in range(2)]
     for w in workers:
         w.start()
     for w in workers:
         w.join()
-    assert len(calls) == 1 and found == [suite_path("m3-qa-en", limit=2)] * 2
+    assert len(calls) == 1 and found == [suite_path("m3-qa-en", limit=2, synthesize=True)] * 2
 
 
 @pytest.mark.slow  # builds the quick subset and a first-dialogue subset of m3-qa-en

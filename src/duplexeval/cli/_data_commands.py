@@ -204,9 +204,9 @@ def add_data(sub: Subparsers) -> None:
                       "and `eval --quick` run): decoded from the pack that ships with "
                       "duplexeval while it is current")
     size.add_argument("--limit", type=positive_int, default=None, metavar="N",
-                      help="its first N dialogues")
+                      help="its first N dialogues (decoded from the pack where it holds them)")
     q.add_argument("--synthesize", action="store_true",
-                   help="with --quick: synthesize it even where a pack ships")
+                   help="with --quick or --limit: synthesize even where a pack ships")
     q.set_defaults(func=_data_build)
     q = data_sub.add_parser("list", help="the bundled suites, built or not, with sizes")
     q.set_defaults(func=_data_list)

@@ -35,7 +35,8 @@ and safety set (5 events per feature or item set and round) and two of each comb
 The demo's quick subsets ship with the package as packs (annotations as built, audio
 Opus-coded, :mod:`duplexeval.suites._quick_pack`): while a pack is current with the specs,
 ``build_suite(NAME, limit="quick")`` decodes it in seconds instead of synthesizing for
-minutes (``synthesize=True`` synthesizes anyway).
+minutes (``synthesize=True`` synthesizes anyway), and so does ``build_suite(NAME, limit=k)``
+(``eval --limit k``) where the pack holds the suite's first ``k`` dialogues.
 """
 
 from duplexeval.suites._build import (

@@ -174,13 +174,37 @@ def subset_label(name: str, limit: Subset) -> str:
 def suite_path(name: str, limit: Subset = None, synthesize: bool = False) -> Path:
     """Where the suite's current build lives (built or not); ``limit`` = the build of its first
     ``limit`` dialogues only, or of its quick subset (``"quick"``: decoded from the shipped
-    pack while it is current, :mod:`~duplexeval.suites._quick_pack`, unless ``synthesize``)."""
+    pack while it is current, :mod:`~duplexeval.suites._quick_pack`, unless ``synthesize``;
+    the first ``limit`` too where the pack holds them)."""
     suite = get_suite(name)
     label = subset_label(suite.name, limit)
-    pack = current_pack(suite.name) if limit == "quick" and not synthesize else None
-    if pack is not None:
-        return cache_root() / "suites" / f"{label}-pack-{pack.digest[:16]}"
+    picked = _pack_dialogues(suite, limit, synthesize)
+    if picked is not None:
+        return cache_root() / "suites" / f"{label}-pack-{picked[0].digest[:16]}"
     return cache_root() / "suites" / f"{label}-{_key(suite, _settings(suite), limit)}"
+
+
+def _pack_dialogues(suite: Suite, limit: Subset,
+                    synthesize: bool) -> tuple[QuickPack, list[str] | None] | None:
+    """The current shipped pack a build of ``limit`` decodes, and which of its dialogues
+    (``None``: all, the quick subset; else the first ``limit`` dialogues' ids, where the pack
+    holds each of them); ``None`` when the build synthesizes (``synthesize``, the whole suite,
+    no current pack, or a dialogue the pack lacks)."""
+    if synthesize or limit is None or suite.from_toy:
+        return None
+    pack = current_pack(suite.name)
+    if pack is None:
+        return None
+    if limit == "quick":
+        return pack, None
+    from duplexeval.synth._spec import spec_files
+
+    packed = list(pack.manifest["specs"])  # spec file names, in the order of its dialogues
+    wanted = [p.name for p in spec_files(suite.spec_folder())[:int(limit)]]
+    if not set(wanted) <= set(packed):
+        return None
+    dialogues: list[str] = pack.manifest["dialogues"]
+    return pack, [dialogues[packed.index(name)] for name in wanted]
 
 
 def build_suite(name: str, force: bool = False, progress: bool = True, quality: bool = True,
@@ -191,8 +215,10 @@ def build_suite(name: str, force: bool = False, progress: bool = True, quality: 
     builds only the first ``limit`` dialogues, or with ``"quick"`` the quick subset (the
     smallest prefix reaching :data:`QUICK_MIN_SHIFTS`; cached separately), decoded from the
     shipped pack while it is current unless ``synthesize``
-    (:mod:`~duplexeval.suites._quick_pack`).  ``jobs``: the worker processes synthesizing
-    dialogues (None: one per CPU); the build's bytes do not depend on it."""
+    (:mod:`~duplexeval.suites._quick_pack`); so are the first ``limit`` dialogues where that
+    pack holds each of them (their audio is then the pack's, as the quick subset's is).
+    ``jobs``: the worker processes synthesizing dialogues (None: one per CPU); the build's
+    bytes do not depend on it."""
     suite = get_suite(name)
     target = suite_path(name, limit, synthesize)
     if _complete(target) and not force:
@@ -201,26 +227,33 @@ def build_suite(name: str, force: bool = False, progress: bool = True, quality: 
     with exclusive_lock(target.parent / f".{target.name}.lock"):
         if _complete(target) and not force:
             return target  # another process built it while this one waited
-        pack = current_pack(suite.name) if limit == "quick" and not synthesize else None
-        if pack is not None:
-            _install_into(pack, target, log, jobs)
+        picked = _pack_dialogues(suite, limit, synthesize)
+        if picked is not None:
+            _install_into(suite, *picked, target, log, jobs)
         else:
             _build_into(suite, target, progress, quality, log, limit, force, jobs)
     return target
 
 
-def _install_into(pack: QuickPack, target: Path, log: Callable[[str], None],
-                  jobs: int | None) -> None:
+def _install_into(suite: Suite, pack: QuickPack, dialogues: list[str] | None, target: Path,
+                  log: Callable[[str], None], jobs: int | None) -> None:
+    """Decode ``pack`` (all of it, or ``dialogues``) into ``target``; a part of the pack gets
+    the ``quality.json`` of a synthesized subset (without the ASR round trip)."""
     from duplexeval.synth._parallel import default_jobs
 
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
-        install_pack(pack, tmp, workers=default_jobs() if jobs is None else jobs)
+        install_pack(pack, tmp, workers=default_jobs() if jobs is None else jobs,
+                     dialogues=dialogues)
+        if dialogues is not None:
+            _write_quality(suite, tmp, log, asr=False, jobs=jobs)
         _publish(tmp, target, keep_complete=True)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    log(f"{pack.suite}: quick subset decoded from the shipped pack "
+    what = "quick subset" if dialogues is None else \
+        f"first {len(dialogues)} dialogue(s) of the quick subset"
+    log(f"{pack.suite}: {what} decoded from the shipped pack "
         f"({len(pack.manifest['dialogues'])} dialogues, made at {pack.manifest['commit']})")
 
 

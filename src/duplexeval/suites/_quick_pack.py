@@ -27,7 +27,9 @@ A pack is the quick subset while it is *current*: its spec files are byte for by
 suite's, they are still the ones the quick rule picks (the first ones for a subset by shift
 count; :func:`~duplexeval.suites._build.quick_by_label`'s for a subset by label) and the rule
 is unchanged.  Then ``build_suite`` decodes it into the cache (WAV, PCM 16-bit, as a
-synthesized build) instead of synthesizing; otherwise it synthesizes as for any subset.  The
+synthesized build) instead of synthesizing; otherwise it synthesizes as for any subset.  A
+build of the suite's first ``k`` dialogues (``limit=k``, ``eval --limit k``) decodes them from
+the pack too where it holds each of them (``install_pack(..., dialogues=...)``).  The
 audio is the pack's, not what the current synthesizer would make: lossy-coded, and from the
 synthesizer at ``pack.json``'s commit (a quick subset's numbers are the pack's, the full
 suite's are the synthesizer's).  A test fails when a pack is no longer current, so that it is
@@ -135,24 +137,38 @@ def _decode(folder: Path, dialogue: str, target: Path) -> None:
     write_audio(target, pcm.astype(np.int16), rate)
 
 
-def install_pack(pack: QuickPack, out: Path, workers: int = 2) -> None:
+def install_pack(pack: QuickPack, out: Path, workers: int = 2,
+                 dialogues: list[str] | None = None) -> None:
     """Write the pack as a dataset folder into ``out`` (an empty folder): its files checked
-    against ``pack.json``'s hashes, the audio decoded to 16-bit WAV (``workers`` threads)."""
+    against ``pack.json``'s hashes, the audio decoded to 16-bit WAV (``workers`` threads).
+    ``dialogues`` (ids, in the pack's order) writes only those: ``test.jsonl`` keeps their
+    lines, ``txt_align`` and ``audio`` their files, and ``quality.json``, which describes the
+    whole pack, is left for the caller to write."""
     import shutil
 
     for rel, digest in pack.manifest["files"].items():
         if sha256_file(pack.folder / rel) != digest:
             raise DuplexevalError(f"{pack.folder / rel}: does not match its hash in pack.json "
                                   "(a damaged installation: reinstall duplexeval)")
+    kept = list(pack.manifest["dialogues"]) if dialogues is None else dialogues
     (out / "audio").mkdir(parents=True, exist_ok=True)
     (out / "txt_align").mkdir(exist_ok=True)
-    for rel in pack.manifest["files"]:
-        if not rel.startswith("audio/"):
-            shutil.copyfile(pack.folder / rel, out / rel)
+    if dialogues is None:
+        for rel in pack.manifest["files"]:
+            if not rel.startswith("audio/"):
+                shutil.copyfile(pack.folder / rel, out / rel)
+    else:
+        shutil.copyfile(pack.folder / "dataset.json", out / "dataset.json")
+        for d in kept:
+            align = f"txt_align/{d}.txt"
+            shutil.copyfile(pack.folder / align, out / align)
+        lines = (pack.folder / "test.jsonl").read_text("utf-8").splitlines(keepends=True)
+        wanted = set(kept)
+        (out / "test.jsonl").write_text(
+            "".join(line for line in lines if json.loads(line)["id"] in wanted), "utf-8")
     audio = pack.folder / "audio"
     with ThreadPoolExecutor(max(1, workers)) as pool:  # libsndfile runs without the GIL
-        list(pool.map(lambda d: _decode(audio, d, out / "audio" / f"{d}.wav"),
-                      pack.manifest["dialogues"]))
+        list(pool.map(lambda d: _decode(audio, d, out / "audio" / f"{d}.wav"), kept))
 
 
 def _encode(wav: Path, out: Path, previous: Path) -> None:
