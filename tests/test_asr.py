@@ -231,7 +231,7 @@ def test_segment_words(text: str, words: list[str]) -> None:
 
 
 def test_segment_words_without_openjtalk(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(japanese, "_openjtalk", lambda: None)
+    monkeypatch.setattr(japanese, "_openjtalk_found", lambda: False)
     assert segment_words("今日はいい天気ですね。") == ["今日", "はいい", "天気", "ですね"]
     assert segment_words("すごーい、ヤッター! 1,000円") == ["すごーい", "ヤッター", "1,000", "円"]
     assert japanese.segmenter() == "script-fallback"
