@@ -34,7 +34,8 @@ def add_eval(sub: Subparsers) -> None:
                       help="the suites' quick subsets (the default)")
     size.add_argument("--full", action="store_true", help="the whole suites")
     size.add_argument("--limit", type=positive_int, default=None, metavar="N",
-                      help="the first N dialogues of each suite")
+                      help="the first N dialogues of each suite (decoded from its shipped "
+                      "quick-subset pack where that holds them, as --quick is)")
     p.add_argument("--data", default=None, metavar="official|DIR",
                    help="instead of the bundled suites: 'official' (each benchmark's public "
                    "release, downloaded once by `data download`) or a folder (the dataset of "
