@@ -288,6 +288,26 @@ def test_concurrency_is_bounded(server: FakeJudge, cache: AnswerCache) -> None:
     assert out.scored == 9 and server.max_active == 3
 
 
+def test_identical_prompts_make_one_call_however_the_threads_run(server: FakeJudge,
+                                                                 cache: AnswerCache) -> None:
+    """Six items, three distinct prompts (each twice), four threads, requests that take 0.2 s:
+    sent at once, the twins of a prompt would both miss the cache.  One call per prompt; the
+    twin reads the cached answer::
+
+        e0 e1 e2 -> call   call   call       (distinct prompts, concurrent)
+        e0'e1'e2'-> wait for its twin, then the cache
+    """
+    def twin(i: int, suffix: str) -> JudgeItem:
+        return JudgeItem(item_id=f"e{i}{suffix}", prompt=PROMPT, messages=item(i, "delay=0.2")
+                         .messages)
+
+    items = [twin(i, s) for s in ("a", "b") for i in range(3)]
+    out = run(server, cache, items, max_concurrency=4)
+    assert len(server.requests) == 3 and out.scored == 6
+    assert sorted(r.cached for r in out.results) == [False] * 3 + [True] * 3
+    assert server.max_active == 3  # the distinct prompts still went out together
+
+
 def test_one_at_a_time(server: FakeJudge, cache: AnswerCache) -> None:
     run(server, cache, [item(i, "score=1 delay=0.05") for i in range(4)], max_concurrency=1)
     assert server.max_active == 1

@@ -5,7 +5,10 @@ Conventions:
 
 * At most ``max_concurrency`` requests are in flight (a thread pool of that size).
 * An item whose key is in the cache is answered from it and never requested.  Each answer is
-  cached the moment it arrives.
+  cached the moment it arrives.  Items with the same key (the same prompt, model and sampling)
+  are judged one after another, so the first is requested and the others read its cached
+  answer: one call per distinct prompt, however the threads interleave (sent at once, three
+  identical prompts made three calls or one depending on the machine's load).
 * A call that finally fails (retries exhausted, a 4xx other than 429, an answer without text)
   becomes an unscored result with the reason; it is never raised past the batch and never
   dropped.
@@ -84,6 +87,12 @@ class _Run:
         self.backoff, self.sleep, self.on_result = backoff, sleep, on_result
         self.stopped = threading.Event()
         self._callback_lock = threading.Lock()
+        self._keys_lock = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}
+
+    def _key_lock(self, key: str) -> threading.Lock:
+        with self._keys_lock:
+            return self._key_locks.setdefault(key, threading.Lock())
 
     def judge(self, item: JudgeItem) -> JudgeResult:
         """One item: from the cache, or requested (and cached)."""
@@ -91,12 +100,15 @@ class _Run:
             raise BatchStopped
         model = self.client.model
         key = cache_key(model, item, self.client.sampling)
-        hit = self.cache.get(key)
-        if hit is not None:
-            self.meter.add_cached()
-            result = _result(item, model, hit, cached=True, attempts=0)
-        else:
-            result = self._request(item, key)
+        with self._key_lock(key):  # an identical item in flight: wait for its answer
+            if self.stopped.is_set():
+                raise BatchStopped
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.meter.add_cached()
+                result = _result(item, model, hit, cached=True, attempts=0)
+            else:
+                result = self._request(item, key)
         self._report(result)
         return result
 
