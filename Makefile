@@ -17,6 +17,12 @@ BIN := $(VENV)/bin
 # without the judge-local packages (LOCAL_JUDGE, the judge-local extra of pyproject.toml) for
 # `make demo`, and `make test` adds them, from the same lock.  A changed pyproject.toml or lock
 # file rebuilds .venv from scratch: it holds exactly the lock.
+# Python writes each module's bytecode (git-ignored __pycache__ folders in .venv and the
+# checkout) the first time a process imports it, even where the caller's environment sets
+# PYTHONDONTWRITEBYTECODE: with it set, every process compiles every module it imports again
+# from source (1.5 of the 3.9 s of the tiny benchmark's `eval`), and `make test` starts hundreds
+# of Python processes (test workers, CLI subprocesses, process pools).
+unexport PYTHONDONTWRITEBYTECODE
 LOCK := requirements.lock
 BUILD_LOCK := requirements-build.lock
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) $(BUILD_LOCK) | sha256sum | cut -c1-12)
@@ -31,8 +37,9 @@ $(STAMP): pyproject.toml $(LOCK) $(BUILD_LOCK)
 	$(PYTHON) scripts/lock_filter.py --only pip $(LOCK) > $(VENV)/lock-pip.txt
 	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(VENV)/lock-pip.txt
 	$(PYTHON) scripts/lock_filter.py --without $(LOCAL_JUDGE) $(LOCK) > $(VENV)/lock-base.txt
-	# --no-compile: Python compiles a module when it is first imported; compiling every file
-	# of every package up front was 11 of the 47 s of a fresh install (perf/demo_time.py)
+	# --no-compile: Python compiles a module when it is first imported (and writes its bytecode:
+	# see PYTHONDONTWRITEBYTECODE above); compiling every file of every package up front was 11
+	# of the 47 s of a fresh install (perf/demo_time.py)
 	$(BIN)/python -m pip install --quiet --no-compile --require-hashes --no-deps \
 		--build-constraint $(BUILD_LOCK) -r $(VENV)/lock-base.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
