@@ -5,11 +5,11 @@ speed-up works on: a module's shared fixtures, its suite builds) and prints each
 of the whole.  A test's time is its setup, call and teardown (a module fixture's cost lands on
 the first test that asks for it).  Make the report with
 
-    DUPLEXEVAL_CACHE=$(mktemp -d) .venv/bin/python -m pytest -q -n 1 -m "not realtime" \\
-        --junitxml=durations.xml
+    PYTHONDONTWRITEBYTECODE= DUPLEXEVAL_CACHE=$(mktemp -d) \\
+        .venv/bin/python -m pytest -q -n 1 -m "not realtime" --junitxml=durations.xml
 
 (one worker, so that no test's time includes another's contention; an empty cache, as a fresh
-clone has), then run
+clone has; bytecode written, as ``make test`` lets Python do), then run
 
     .venv/bin/python perf/test_durations.py durations.xml [--modules N] [--tests N]
 
