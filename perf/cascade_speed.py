@@ -88,10 +88,10 @@ def stage_times(qa: Dataset) -> list[list[object]]:
                 turns.append(x[max(0, a):b, 0].copy())
                 refs.append(list(d.extra.get("qa_references", ())))
     transcriber = Transcriber(config.asr_model, beam_size=config.asr_beam)
-    transcriber.transcribe_text(turns[0], SR, "en")  # warm-up (model load)
+    transcriber.transcribe_text(turns[0], SR, "en", window=config.asr_window)  # warm-up
     asr, texts = [], []
     for turn in turns:
-        text, wall, cpu = _timed(transcriber.transcribe_text, turn, SR, "en")
+        text, wall, cpu = _timed(transcriber.transcribe_text, turn, SR, "en", config.asr_window)
         texts.append(text)
         asr.append((wall, cpu))
     respond, answers = [], []

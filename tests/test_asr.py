@@ -179,6 +179,42 @@ def test_the_text_of_a_turn_is_its_words_without_timestamps(transcriber: Transcr
 
 
 @needs_asr
+def test_a_short_window_reads_a_turn_as_the_full_window_does(transcriber: Transcriber,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             ) -> None:
+    """A turn encoded in a 20-s window padded with silence reads the same words as in
+    Whisper's 30 s (English and Japanese); silence is no text in it either.  A turn that
+    leaves less than a second of the window free goes to the 30-s decoding::
+
+        20-s window   |== turn ==|..... silence .....|          short window
+        20-s window   |======== turn (19.5 s) ========|.|       30 s instead
+    """
+    from duplexeval.speech import _asr
+
+    bank = ClipBank.load()
+    for name, language in (("en_006", "en"), ("en_010", "en"), ("ja_000", "ja")):
+        x = on_silence(bank.get(name).audio, 0.3, 0.6)
+        full = transcriber.transcribe_text(x, SR, language)
+        short = transcriber.transcribe_text(x, SR, language, window=20.0)
+        assert plain(short).replace(" ", "") == plain(full).replace(" ", "") != "", name
+    assert transcriber.transcribe_text(np.zeros(SR, np.float32), SR, "en", window=20.0) == ""
+
+    calls: list[int] = []
+    real = _asr.short_window_text
+    monkeypatch.setattr(_asr, "short_window_text",
+                        lambda model, piece, *a, **k: calls.append(len(piece))
+                        or real(model, piece, *a, **k))
+    clip = on_silence(bank.get("en_006").audio, 0.3, 0.6)
+    long_turn = np.concatenate([clip] * int(np.ceil(19.5 * SR / len(clip))))[:round(19.5 * SR)]
+    transcriber.transcribe_text(long_turn, SR, "en", window=20.0)
+    transcriber.transcribe_text(clip, SR, "en", window=20.0)
+    assert len(calls) == 1  # the 19.5-s turn went to the 30-s window, the short one did not
+    for window in (1.0, 30.5, float("nan")):
+        with pytest.raises(ValueError, match="window"):
+            transcriber.transcribe_text(clip, SR, "en", window=window)
+
+
+@needs_asr
 def test_regions_restrict_what_is_transcribed(transcriber: Transcriber) -> None:
     bank = ClipBank.load()
     first, second = bank.get("en_000"), bank.get("en_010")  # "Sure, ...", "I think the ..."

@@ -29,7 +29,9 @@ content hash, so forks do not recompute them.
   (optionally earlier when Smart Turn v3 calls the turn complete, ``smart_turn=1``).
 * Understanding: Whisper base (:class:`~duplexeval.speech._asr.Transcriber`, its text only:
   no word timestamps) on the turn's audio from ``pre_roll`` before its first onset to
-  ``post_roll`` after its last offset.
+  ``post_roll`` after its last offset, encoded in an ``asr_window`` of 20 s padded with
+  silence rather than Whisper's 30 s (:mod:`duplexeval.speech._short_window`; half the time a
+  turn, the same word error rate).
 * Responding: with ``llm_url`` an OpenAI-compatible chat endpoint (:mod:`.llm`), else
   :mod:`.responder`: ``responder=reference`` (default) is a retrieval baseline over oracle
   content (the QA reference answers, or on chat data the reference system's next turn after

@@ -5,9 +5,11 @@ Units: every duration is in seconds; probabilities are in [0, 1]; flags are ``0`
 ``tts_latency``) are the processing times the system charges on the frame clock: a reply's first
 audio sample goes out at the end-of-turn decision plus their sum.  Their defaults are the median
 compute times measured by ``perf/cascade_speed.py`` on the project's 2-core machine with
-no other job running (load average 1.6, the benchmark's own): Whisper base int8, beam 1, on the
-28 user turns of four ``m3-qa-en`` dialogues (median 2.5 s of audio each) 0.765 s; the built-in
-responder under 1 ms; piper's first sentence of each reply, resampled to 16 kHz, 0.061 s.
+no other job running (load average 1.6, the benchmark's own): Whisper base int8, beam 1, in a
+20-s window (``asr_window``), on the 35 user turns of four ``m3-qa-en`` dialogues (median 2.6 s
+of audio each) 0.356 s (0.779 s in Whisper's 30-s window, measured beside it; cascade version
+1 charged 0.77 s); the built-in responder under 1 ms; piper's first sentence of each reply,
+resampled to 16 kHz, 0.061 s.
 While another job shares the two cores these stages take up to 1.6x (ASR) and 3x (TTS) longer;
 the benchmark prints the load average with its figures.
 """
@@ -25,8 +27,8 @@ __all__ = ["ASR_LATENCY", "LLM_LATENCY", "RESPONDERS", "TTS_LATENCY", "CascadeCo
 RESPONDERS = ("reference", "ack")
 """The built-in responders (``responder=``)."""
 
-ASR_LATENCY = 0.77
-"""Measured median compute of ASR on a user turn (s; 0.765): perf/cascade_speed.py."""
+ASR_LATENCY = 0.36
+"""Measured median compute of ASR on a user turn (s; 0.356, 20-s window): perf/cascade_speed.py."""
 LLM_LATENCY = 0.0
 """Measured median compute of the built-in responder (s; under 1 ms, so 0).  With ``llm_url``
 set ``llm_latency`` to the endpoint's time to a complete reply."""
@@ -98,6 +100,10 @@ class CascadeConfig:
     """faster-whisper model (``base-packaged``: the offline Whisper base from PyPI)."""
     asr_beam: int = 1
     """Whisper beam size."""
+    asr_window: float = 20.0
+    """Seconds of the Whisper window a user turn is encoded in, padded with silence (at most
+    30, Whisper's own; a turn that leaves less than 1 s of it free gets 30): 20 s takes half
+    the time of 30 s a turn at the same word error rate (``perf/asr_window.py``)."""
     language: str = ""
     """Reply language ('' = the dialogue's, else ``en``)."""
     responder: str = "reference"
@@ -162,6 +168,8 @@ class CascadeConfig:
             raise ValueError("need 0 < vad_neg_threshold <= vad_threshold < 1")
         if self.asr_beam < 1 or self.llm_max_tokens < 1:
             raise ValueError("asr_beam and llm_max_tokens must be >= 1")
+        if not 1 < self.asr_window <= 30:
+            raise ValueError("asr_window must be over 1 and at most 30 seconds")
         if self.responder not in RESPONDERS:
             raise ValueError(f"responder must be one of {', '.join(RESPONDERS)}")
         if self.llm_url and not self.llm_url.startswith(("http://", "https://")):

@@ -94,11 +94,13 @@ class Engines:
         """ASR text of a user turn (16 kHz audio) and the compute seconds it took."""
         transcriber, settings = self._asr()
 
+        window = self.config.asr_window
+
         def compute() -> str:
-            return transcriber.transcribe_text(audio16, VAD_RATE, language)
+            return transcriber.transcribe_text(audio16, VAD_RATE, language, window=window)
 
         return self.asr_cache.get_or_compute(
-            content_key("asr-text", settings, language, audio16), compute)
+            content_key("asr-text", settings, language, window, audio16), compute)
 
     def chat(self, messages: list[dict[str, str]]) -> tuple[str, float]:
         """The endpoint's reply to ``messages`` and the seconds the request took."""

@@ -27,7 +27,8 @@ class CascadeSystem(System):
     handling, and declared latency budgets on the frame clock (see the package docstring)."""
 
     name = "cascade"
-    version = "1"
+    version = "2"
+    """2: user turns encoded in a 20-s Whisper window (``asr_window``), not 30 s."""
     description = "VAD + Whisper + LLM/retrieval + TTS cascade with barge-in and latency budgets"
 
     def __init__(self, **args: str) -> None:

@@ -1,0 +1,67 @@
+"""Whisper's text of a short stretch of speech, encoded in a window shorter than 30 s.
+
+Whisper's encoder reads 30-s windows, and on a CPU its cost is most of a short utterance's
+transcription (Whisper base, int8, pinned kernels, 2 cores: 0.57 s for 30 s, 0.15 s for 15 s;
+attention grows with the square of the window).  A listening system transcribes one user turn
+at a time (a median 2.9 s on the bundled English suites), so it can encode a shorter window.
+
+How the window is filled decides whether Whisper still reads it well.  faster-whisper pads a
+short input's log-mel features with zeros up to 3000 frames; the same zero padding up to a
+shorter window raised the word error rate on the English suites' user turns from 0.067 to
+0.117 (20 s).  Padding the *audio* with digital silence before the features are computed
+(what Whisper's own ``pad_or_trim`` of the waveform does) kept it at 0.062 (20 s), 0.067
+(15 s), against 0.064 for a 30-s window filled the same way (``perf/asr_window.py``).
+
+Conventions: ``piece`` is 16-kHz mono float audio in [-1, 1], at most ``window_s - 1`` seconds
+(at least one second of silence follows the speech); ``window_s`` is in seconds, at most 30.
+Decoding is Whisper's without timestamps: temperature 0, ``beam_size`` beams, blank and
+non-speech tokens suppressed (faster-whisper's defaults), at most ``max_new_tokens`` tokens,
+and a text whose compression ratio exceeds ``max_compression`` is dropped (a repetition loop).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["WHISPER_WINDOW_S", "fits", "short_window_text"]
+
+WHISPER_WINDOW_S = 30.0
+"""Whisper's own window (seconds)."""
+TRAILING_SILENCE_S = 1.0
+"""Silence a short window keeps after the speech (seconds)."""
+_RATE = 16_000
+
+
+def fits(samples: int, window_s: float) -> bool:
+    """Whether ``samples`` of 16-kHz audio go into a ``window_s`` window shorter than
+    Whisper's, with :data:`TRAILING_SILENCE_S` after them."""
+    return window_s < WHISPER_WINDOW_S and samples <= (window_s - TRAILING_SILENCE_S) * _RATE
+
+
+def short_window_text(model: Any, piece: np.ndarray, language: str, window_s: float, *,
+                      beam_size: int, max_new_tokens: int, max_compression: float) -> str:
+    """The text Whisper (a faster-whisper ``WhisperModel``) reads in ``piece`` padded with
+    silence to ``window_s`` seconds ('' when it reads nothing or a repetition loop)."""
+    from faster_whisper.tokenizer import Tokenizer
+    from faster_whisper.transcribe import get_compression_ratio, get_suppressed_tokens
+
+    if not fits(len(piece), window_s):
+        raise ValueError(f"{len(piece) / _RATE:.2f} s of audio does not fit a {window_s} s "
+                         "window")
+    extractor = model.feature_extractor
+    frames = round(window_s * _RATE) // extractor.hop_length
+    audio = np.zeros(frames * extractor.hop_length, dtype=np.float32)
+    audio[:len(piece)] = piece
+    features = extractor(audio)[:, :frames]
+    tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe",
+                          language=language)
+    prompt = [tokenizer.sot, tokenizer.language, tokenizer.transcribe, tokenizer.no_timestamps]
+    result = model.model.generate(
+        model.encode(np.ascontiguousarray(features, dtype=np.float32)), [prompt],
+        beam_size=beam_size, max_length=len(prompt) + max_new_tokens, suppress_blank=True,
+        suppress_tokens=list(get_suppressed_tokens(tokenizer, [-1])))[0]
+    tokens = [t for t in result.sequences_ids[0] if t < tokenizer.eot]
+    text = str(tokenizer.decode(tokens)).strip()
+    return "" if text and get_compression_ratio(text) > max_compression else text
