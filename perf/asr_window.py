@@ -19,6 +19,7 @@ Usage: .venv/bin/python perf/asr_window.py [--windows 30 20 15] [--limit N]
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import time
@@ -31,6 +32,7 @@ from duplexeval._audio import read_audio
 from duplexeval.cli._options import positive, positive_int
 from duplexeval.data import Need, load_dataset
 from duplexeval.speech._asr import Transcriber
+from duplexeval.speech._short_window import WHISPER_WINDOW_S, decode_text
 from duplexeval.suites import build_suite
 from duplexeval.synth._quality import _normalize
 
@@ -66,22 +68,17 @@ def error_rate(refs: list[str], hyps: list[str], language: str) -> float:
 
 def zero_padded_text(transcriber: Transcriber, piece: np.ndarray, language: str,
                      window: float) -> str:
-    """faster-whisper's padding (zero log-mel features) at ``window`` seconds."""
-    import ctranslate2
-    from faster_whisper.tokenizer import Tokenizer
-    from faster_whisper.transcribe import get_suppressed_tokens
-
+    """faster-whisper's padding (zero log-mel features) up to ``window`` seconds, decoded as
+    the short window is."""
     model = transcriber._model()
     frames = round(window * SR) // model.feature_extractor.hop_length
     features = model.feature_extractor(piece)[:, :frames]
-    padded = np.zeros((1, features.shape[0], frames), dtype=np.float32)
-    padded[0, :, :features.shape[1]] = features
-    tok = Tokenizer(model.hf_tokenizer, True, task="transcribe", language=language)
-    prompt = [tok.sot, tok.language, tok.transcribe, tok.no_timestamps]
-    result = model.model.generate(ctranslate2.StorageView.from_array(padded), [prompt],
-                                  beam_size=1, max_length=224, suppress_blank=True,
-                                  suppress_tokens=list(get_suppressed_tokens(tok, [-1])))[0]
-    return str(tok.decode([t for t in result.sequences_ids[0] if t < tok.eot])).strip()
+    padded = np.zeros((features.shape[0], frames), dtype=np.float32)
+    padded[:, :features.shape[1]] = features
+    limit = max(16, math.ceil(len(piece) / SR * transcriber.tokens_per_second))
+    return decode_text(model, padded, language, beam_size=transcriber.beam_size,
+                       max_new_tokens=min(limit, 440),
+                       max_compression=transcriber.max_compression)
 
 
 def main() -> None:
@@ -90,6 +87,8 @@ def main() -> None:
     parser.add_argument("--limit", type=positive_int, default=None,
                         help="the suites' first N dialogues instead of their quick subsets")
     args = parser.parse_args()
+    if not all(1 < w <= WHISPER_WINDOW_S for w in args.windows):
+        parser.error(f"--windows: each must be over 1 and at most {WHISPER_WINDOW_S:g} s")
     transcriber = Transcriber(beam_size=1)  # the cascade's settings
     print(f"{'lang':4}  {'window':>17}  {'turns':>5}  {'median s':>8}  {'total s':>7}  "
           f"{'error':>6}  {'differ':>6}")

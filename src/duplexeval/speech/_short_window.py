@@ -7,10 +7,10 @@ at a time (a median 2.9 s on the bundled English suites), so it can encode a sho
 
 How the window is filled decides whether Whisper still reads it well.  faster-whisper pads a
 short input's log-mel features with zeros up to 3000 frames; the same zero padding up to a
-shorter window raised the word error rate on the English suites' user turns from 0.067 to
-0.117 (20 s).  Padding the *audio* with digital silence before the features are computed
-(what Whisper's own ``pad_or_trim`` of the waveform does) kept it at 0.062 (20 s), 0.067
-(15 s), against 0.064 for a 30-s window filled the same way (``perf/asr_window.py``).
+20-s window raised the word error rate on the bundled English suites' user turns from 0.075
+(30 s) to 0.113.  Padding the *audio* with digital silence before the features are computed
+(:func:`silence_padded_features`) kept it at 0.073 (20 s; CER 0.066 -> 0.056 on the Japanese
+turns), at about half the time a turn (``perf/asr_window.py``).
 
 Conventions: ``piece`` is 16-kHz mono float audio in [-1, 1], at most ``window_s - 1`` seconds
 (at least one second of silence follows the speech); ``window_s`` is in seconds, at most 30.
@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["WHISPER_WINDOW_S", "fits", "short_window_text"]
+__all__ = ["WHISPER_WINDOW_S", "decode_text", "fits", "short_window_text",
+           "silence_padded_features"]
 
 WHISPER_WINDOW_S = 30.0
 """Whisper's own window (seconds)."""
@@ -40,13 +41,9 @@ def fits(samples: int, window_s: float) -> bool:
     return window_s < WHISPER_WINDOW_S and samples <= (window_s - TRAILING_SILENCE_S) * _RATE
 
 
-def short_window_text(model: Any, piece: np.ndarray, language: str, window_s: float, *,
-                      beam_size: int, max_new_tokens: int, max_compression: float) -> str:
-    """The text Whisper (a faster-whisper ``WhisperModel``) reads in ``piece`` padded with
-    silence to ``window_s`` seconds ('' when it reads nothing or a repetition loop)."""
-    from faster_whisper.tokenizer import Tokenizer
-    from faster_whisper.transcribe import get_compression_ratio, get_suppressed_tokens
-
+def silence_padded_features(model: Any, piece: np.ndarray, window_s: float) -> np.ndarray:
+    """Whisper's log-mel features (mels x frames) of ``piece`` followed by digital silence up
+    to ``window_s`` seconds."""
     if not fits(len(piece), window_s):
         raise ValueError(f"{len(piece) / _RATE:.2f} s of audio does not fit a {window_s} s "
                          "window")
@@ -54,14 +51,31 @@ def short_window_text(model: Any, piece: np.ndarray, language: str, window_s: fl
     frames = round(window_s * _RATE) // extractor.hop_length
     audio = np.zeros(frames * extractor.hop_length, dtype=np.float32)
     audio[:len(piece)] = piece
-    features = extractor(audio)[:, :frames]
+    return np.ascontiguousarray(extractor(audio)[:, :frames], dtype=np.float32)
+
+
+def decode_text(model: Any, features: np.ndarray, language: str, *, beam_size: int,
+                max_new_tokens: int, max_compression: float) -> str:
+    """The text Whisper (a faster-whisper ``WhisperModel``) decodes from ``features`` (mels x
+    frames, any window), '' when it reads nothing or a repetition loop."""
+    from faster_whisper.tokenizer import Tokenizer
+    from faster_whisper.transcribe import get_compression_ratio, get_suppressed_tokens
+
     tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe",
                           language=language)
     prompt = [tokenizer.sot, tokenizer.language, tokenizer.transcribe, tokenizer.no_timestamps]
     result = model.model.generate(
-        model.encode(np.ascontiguousarray(features, dtype=np.float32)), [prompt],
-        beam_size=beam_size, max_length=len(prompt) + max_new_tokens, suppress_blank=True,
+        model.encode(features), [prompt], beam_size=beam_size,
+        max_length=len(prompt) + max_new_tokens, suppress_blank=True,
         suppress_tokens=list(get_suppressed_tokens(tokenizer, [-1])))[0]
     tokens = [t for t in result.sequences_ids[0] if t < tokenizer.eot]
     text = str(tokenizer.decode(tokens)).strip()
     return "" if text and get_compression_ratio(text) > max_compression else text
+
+
+def short_window_text(model: Any, piece: np.ndarray, language: str, window_s: float, *,
+                      beam_size: int, max_new_tokens: int, max_compression: float) -> str:
+    """The text Whisper reads in ``piece`` padded with silence to ``window_s`` seconds."""
+    return decode_text(model, silence_padded_features(model, piece, window_s), language,
+                       beam_size=beam_size, max_new_tokens=max_new_tokens,
+                       max_compression=max_compression)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from duplexeval.errors import number_problem
+from duplexeval.speech._short_window import WHISPER_WINDOW_S
 
 __all__ = ["ASR_LATENCY", "LLM_LATENCY", "RESPONDERS", "TTS_LATENCY", "CascadeConfig"]
 
@@ -168,8 +169,9 @@ class CascadeConfig:
             raise ValueError("need 0 < vad_neg_threshold <= vad_threshold < 1")
         if self.asr_beam < 1 or self.llm_max_tokens < 1:
             raise ValueError("asr_beam and llm_max_tokens must be >= 1")
-        if not 1 < self.asr_window <= 30:
-            raise ValueError("asr_window must be over 1 and at most 30 seconds")
+        if not 1 < self.asr_window <= WHISPER_WINDOW_S:
+            raise ValueError(f"asr_window must be over 1 and at most {WHISPER_WINDOW_S:g} "
+                             "seconds")
         if self.responder not in RESPONDERS:
             raise ValueError(f"responder must be one of {', '.join(RESPONDERS)}")
         if self.llm_url and not self.llm_url.startswith(("http://", "https://")):
