@@ -208,7 +208,7 @@ def test_analysis_output_layout_and_cache(scripted_runs: list[Path], tmp_path: P
     def no_vad(*args: object, **kwargs: object) -> None:
         raise AssertionError("re-analysis must come from the cache")
 
-    monkeypatch.setattr(pipeline, "detect_activity", no_vad)
+    monkeypatch.setattr(pipeline, "detect_activity_many", no_vad)
     analyze_run(run, VAD_ONLY, progress=False, cache=tmp_path)
     assert {p.name: p.read_bytes() for p in folder.rglob("*.json")} == before
 

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 import soxr
 
-from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.speech import _activity
+from duplexeval.speech._activity import (
+    ActivityOptions,
+    VadEngine,
+    detect_activity,
+    detect_activity_many,
+)
 from duplexeval.speech._clipbank import ClipBank, fill_span
 from duplexeval.timeline import Span
 
@@ -106,6 +112,34 @@ def test_empty_and_silent_input_give_no_spans(engine: VadEngine, sr: int) -> Non
     assert detect_activity(np.zeros(0, dtype=np.float32), sr, opts) == []
     assert detect_activity(np.zeros(100, dtype=np.float32), sr, opts) == []
     assert detect_activity(np.zeros(2 * sr, dtype=np.float32), sr, opts) == []
+
+
+@pytest.mark.parametrize("engine", list(VadEngine))
+def test_every_engine_finds_no_speech_in_digital_silence_on_its_own(engine: VadEngine) -> None:
+    """``detect_activity`` returns no span for an all-zero channel without running an engine
+    (a silent system's channel); each engine, run on it, agrees."""
+    opts = ActivityOptions(engine=engine)
+    for sr in (16_000, 24_000):
+        x = np.zeros(3 * sr, dtype=np.float32)
+        if engine == VadEngine.SILERO:
+            assert _activity._silero(x, sr, opts) == []
+        else:
+            detector = _activity._energy if engine == VadEngine.ENERGY else _activity._webrtc
+            assert _activity._runs(detector(x, sr, opts)[0]) == []
+
+
+def test_many_channels_on_two_threads_give_each_channel_s_own_spans() -> None:
+    """``detect_activity_many`` on two threads: the spans of one ``detect_activity`` call per
+    channel, in order (speech, noise, silence, a 24-kHz copy)."""
+    speech, _ = placed()
+    noise = np.random.default_rng(1).normal(0, 0.01, 3 * SR).astype(np.float32)
+    at24 = soxr.resample(speech, SR, 24_000).astype(np.float32)
+    items = [(speech, SR), (noise, SR), (np.zeros(SR, dtype=np.float32), SR), (at24, 24_000),
+             (speech[::-1].copy(), SR)]
+    alone = [detect_activity(x, sr, SILERO) for x, sr in items]
+    assert alone[0] and alone[2] == []
+    assert detect_activity_many(items, SILERO, threads=2) == alone
+    assert detect_activity_many(items, SILERO, threads=1) == alone
 
 
 def test_silero_ignores_steady_noise_and_a_tone() -> None:

@@ -54,6 +54,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -69,7 +70,7 @@ from duplexeval.analysis._segments import Chunk, SpeechSegment, segments_from_sp
 from duplexeval.errors import DuplexevalError
 from duplexeval.runs._directory import AnalysisInputs, AnalysisRow, MetadataRow, RunDir
 from duplexeval.runs._execution import LocalExecutor, TaskMap
-from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity_many
 from duplexeval.timeline import Span
 from duplexeval.version import __version__
 
@@ -197,6 +198,16 @@ class _Analyzer:
                              + np.ascontiguousarray(x, dtype=np.float32).tobytes()).hexdigest()
         return cache / key[:2] / f"{key}.json"
 
+    def _vad_threads(self) -> int:
+        """Threads for the voice activity of one batch's channels: as many as the Whisper
+        worker processes (``asr_processes``, default one per CPU; 1 in a Dask or pool worker,
+        where the cores are already shared out)."""
+        from duplexeval.speech._asr_pool import can_fork_workers, default_processes
+
+        if not can_fork_workers():
+            return 1
+        return self.options.asr_processes or default_processes()
+
     def _scope(self, channel: int, full: bool) -> str:
         """What a channel gets: ``none`` (voice activity only), ``short`` (segments shorter than
         ``asr_max_segment`` transcribed) or ``full`` (every segment transcribed)."""
@@ -218,10 +229,9 @@ class _Analyzer:
         is recomputed.
         """
         out: list[list[SpeechSegment] | None] = [None] * len(items)
-        pending: list[tuple[int, list[SpeechSegment], list[SpeechSegment], Path | None]] = []
+        todo: list[tuple[int, str, Path | None]] = []
         for i, (x, rate, channel, full) in enumerate(items):
             scope = self._scope(channel, full)
-            use_asr = scope != "none"
             path = self._cache_path(x, rate, scope, cache)
             if path is not None and path.is_file():
                 try:
@@ -230,7 +240,14 @@ class _Analyzer:
                     continue
                 except (json.JSONDecodeError, KeyError, TypeError, ValueError):
                     pass  # a damaged cache entry is recomputed
-            segments = segments_from_spans(detect_activity(x, rate, self.options.vad), channel)
+            todo.append((i, scope, path))
+        spans = detect_activity_many([(items[i][0], items[i][1]) for i, _, _ in todo],
+                                     self.options.vad, self._vad_threads()) if todo else []
+        pending: list[tuple[int, list[SpeechSegment], list[SpeechSegment], Path | None]] = []
+        for (i, scope, path), found in zip(todo, spans, strict=True):
+            channel = items[i][2]
+            use_asr = scope != "none"
+            segments = segments_from_spans(found, channel)
             limit = None if scope == "full" else self.options.asr_max_segment
             wanted = [s for s in segments if limit is None or s.end - s.start < limit]
             if use_asr and wanted:  # no speech (a silent system), nothing short: no ASR
@@ -256,6 +273,7 @@ def _store(path: Path | None, segments: list[SpeechSegment]) -> None:
 
 
 _TRANSCRIBERS: dict[tuple[str, int], Any] = {}
+_TRANSCRIBERS_LOCK = threading.Lock()
 
 
 def _transcriber(model: str, processes: int | None) -> Any:
@@ -265,11 +283,12 @@ def _transcriber(model: str, processes: int | None) -> Any:
     from duplexeval.speech._asr_pool import default_processes
 
     key = (model, processes if processes is not None else default_processes())
-    if key not in _TRANSCRIBERS:
-        from duplexeval.speech._asr import Transcriber
+    with _TRANSCRIBERS_LOCK:  # analyses in two threads (the demo's rows) share one
+        if key not in _TRANSCRIBERS:
+            from duplexeval.speech._asr import Transcriber
 
-        _TRANSCRIBERS[key] = Transcriber(model=model, processes=key[1])
-    return _TRANSCRIBERS[key]
+            _TRANSCRIBERS[key] = Transcriber(model=model, processes=key[1])
+        return _TRANSCRIBERS[key]
 
 
 def _segment_from_json(channel: int, s: dict[str, Any]) -> SpeechSegment:
