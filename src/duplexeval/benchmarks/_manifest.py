@@ -19,6 +19,7 @@ that changes no number.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -114,13 +115,18 @@ class EvalManifest(BaseModel):
     the measures): ``silence`` (the act removed) or ``noise`` (its content removed)."""
 
 
+HASH_THREADS = 4
+"""Threads that hash a bundle's files (:func:`file_hashes`)."""
+
+
 def file_hashes(root: Path, folders: list[Path]) -> dict[str, str]:
     """Relative path -> SHA-256 of every file under ``folders`` (sorted; temporary files and
     a run's volatile files left out: :meth:`~duplexeval.runs._directory.RunDir.volatile_files`)."""
-    out: dict[str, str] = {}
-    for folder in folders:
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            if path.name in VOLATILE or ".tmp-" in path.name:
-                continue
-            out[path.relative_to(root).as_posix()] = sha256_file(path)
-    return dict(sorted(out.items()))
+    paths = [path for folder in folders
+             for path in sorted(p for p in folder.rglob("*") if p.is_file())
+             if path.name not in VOLATILE and ".tmp-" not in path.name]
+    # hashlib releases the GIL on large buffers: the wavs hash on every core
+    with ThreadPoolExecutor(max_workers=HASH_THREADS, thread_name_prefix="sha256") as pool:
+        digests = list(pool.map(sha256_file, paths))
+    return dict(sorted((path.relative_to(root).as_posix(), digest)
+                       for path, digest in zip(paths, digests, strict=True)))

@@ -18,7 +18,7 @@ and every link is relative.  It shows:
   timeline, audio player, transcripts, offline content texts and judge answers with reasons.
 
 Files written beside ``index.html``: ``figures/*.png|svg`` (summary figures) and
-``side/KEY.png|svg`` (side-by-side views).  Each event's timeline is inline SVG
+``side/KEY.svg`` (side-by-side views, shown as drawn).  Each event's timeline is inline SVG
 (:mod:`.svg_timeline`: matplotlib would take minutes for the hundreds of events of a demo).
 
 Audio is **linked, not copied**: each ``<audio>`` points at the run's own stereo wav by a
@@ -201,7 +201,7 @@ def _side_by_side(cases: Sequence[EventCase], out: Path, by_language: bool = Fal
     for group in groups[:MAX_SIDE_BY_SIDE]:
         key = "-".join(c.key for c in group[:1]) + f"-x{len(group)}" + (
             "-lang" if by_language else "")
-        _, svg = save_figure(side_by_side(group), out / "side" / key)
+        (svg,) = save_figure(side_by_side(group), out / "side" / key, formats=("svg",))
         links = ", ".join(f'<a href="#{escape(c.key, quote=True)}">'
                           f"{escape(c.result.language if by_language else c.protocol or c.run)}"
                           "</a>" for c in group)
