@@ -11,7 +11,8 @@
    (:data:`DEMO_BENCHMARKS`: M3 under Multi (gen), its Table 5; FLEXI under both its protocols)
    on each built-in system (:data:`DEMO_SYSTEMS`: ``cascade``, ``reference`` = the human row,
    ``silence`` = the floor), one verifiable bundle per system in ``runs/demo/SYSTEM/``:
-   runs (resumable), analysis (Silero VAD + Whisper base, cached), scores, tables.
+   runs (resumable), analysis (Silero VAD + Whisper base, cached), scores, tables; two
+   systems at a time on the shared process pool (:data:`ROWS_SIDE_BY_SIDE`).
 5. Each benchmark's tables over every system together in ``runs/demo/tables/BENCH/``, printed.
 6. The HTML report of every cell, ``runs/demo/report/index.html`` (its path is printed): every
    event with its timeline, audio, transcripts (:mod:`duplexeval.report._html_report`).
@@ -28,10 +29,12 @@ import contextlib
 import os
 import re
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 from tqdm import tqdm
@@ -48,7 +51,7 @@ from duplexeval.registry import Registry
 from duplexeval.report._text import PLAN_HEADER, format_table, plan_row
 from duplexeval.runs import ProcessExecutor
 from duplexeval.runs._pool_executor import default_workers
-from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity
+from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activity_many
 from duplexeval.systems._registry import load_system
 
 __all__ = ["AnnotationCheck", "DemoDataset", "annotation_check", "default_datasets",
@@ -104,7 +107,8 @@ class AnnotationCheck:
 def annotation_check(dataset: Dataset, tolerance: float = ANNOTATION_TOLERANCE,
                      activity: ActivityOptions | None = None) -> AnnotationCheck:
     """Annotate every dialogue's stereo audio from voice activity (Silero, as the analysis;
-    no words) and compare with its shipped events (made from the word alignments).
+    no words; its two channels on two threads where there are two CPUs) and compare with its
+    shipped events (made from the word alignments).
 
     Matching is greedy in reference order: a reference event is recovered by the first unused
     audio event of the same kind and channel whose start and end are both within
@@ -119,8 +123,9 @@ def annotation_check(dataset: Dataset, tolerance: float = ANNOTATION_TOLERANCE,
         if d.audio is None:
             continue
         x, rate = read_audio(d.audio.path)
-        spans = {ch: detect_activity(np.ascontiguousarray(x[:, ch]), rate, options)
-                 for ch in (0, 1)}
+        both = detect_activity_many([(np.ascontiguousarray(x[:, ch]), rate) for ch in (0, 1)],
+                                    options, threads=default_workers())
+        spans = dict(zip((0, 1), both, strict=True))
         derived = list(annotate_spans(spans))
         used = [False] * len(derived)
         for ref in d.events:
@@ -167,7 +172,8 @@ def demo_suites(full: bool, names: list[str] | None = None,
 
 STAGES = ("synthesis", "annotation check", "planning", "runs", "analysis", "tables", "report")
 """The demo's stages, in order, as timed in ``RUN_ROOT/demo_timing.json`` (``runs``,
-``analysis`` and ``tables`` are the evaluations' own: :attr:`EvalResult.seconds`)."""
+``analysis`` and ``tables`` are the evaluations' own, :attr:`EvalResult.seconds`; with rows
+evaluated side by side, their shares of the evaluations' wall time: :func:`_apportion`)."""
 
 
 class StageTimer:
@@ -305,28 +311,112 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     return 0
 
 
+ROWS_SIDE_BY_SIDE = 2
+"""Demo rows evaluated at once on a process pool (threads of this process sharing the pool):
+the cascade's runs keep the cores busy, while the reference row's analysis and each row's
+tables leave part of them idle (a single-threaded voice activity step, the end of a cell's
+Whisper windows, matplotlib); side by side they fill each other's gaps."""
+
+
 def _evaluate_systems(chosen: tuple[str, ...], m3_suites: list[str], runs_root: Path,
                       subset: int | str | None, extra: list[Path], limit: int | None,
                       variants: bool, timer: StageTimer, jobs: int,
                       ) -> dict[str, list[SystemCell]]:
     """``eval`` of each demo system into ``runs_root/SYSTEM/`` (and of each ``extra``
-    dataset), the runs' units in one pool of ``jobs`` worker processes (1: in this process);
-    every benchmark's cells of every system, with the stages timed."""
+    dataset), the runs' units in one pool of ``jobs`` worker processes (1: in this process,
+    one row after the other); every benchmark's cells of every system, in row order.
+
+    On a pool, :data:`ROWS_SIDE_BY_SIDE` rows are evaluated at once, so the stages of
+    different rows overlap in time; each stage is then given its share of the evaluations'
+    wall time in proportion to the rows' own seconds in it (:func:`_apportion`), so that the
+    stages still add up to the demo's wall time.  A row's files do not depend on what runs
+    beside it."""
+    rows = [row for row in DEMO_SYSTEMS if not row.variant or variants]
+
+    def one(row: DemoSystem, pool: ProcessExecutor | None) -> RowResult:
+        return _evaluate_row(row, chosen, m3_suites, runs_root, subset, extra, limit, pool)
+
+    start = time.perf_counter()
+    if jobs > 1:
+        with ProcessExecutor(jobs) as pool:
+            done = side_by_side(rows, lambda row: one(row, pool), ROWS_SIDE_BY_SIDE)
+    else:
+        done = [one(row, None) for row in rows]
+    for stage, seconds in _apportion([r.seconds for r in done],
+                                     time.perf_counter() - start).items():
+        timer.add(stage, seconds)
     cells: dict[str, list[SystemCell]] = {b: [] for b in chosen}
-    with contextlib.ExitStack() as stack:
-        pool = stack.enter_context(ProcessExecutor(jobs)) if jobs > 1 else None
-        for row in DEMO_SYSTEMS:
-            if not row.variant or variants:
-                _evaluate_row(row, chosen, m3_suites, runs_root, subset, extra, limit, timer,
-                              pool, cells)
+    for result in done:
+        for bench, mine in result.cells.items():
+            cells.setdefault(bench, []).extend(mine)
     return cells
+
+
+A = TypeVar("A")
+R = TypeVar("R")
+
+
+def side_by_side(items: Sequence[A], work: Callable[[A], R], lanes: int) -> list[R]:
+    """``[work(item) for item in items]``, up to ``lanes`` items at once on daemon threads
+    that take the items in order.  The first exception is raised here as soon as it happens
+    (a lane stops taking items once one has failed).  The threads are daemons, so an
+    interrupted caller (Ctrl-C reaches this thread only) exits without waiting for a row's
+    remaining minutes: its files are written atomically, and a resumed demo finishes the
+    row."""
+    results: list[R | None] = [None] * len(items)
+    errors: list[BaseException] = []
+    queue = iter(enumerate(items))
+    lock = threading.Lock()
+
+    def lane() -> None:
+        while not errors:
+            with lock:
+                item = next(queue, None)
+            if item is None:
+                return
+            try:
+                results[item[0]] = work(item[1])
+            except BaseException as exc:  # raised in the calling thread
+                errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=lane, name=f"demo-row-{k}", daemon=True)
+               for k in range(max(1, min(lanes, len(items))))]
+    for thread in threads:
+        thread.start()
+    while any(thread.is_alive() for thread in threads) and not errors:
+        for thread in threads:
+            thread.join(timeout=0.2)
+    if errors:
+        raise errors[0]
+    return [r for r in results if r is not None]
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """One demo row's cells per benchmark (with the row's label) and its stage seconds."""
+
+    cells: dict[str, list[SystemCell]]
+    seconds: dict[str, float]
+
+
+def _apportion(rows: list[dict[str, float]], wall: float) -> dict[str, float]:
+    """``wall`` seconds split over the stages in proportion to the rows' summed seconds per
+    stage (rows one after the other: exactly those sums, up to the time between rows)."""
+    total: dict[str, float] = {}
+    for seconds in rows:
+        for stage, value in seconds.items():
+            total[stage] = total.get(stage, 0.0) + value
+    spent = sum(total.values())
+    if spent <= 0:
+        return dict.fromkeys(total, 0.0)
+    return {stage: wall * value / spent for stage, value in total.items()}
 
 
 def _evaluate_row(row: DemoSystem, chosen: tuple[str, ...], m3_suites: list[str],
                   runs_root: Path, subset: int | str | None, extra: list[Path],
-                  limit: int | None, timer: StageTimer, pool: ProcessExecutor | None,
-                  cells: dict[str, list[SystemCell]]) -> None:
-    """``eval`` of one demo row, its cells added to ``cells`` and its stages to ``timer``."""
+                  limit: int | None, pool: ProcessExecutor | None) -> RowResult:
+    """``eval`` of one demo row: its cells per benchmark and its seconds per stage."""
     from duplexeval.benchmarks import evaluate
 
     system = load_system(row.system, dict(row.args))
@@ -335,11 +425,14 @@ def _evaluate_row(row: DemoSystem, chosen: tuple[str, ...], m3_suites: list[str]
     results += [evaluate(system, [_extra_benchmark(path)],
                          runs_root / _slug(row.label) / "data" / _slug(path.name),
                          limit, data=path, executor=pool) for path in extra]
+    seconds: dict[str, float] = {}
+    cells: dict[str, list[SystemCell]] = {}
     for result in results:
-        for stage, seconds in result.seconds.items():
-            timer.add(stage, seconds)
+        for stage, value in result.seconds.items():
+            seconds[stage] = seconds.get(stage, 0.0) + value
         for bench, mine in result.cells.items():
             cells.setdefault(bench, []).extend((row.label, r) for r in mine)
+    return RowResult(cells, seconds)
 
 
 def _write_timing(timer: StageTimer, runs_root: Path, full: bool,

@@ -77,9 +77,11 @@ class ProcessExecutor:
 
     workers: int | None = None
     _pool: ProcessPoolExecutor | None = field(default=None, init=False, repr=False)
+    _closed: bool = field(default=False, init=False, repr=False)
 
     def __enter__(self) -> ProcessExecutor:
         """Start the pool (its workers load their models on their first unit)."""
+        self._closed = False
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
                 max_workers=self.workers or default_workers(),
@@ -87,6 +89,13 @@ class ProcessExecutor:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Stop the pool: units not started are cancelled, running ones finish.  Until the
+        executor is entered again, :meth:`run` refuses work (a thread still running a run
+        when its caller was interrupted stops instead of starting a new pool)."""
+        self._closed = True
+        self._stop()
+
+    def _stop(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -98,8 +107,14 @@ class ProcessExecutor:
         if not tasks:
             return
         if self._pool is None:
-            with self:
+            if self._closed:
+                raise DuplexevalError("the process pool was shut down (the evaluation was "
+                                      "interrupted); resuming runs the unfinished samples")
+            self.__enter__()
+            try:
                 return self.run(tasks, system, done)
+            finally:
+                self._stop()
         ref = SystemRef.of(system)
         order = sorted(range(len(tasks)), key=lambda i: -unit_cost(tasks[i]))
         with _main_not_reimported():  # workers start on submit: an unguarded script is not rerun

@@ -20,6 +20,7 @@ import contextlib
 import multiprocessing
 import os
 import sys
+import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -82,6 +83,10 @@ def _decode(audio: np.ndarray, language: str | None) -> list[Word]:
     return [(w.start, w.end, w.text) for w in _worker.decode_window(audio, language)]
 
 
+_MAIN_LOCK = threading.Lock()
+_main_hidden: dict[str, Any] = {"depth": 0, "saved": {}}
+
+
 @contextlib.contextmanager
 def _main_not_reimported() -> Iterator[None]:
     """While workers are spawned, the ``__main__`` module shows no file or spec, so that a
@@ -89,19 +94,26 @@ def _main_not_reimported() -> Iterator[None]:
     __name__ == "__main__"``, as the README's snippet is written) would otherwise start its
     evaluation again in each worker, which then dies (``RuntimeError`` while bootstrapping) and
     breaks the pool.  The workers need nothing of ``__main__``: their functions and decoder
-    live in duplexeval."""
+    live in duplexeval.  Threads may nest it (the demo evaluates two systems side by side):
+    the first to enter hides the attributes, the last to leave puts them back."""
     main = sys.modules.get("__main__")
-    saved = {name: getattr(main, name) for name in ("__file__", "__spec__")
-             if main is not None and hasattr(main, name)}
+    with _MAIN_LOCK:
+        if _main_hidden["depth"] == 0:
+            _main_hidden["saved"] = {name: getattr(main, name) for name in ("__file__", "__spec__")
+                                     if main is not None and hasattr(main, name)}
+            if main is not None:
+                main.__spec__ = None
+                if "__file__" in _main_hidden["saved"]:
+                    del main.__file__
+        _main_hidden["depth"] += 1
     try:
-        if main is not None:
-            main.__spec__ = None
-            if "__file__" in saved:
-                del main.__file__
         yield
     finally:
-        for name, value in saved.items():
-            setattr(main, name, value)
+        with _MAIN_LOCK:
+            _main_hidden["depth"] -= 1
+            if _main_hidden["depth"] == 0 and main is not None:
+                for name, value in _main_hidden["saved"].items():
+                    setattr(main, name, value)
 
 
 class WindowPool:
