@@ -45,13 +45,13 @@ class Stages:
 
     @contextmanager
     def installed(self) -> Iterator[None]:
-        vad, many = pipeline.detect_activity, Transcriber.transcribe_many
-        pipeline.detect_activity = self._timed("vad", vad)  # type: ignore[assignment]
+        vad, many = pipeline.detect_activity_many, Transcriber.transcribe_many
+        pipeline.detect_activity_many = self._timed("vad", vad)  # type: ignore[assignment]
         Transcriber.transcribe_many = self._timed("asr", many)  # type: ignore[method-assign]
         try:
             yield
         finally:
-            pipeline.detect_activity = vad  # type: ignore[assignment]
+            pipeline.detect_activity_many = vad  # type: ignore[assignment]
             Transcriber.transcribe_many = many  # type: ignore[method-assign]
 
     def _timed(self, stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -4,7 +4,9 @@ Clones the repository's committed HEAD into a temporary folder, runs ``make venv
 installation: a new virtual environment from the pip cache, which is warm on a machine that has
 installed duplexeval before) and then ``make demo`` with an empty ``DUPLEXEVAL_CACHE`` (so the
 quick subsets are built and the Whisper model is joined as on a fresh machine).  The demo itself
-writes the seconds of each of its stages to ``runs/demo/demo_timing.json``; ``other`` is the rest
+writes the seconds of each of its stages to ``runs/demo/demo_timing.json`` (its rows run two at
+a time, so ``runs``, ``analysis`` and ``tables`` are each stage's share of the evaluations' wall
+time, in proportion to the rows' own seconds in it); ``other`` is the rest
 of ``make demo``'s wall time (interpreter start, imports, model loading outside the stages).
 
 Prints one row per stage (``runs`` is the inference: the systems stepped over the plans), the
