@@ -1,7 +1,7 @@
 """The demo's rows side by side (:func:`duplexeval.app._demo.side_by_side`), the stage seconds
 they share (:func:`~duplexeval.app._demo._apportion`), and what makes two rows on one process
-pool safe: the ``__main__`` hiding of worker start-up nests across threads, and a pool that its
-caller closed refuses a late run instead of starting another."""
+pool safe: the ``__main__`` hiding of worker start-up nests across threads, and a pool that an
+interruption closed refuses a late run instead of starting another."""
 
 from __future__ import annotations
 
@@ -101,14 +101,18 @@ def test_hiding_main_nests_across_threads() -> None:
     assert getattr(main, "__spec__", None) is spec and hasattr(main, "__file__") == had_file
 
 
-def test_a_closed_pool_refuses_a_late_run_and_opens_again(tmp_path: Path) -> None:
-    """A row's thread that reaches its next run after the demo closed the pool (Ctrl-C)
-    stops there; a pool entered again, or never entered, runs."""
+def test_a_pool_left_by_an_interruption_refuses_a_late_run(tmp_path: Path) -> None:
+    """A row's thread that reaches its next run after Ctrl-C closed the demo's pool stops
+    there; a pool left normally, or entered again, still runs (a pool for that run alone)."""
     executor = ProcessExecutor(1)
-    with executor:
-        pass
-    with pytest.raises(DuplexevalError, match="shut down"):
+    with pytest.raises(KeyboardInterrupt), executor:
+        raise KeyboardInterrupt
+    with pytest.raises(DuplexevalError, match="shut down by an interruption"):
         executor.run([object()], object(), lambda task, report: None)  # type: ignore[list-item,arg-type]
-    executor.run([], object(), lambda task, report: None)  # type: ignore[arg-type]  # nothing to run
     with executor:
         assert executor._pool is not None
+    # left normally: not refused (the bogus task fails further on, not at the refusal)
+    with pytest.raises(Exception) as failed:
+        executor.run([object()], object(), lambda task, report: None)  # type: ignore[list-item,arg-type]
+    assert not isinstance(failed.value, DuplexevalError)
+    assert executor._pool is None

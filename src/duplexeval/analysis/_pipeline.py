@@ -206,7 +206,13 @@ class _Analyzer:
 
         if not can_fork_workers():
             return 1
-        return self.options.asr_processes or default_processes()
+        if self.options.asr_processes is not None:
+            return self.options.asr_processes
+        try:
+            return default_processes()
+        except DuplexevalError:  # a bad DUPLEXEVAL_ASR_PROCESSES: ASR refuses it up front,
+            return 1  # an analysis without ASR never read it
+
 
     def _scope(self, channel: int, full: bool) -> str:
         """What a channel gets: ``none`` (voice activity only), ``short`` (segments shorter than

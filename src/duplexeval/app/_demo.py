@@ -359,10 +359,12 @@ R = TypeVar("R")
 def side_by_side(items: Sequence[A], work: Callable[[A], R], lanes: int) -> list[R]:
     """``[work(item) for item in items]``, up to ``lanes`` items at once on daemon threads
     that take the items in order.  The first exception is raised here as soon as it happens
-    (a lane stops taking items once one has failed).  The threads are daemons, so an
-    interrupted caller (Ctrl-C reaches this thread only) exits without waiting for a row's
-    remaining minutes: its files are written atomically, and a resumed demo finishes the
-    row."""
+    (a lane stops taking items once one has failed; a later failure of the other lane is not
+    reported).  The threads are daemons, so an interrupted caller (Ctrl-C reaches this thread
+    only) does not wait for a row's remaining cells: the pool it leaves refuses their runs
+    (:class:`~duplexeval.runs.ProcessExecutor`), the interpreter waits at most for an
+    analysis in progress, every file is written atomically, and a resumed demo finishes the
+    row (measured: exit 3.8 s after SIGINT, then the resumed demo completed)."""
     results: list[R | None] = [None] * len(items)
     errors: list[BaseException] = []
     queue = iter(enumerate(items))

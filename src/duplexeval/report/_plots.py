@@ -32,6 +32,7 @@ Every artist that is a series carries a ``label`` (the tests look them up before
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -66,14 +67,18 @@ VERDICT_COLOURS = {"pass": "#2ca02c", "fail": "#d62728", "none": "#555555",
 Runs = Sequence[tuple[str, Results]]
 
 
+_SAVING = threading.Lock()
+
+
 def save_figure(fig: Figure, stem: Path, formats: Sequence[str] = FORMATS,
                 dpi: int = 100) -> list[Path]:
     """Write ``stem.png``, ``stem.svg`` (the ``formats``); returns the files."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
     # a fixed salt for the SVG element ids (matplotlib draws a random one by default), so that
-    # one figure gives one file
-    with matplotlib.rc_context({"svg.hashsalt": "duplexeval"}):
+    # one figure gives one file; rcParams are the process's, so two threads saving at once
+    # (the demo's rows side by side) take turns, or one's exit would unset the other's salt
+    with _SAVING, matplotlib.rc_context({"svg.hashsalt": "duplexeval"}):
         for ext in formats:
             path = stem.with_name(f"{stem.name}.{ext}")
             fig.savefig(path, format=ext, dpi=dpi, bbox_inches="tight",

@@ -17,7 +17,9 @@ Units are submitted longest first (frames to step: the pass from its context sta
 fork's end, and each fork), so that the last one to finish is a short one and no core idles
 while one long pass runs on.  One pool serves every run made while the executor is open (``with
 ProcessExecutor() as pool:``, as the demo does over its cells and systems); :meth:`run` outside
-one starts a pool for that run alone.  :meth:`map` (the analysis's batches, the judge calls)
+one starts a pool for that run alone, except after a ``with`` that an exception (Ctrl-C) left:
+then a thread still inside an evaluation is refused, rather than starting a new pool.
+:meth:`map` (the analysis's batches, the judge calls)
 runs in this process, as :class:`~duplexeval.runs._execution.LocalExecutor` does: the analysis
 spreads its Whisper windows over its own pool (:mod:`duplexeval.speech._asr_pool`).
 
@@ -88,11 +90,13 @@ class ProcessExecutor:
                 mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker)
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        """Stop the pool: units not started are cancelled, running ones finish.  Until the
-        executor is entered again, :meth:`run` refuses work (a thread still running a run
-        when its caller was interrupted stops instead of starting a new pool)."""
-        self._closed = True
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        """Stop the pool: units not started are cancelled, running ones finish.  Left by an
+        exception (Ctrl-C, a failure), the executor refuses :meth:`run` until it is entered
+        again, so that a thread still inside an evaluation (the demo's rows side by side)
+        stops there instead of starting a pool of its own; left normally, a later run starts
+        a pool for that run alone, as outside any ``with``."""
+        self._closed = kind is not None
         self._stop()
 
     def _stop(self) -> None:
@@ -108,8 +112,8 @@ class ProcessExecutor:
             return
         if self._pool is None:
             if self._closed:
-                raise DuplexevalError("the process pool was shut down (the evaluation was "
-                                      "interrupted); resuming runs the unfinished samples")
+                raise DuplexevalError("the process pool was shut down by an interruption or "
+                                      "a failure; resuming runs the unfinished samples")
             self.__enter__()
             try:
                 return self.run(tasks, system, done)
@@ -117,9 +121,10 @@ class ProcessExecutor:
                 self._stop()
         ref = SystemRef.of(system)
         order = sorted(range(len(tasks)), key=lambda i: -unit_cost(tasks[i]))
+        pool = self._pool  # another thread may stop it: its submit then raises RuntimeError
         with _main_not_reimported():  # workers start on submit: an unguarded script is not rerun
             pending: dict[Future[UnitReport], int] = {
-                self._pool.submit(run_unit_on_worker, tasks[i], ref): rank
+                pool.submit(run_unit_on_worker, tasks[i], ref): rank
                 for rank, i in enumerate(order)}
         try:
             while pending:

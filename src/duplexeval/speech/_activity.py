@@ -144,9 +144,11 @@ def _silero_probs(x16: np.ndarray) -> np.ndarray:
             "the silero VAD needs faster-whisper: pip install 'duplexeval[asr]'") from exc
     from duplexeval.speech._onnx import onnxruntime
 
+    n = -(-len(x16) // _SILERO_WINDOW)
+    if not np.any(x16):  # digital silence (a silent system's channel): the model finds no
+        return np.zeros(n, dtype=np.float32)  # speech there (tested), so it is not run
     onnxruntime()  # telemetry off before its session is made
     model = get_vad_model()
-    n = -(-len(x16) // _SILERO_WINDOW)
     padded = np.zeros(n * _SILERO_WINDOW, dtype=np.float32)
     padded[:len(x16)] = x16
     block = _SILERO_BLOCK * _SILERO_WINDOW
@@ -288,8 +290,6 @@ def detect_activity(
     if x.ndim != 1:
         raise ValueError("detect_activity takes one channel (a 1-D array)")
     duration = len(x) / sample_rate
-    if not np.any(x):  # digital silence (a silent system's channel): no engine finds speech
-        return []
     if options.engine == VadEngine.SILERO:
         spans = _silero(x, sample_rate, options)
     else:
