@@ -415,6 +415,7 @@ MEASURES = ["--measures", "realism,turnbench,barge-in-cost", "--repeats", "3",
 each sample, and each act's twin, in a second run per cell."""
 
 
+@pytest.mark.slow  # every measure: a second run per cell with tries and twins (about a minute)
 def test_eval_with_the_measures_tabulates_verifies_and_plots_them(
         tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``scripted jitter=0.4`` (seeded jitter: tries differ) on the tiny benchmark with every
