@@ -60,8 +60,13 @@ def test_eval_writes_a_bundle_and_a_second_run_steps_nothing(
     out = tmp_path / "bundle"
     args = ["eval", "tiny-m3", "--system", "scripted", "--limit", "1", "-o", str(out)]
     assert main(args) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
     assert "tiny M3 (v0): 2 of 2 cells run" in printed
+    # why each cell is analysed: a line of its own above the progress bar, not glued to it
+    notices = [line for line in captured.err.replace("\r", "\n").splitlines()
+               if "no complete analysis in" in line]
+    assert len(notices) == 2 and all(n.startswith("no complete analysis in ") for n in notices)
     manifest = EvalManifest.model_validate_json((out / "eval.json").read_text())
     assert manifest.benchmarks == {"tiny-m3": "0"}
     assert manifest.system["name"] == "scripted"

@@ -533,6 +533,8 @@ def ensure_analysis(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
     reason = stale_reason(run_dir, options, truth)
     if reason is None:
         return RunDir(run_dir).analysis(truth).root
+    if options.asr != "none" and not truth:
+        _check_environment(options)  # a bad setting is the one line, before the reason
     log(reason)
     return analyze_run(run_dir, options, truth=truth, progress=progress, executor=executor,
                        on_samples=on_samples)

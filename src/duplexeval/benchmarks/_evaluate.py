@@ -249,6 +249,10 @@ class _Progress:
             f"eval {self.system} {self.name} (samples run {self.ran}/{self.samples}, "
             f"analysed {self.analysed}/{self.samples})", refresh=refresh)
 
+    def write(self, line: str) -> None:
+        """A line on stderr above the bar (not glued to it)."""
+        self.bar.write(line, file=sys.stderr)
+
     def close(self) -> None:
         self.bar.close()
 
@@ -314,7 +318,7 @@ def _score_cell(system: System, prepared: _Prepared, judge: JudgeSettings | None
                                cell.variant,
                                options=options, progress=False,
                                judge=judge if events else None, executor=executor,
-                               on_samples=analysed)
+                               on_samples=analysed, log=progress.write)
     progress.analysed_cell(total, counted)
     found: tuple[MeasureScoring, ...] = ()
     skipped: dict[str, str] = {}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -70,6 +71,10 @@ def run_source(run: RunDir, meta: Path) -> SourceInfo:
                       protocol=config.protocol, dataset=dataset)
 
 
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
 def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
                   options: AnalysisOptions | None = None, truth: bool = False,
                   progress: bool = True, content: ContentOptions | None = None,
@@ -77,6 +82,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
                   variant_settings: dict[str, Any] | None = None,
                   executor: TaskMap | None = None,
                   on_samples: Callable[[int], None] | None = None,
+                  log: Callable[[str], None] | None = None,
                   ) -> tuple[Results, Path]:
     """Score a run; returns the results and the output folder.
 
@@ -91,7 +97,9 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     number the events for the round-by-round curves (default: the segment fallback).
     ``executor`` spreads the analysis's batches over its workers (the judge calls go there
     through ``judge.workers``); ``on_samples(k)`` is told of each batch of ``k`` samples
-    analysed (:func:`~duplexeval.analysis._pipeline.analyze_run`)."""
+    analysed (:func:`~duplexeval.analysis._pipeline.analyze_run`); ``log`` takes the line
+    that says why the analysis is made again (default: stderr; a caller with a progress bar
+    writes it above the bar)."""
     run = RunDir(run_dir)
     options = options or AnalysisOptions()
     timing = get_variant(variant, **(variant_settings or {}))
@@ -100,7 +108,8 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     _check_reference(run_dir, timing, truth, dialogues, missing)
     options = _with_transcripts(options, timing, dialogues)
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress,
-                             executor=executor, on_samples=on_samples)
+                             executor=executor, on_samples=on_samples,
+                             log=log or _to_stderr)
     language, domain = run.dataset_language()
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
     finder = RoundFinder(read_rounds(rounds)) if rounds is not None else RoundFinder()
