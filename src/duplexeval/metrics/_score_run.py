@@ -89,17 +89,15 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     Its analysis (``options``, default :class:`AnalysisOptions`) is reused only when it was made
     with the same settings from the same samples and audio
     (:func:`~duplexeval.analysis._pipeline.stale_reason`); otherwise the run is analysed again
-    (per-channel results are cached anyway) and one line on stderr says why.  A variant that
-    needs every word of some event types (``full_transcript_events``) adds them to the
-    analysis's ``content_event_types``.  Content metrics
-    (offline always, judged with ``judge``) are computed on the analysis, not on the truth
-    analysis (which has no words).  ``rounds`` is a ``duplexeval segment`` output whose rounds
-    number the events for the round-by-round curves (default: the segment fallback).
-    ``executor`` spreads the analysis's batches over its workers (the judge calls go there
-    through ``judge.workers``); ``on_samples(k)`` is told of each batch of ``k`` samples
-    analysed (:func:`~duplexeval.analysis._pipeline.analyze_run`); ``log`` takes the line
-    that says why the analysis is made again (default: stderr; a caller with a progress bar
-    writes it above the bar)."""
+    (per-channel results are cached anyway) and one line says why (to ``log``, default
+    stderr: a caller with a progress bar writes it above the bar).  A variant that needs every
+    word of some event types (``full_transcript_events``) adds them to the analysis's
+    ``content_event_types``.  Content metrics (offline always, judged with ``judge``) are
+    computed on the analysis, not on the truth analysis (which has no words).  ``rounds`` is a
+    ``duplexeval segment`` output whose rounds number the events for the round-by-round curves
+    (default: the segment fallback).  ``executor`` spreads the analysis's batches over its
+    workers (the judge calls go there through ``judge.workers``); ``on_samples(k)`` is told of
+    each batch of ``k`` samples analysed (:func:`~duplexeval.analysis._pipeline.analyze_run`)."""
     run = RunDir(run_dir)
     options = options or AnalysisOptions()
     timing = get_variant(variant, **(variant_settings or {}))
@@ -107,9 +105,8 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     realised = realised_item_dialogues(run) if dialogues is None else {}  # read before writing
     _check_reference(run_dir, timing, truth, dialogues, missing)
     options = _with_transcripts(options, timing, dialogues)
-    folder = ensure_analysis(run_dir, options, truth=truth, progress=progress,
-                             executor=executor, on_samples=on_samples,
-                             log=log or _to_stderr)
+    folder = ensure_analysis(run_dir, options, truth=truth, progress=progress, executor=executor,
+                             on_samples=on_samples, log=log or _to_stderr)
     language, domain = run.dataset_language()
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
     finder = RoundFinder(read_rounds(rounds)) if rounds is not None else RoundFinder()
