@@ -213,7 +213,6 @@ class _Analyzer:
         except DuplexevalError:  # a bad DUPLEXEVAL_ASR_PROCESSES: ASR refuses it up front,
             return 1  # an analysis without ASR never read it
 
-
     def _scope(self, channel: int, full: bool) -> str:
         """What a channel gets: ``none`` (voice activity only), ``short`` (segments shorter than
         ``asr_max_segment`` transcribed) or ``full`` (every segment transcribed)."""
@@ -522,12 +521,13 @@ def stale_reason(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
 
 def ensure_analysis(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
                     truth: bool = False, progress: bool = True,
-                    log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+                    log: Callable[[str], None] | None = None,
                     executor: TaskMap | None = None,
                     on_samples: Callable[[int], None] | None = None) -> Path:
     """The run's analysis for ``options``: reused when current (:func:`stale_reason`),
     otherwise made again (on ``executor``, ``on_samples`` told of each batch done, see
-    :func:`analyze_run`) after logging the one-line reason; returns the analysis folder."""
+    :func:`analyze_run`) after logging the one-line reason (to ``log``, default stderr);
+    returns the analysis folder."""
     run = RunDir(run_dir)
     check_sample_audio(run, run.read_metadata())  # before saying why it would be redone
     reason = stale_reason(run_dir, options, truth)
@@ -535,6 +535,6 @@ def ensure_analysis(run_dir: Path, options: AnalysisOptions = AnalysisOptions(),
         return RunDir(run_dir).analysis(truth).root
     if options.asr != "none" and not truth:
         _check_environment(options)  # a bad setting is the one line, before the reason
-    log(reason)
+    (log or (lambda line: print(line, file=sys.stderr)))(reason)
     return analyze_run(run_dir, options, truth=truth, progress=progress, executor=executor,
                        on_samples=on_samples)

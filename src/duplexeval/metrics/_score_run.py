@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -71,10 +70,6 @@ def run_source(run: RunDir, meta: Path) -> SourceInfo:
                       protocol=config.protocol, dataset=dataset)
 
 
-def _to_stderr(line: str) -> None:
-    print(line, file=sys.stderr)
-
-
 def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
                   options: AnalysisOptions | None = None, truth: bool = False,
                   progress: bool = True, content: ContentOptions | None = None,
@@ -106,7 +101,7 @@ def score_run_dir(run_dir: Path, out: Path | None = None, variant: str = "m3",
     _check_reference(run_dir, timing, truth, dialogues, missing)
     options = _with_transcripts(options, timing, dialogues)
     folder = ensure_analysis(run_dir, options, truth=truth, progress=progress, executor=executor,
-                             on_samples=on_samples, log=log or _to_stderr)
+                             on_samples=on_samples, log=log)
     language, domain = run.dataset_language()
     events, meta = read_m3_outputs(folder, AnalysisFiles.TRANSCRIPT_FIELD, language, domain)
     finder = RoundFinder(read_rounds(rounds)) if rounds is not None else RoundFinder()
