@@ -363,6 +363,8 @@ CASES = [
     Case("synth-sample-rate-zero", ("synth", "spec.json", "-o", "synth", "--sample-rate", "0"),
          "--sample-rate"),
     Case("compare-seed-inf", ("compare", "run", "run", "--seed", "inf"), "--seed"),
+    Case("demo-data-missing", ("demo", "--quick", "--data", "nope"), "nope"),
+    Case("demo-data-a-file", ("demo", "--quick", "--data", "spec.json"), "spec.json"),
     Case("eval-limit-zero", ("eval", "m3", "--system", "silence", "--limit", "0", "-o", "b"),
          "--limit"),
     # -- output paths ------------------------------------------------------------------------

@@ -281,6 +281,8 @@ def run_demo(extra: list[Path], runs_root: Path = Path("runs/demo"), full: bool 
     outputs the same whatever the count (perf/demo_runs.py: every cell of every row)."""
     from duplexeval.benchmarks import BENCHMARKS
 
+    for root in extra:  # a bad folder is refused before any stage prints or writes
+        load_dataset(root, audio=Need.REQUIRE)
     timer = StageTimer()
     for stage in STAGES:
         timer.add(stage, 0.0)
