@@ -279,3 +279,22 @@ def test_eval_m3_protocol_interactive_writes_the_column_and_verifies(
     table6 = (out / "tables" / "m3" / "table6.md").read_text()
     assert "SHIFT TOR↑ Gen." in table6 and "SHIFT TOR↑ Inter." in table6
     assert main(["verify", str(out)]) == 0
+
+
+def test_an_interactive_run_tells_its_caller_of_every_planned_sample(sample_voiced: Path,
+                                                                     tmp_path: Path) -> None:
+    """``on_samples`` (``eval``'s progress bar, whose total is the planned samples) hears of
+    every planned sample of an interactive run, as of a static one's, and again on resume:
+    the bar of an evaluation with interactive cells ends at 100 %, not short of it."""
+    from duplexeval.data import Need, load_dataset
+    from duplexeval.plan import build_plan
+    from duplexeval.runs import execute_run
+
+    dataset, _ = load_dataset(sample_voiced, audio=Need.REQUIRE)
+    plan = build_plan(dataset, OPTIONS)
+    assert plan.samples
+    for _ in ("run", "resume"):
+        told: list[int] = []
+        execute_run(ScriptedSystem(delay="0.3"), dataset, plan, tmp_path / "run",
+                    progress=False, on_samples=told.append)
+        assert sum(told) == len(plan.samples)

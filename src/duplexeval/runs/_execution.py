@@ -213,7 +213,8 @@ def execute_run(
 ) -> RunResult:
     """Run (or resume) ``plan`` into ``out`` on ``executor`` (default: :class:`LocalExecutor`).
     ``on_samples(k)`` is told each time ``k`` more samples are finished (first those a resumed
-    run already has), for a caller's own progress display.
+    run already has; under ``interactive``, every planned sample once the dialogues are run),
+    for a caller's own progress display.
     Sample and system names that are not safe file names (:func:`~duplexeval._fileio.safe_name`)
     are refused before anything is written.  ``batch_size``: continuations stepped together
     by a system with the ``batch`` capability (1: one at a time); it changes no output, so it
@@ -354,6 +355,9 @@ def _execute_locked(system: System, dataset: Dataset, plan: Plan, run: RunDir,
                                       settings.policy, settings.conditions, settings.progress)
         samples, done = outcome.samples, outcome.resumed
         tally.frames += outcome.frames
+        if settings.on_samples is not None and plan.samples:
+            # the caller counts planned samples; the realised ones differ in number
+            settings.on_samples(len(plan.samples))
     else:
         samples = list(plan.samples)
         done = _run_units(system, dataset, plan, run, config, settings, tally)
