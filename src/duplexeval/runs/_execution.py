@@ -213,8 +213,7 @@ def execute_run(
 ) -> RunResult:
     """Run (or resume) ``plan`` into ``out`` on ``executor`` (default: :class:`LocalExecutor`).
     ``on_samples(k)`` is told each time ``k`` more samples are finished (first those a resumed
-    run already has; under ``interactive``, every planned sample once the dialogues are run),
-    for a caller's own progress display.
+    run already has; ``interactive``: every planned one at the end), for a progress display.
     Sample and system names that are not safe file names (:func:`~duplexeval._fileio.safe_name`)
     are refused before anything is written.  ``batch_size``: continuations stepped together
     by a system with the ``batch`` capability (1: one at a time); it changes no output, so it
