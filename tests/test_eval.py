@@ -194,6 +194,28 @@ def test_the_python_api_does_what_the_command_does(tiny: Benchmark, tmp_path: Pa
     assert loaded == result.cells["tiny-m3"][0].results
 
 
+def test_a_suite_built_for_an_evaluation_shows_its_synthesis_when_progress_is_on(
+        tiny: Benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full suite not yet built takes minutes to synthesize (``mtr-en``: about ten on two
+    cores): ``eval`` shows that build's bar instead of nothing; with the display off it stays
+    off."""
+    import duplexeval
+    from duplexeval.benchmarks import _evaluate
+
+    asked: list[bool] = []
+    real = _evaluate.build_suite
+
+    def build_suite(*args: object, **kwargs: bool) -> Path:
+        asked.append(kwargs["progress"])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_evaluate, "build_suite", build_suite)
+    for progress in (True, False):
+        duplexeval.evaluate(load_system("silence"), ["tiny-m3"], tmp_path / ("on" if progress else "off"),
+                            subset=1, progress=progress)
+    assert asked == [True, True, False, False]  # each cell's suite, each evaluation
+
+
 def test_on_a_process_pool_the_analysis_overlaps_the_next_runs_with_the_same_files(
         tiny: Benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With a :class:`ProcessExecutor` a cell is analysed and scored in a thread while the pool

@@ -119,7 +119,7 @@ class CellData:
 
 
 def cell_data(bench: Benchmark, cell: Cell, data: str | Path | None, subset: Subset,
-              fetch: bool = True) -> CellData:
+              fetch: bool = True, progress: bool = False) -> CellData:
     """The dataset of ``cell``:
 
     * ``data=None``: the cell's bundled suite, its quick subset, first N or all (built once,
@@ -129,14 +129,15 @@ def cell_data(bench: Benchmark, cell: Cell, data: str | Path | None, subset: Sub
     * a folder: that dataset for a benchmark of one suite (or ``DIR/SUITE`` when present), and
       ``DIR/SUITE`` for each suite of a benchmark of several (M3: ``DIR/m3-chat-en``, ...).
 
-    With ``fetch=False`` nothing is built or downloaded (the label only, for ``verify``)."""
+    With ``fetch=False`` nothing is built or downloaded (the label only, for ``verify``);
+    ``progress`` shows the synthesis of a suite not yet built (minutes for a full one)."""
     if data is None:
         if SUITES.find(cell.suite) is None:
             return CellData(None, "", skipped=(
                 f"{bench.title} has no bundled suite: pass --data DIR (a dataset folder, "
                 f"e.g. from duplexeval data import {bench.name}) or --data official"))
         label = f"suite {cell.suite} ({subset_name(subset)})"
-        return CellData(build_suite(cell.suite, limit=subset, progress=False) if fetch
+        return CellData(build_suite(cell.suite, limit=subset, progress=progress) if fetch
                         else None, label)
     if str(data) == OFFICIAL:
         if bench.official_data is None:
@@ -182,7 +183,7 @@ class _Prepared:
 
 
 def _prepare(system: System, bench: Benchmark, cell: Cell, out: Path, subset: Subset,
-             data: str | Path | None, measures: Measures) -> _Prepared:
+             data: str | Path | None, measures: Measures, progress: bool = False) -> _Prepared:
     """The cell's dataset (built or downloaded once) and plan, or why it is skipped."""
     run_dir = out / "cells" / bench.name / cell.name
     reason = protocol_problem(cell.protocol, system.capabilities)
@@ -190,7 +191,7 @@ def _prepare(system: System, bench: Benchmark, cell: Cell, out: Path, subset: Su
         return _Prepared(bench, cell, run_dir, cell_data(bench, cell, data, subset,
                                                          fetch=False).label,
                          skipped=f"{system.name}: {reason}")
-    where = cell_data(bench, cell, data, subset)
+    where = cell_data(bench, cell, data, subset, progress=progress)
     if where.path is None:
         return _Prepared(bench, cell, run_dir, where.label, skipped=where.skipped)
     dataset, _ = load_dataset(where.path, audio=Need.REQUIRE)
@@ -540,7 +541,7 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
     keep = select or (lambda bench, cell: True)
     seconds = dict.fromkeys(("synthesis", "runs", "analysis", "tables"), 0.0)
     start = time.perf_counter()
-    prepared = [_prepare(system, bench, cell, out, subset, data, measures)
+    prepared = [_prepare(system, bench, cell, out, subset, data, measures, progress)
                 for bench in chosen for cell in bench.cells if keep(bench, cell)]
     seconds["synthesis"] = time.perf_counter() - start
     labels = {(p.bench.name, p.cell.name): p.label for p in prepared}
