@@ -211,8 +211,9 @@ def test_a_suite_built_for_an_evaluation_shows_its_synthesis_when_progress_is_on
 
     monkeypatch.setattr(_evaluate, "build_suite", build_suite)
     for progress in (True, False):
-        duplexeval.evaluate(load_system("silence"), ["tiny-m3"], tmp_path / ("on" if progress else "off"),
-                            subset=1, progress=progress)
+        duplexeval.evaluate(load_system("silence"), ["tiny-m3"],
+                            tmp_path / ("on" if progress else "off"), subset=1,
+                            progress=progress)
     assert asked == [True, True, False, False]  # each cell's suite, each evaluation
 
 

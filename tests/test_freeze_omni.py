@@ -207,6 +207,42 @@ def test_messages_are_handled_in_wire_order_in_the_reading_thread() -> None:
     assert all(thread is threading.current_thread() for _, thread in seen)
 
 
+def test_a_server_disconnect_handled_inline_closes_the_link_without_an_error(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The server drops the client (its Socket.IO ``disconnect``), which the link handles in
+    the reading thread: Engine.IO's ``disconnect`` used to join that thread from itself there
+    ("message handler error ... RuntimeError: cannot join current thread", logged with its
+    traceback), leaving the connection half closed (``disconnecting``) and the writing thread
+    waiting 30 s to log "packet queue is empty".  Now nothing is logged, and the connection and
+    both its threads are closed before the link is."""
+    import logging
+    import time
+
+    from duplexeval.systems.adapters.freeze_omni._link import SocketIOLink
+    from duplexeval.systems.adapters.freeze_omni._wire import audio_payload
+
+    with caplog.at_level(logging.ERROR), \
+            FakeFreezeOmni(None, faults={0: ("disconnect", 1)}) as server:
+        link = SocketIOLink(server.url, True, 5.0, {})
+        eio = link._sio.eio
+        loops = (eio.read_loop_task, eio.write_loop_task)  # a thread clears its own at its end
+        link.emit("recording-started")
+        with pytest.raises(SystemFailure, match="closed the connection"):
+            for _ in range(20):
+                link.emit("audio", audio_payload(np.zeros(FRAME * 10, np.float32)))
+                time.sleep(0.05)
+        deadline = time.monotonic() + 5
+        while (got := link.receive(0.1)) is None or got[0][0] != "disconnect":
+            assert time.monotonic() < deadline, "no disconnect event"
+        for thread in loops:  # the writing thread waited out its 30-s queue timeout before
+            thread.join(timeout=5)
+        assert not any(t.is_alive() for t in loops) and eio.state == "disconnected"
+        link.close()
+    client_errors = [r for r in caplog.records if r.name.startswith(("engineio.client",
+                                                                     "socketio.client"))]
+    assert client_errors == []
+
+
 def test_the_client_tls_socket_makes_one_openssl_call_at_a_time(
         tls: tuple[Path, Path]) -> None:
     """Engine.IO's read loop and write loop share the WebSocket: over TLS its socket must be the

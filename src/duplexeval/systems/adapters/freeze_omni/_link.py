@@ -142,15 +142,31 @@ def _in_wire_order(client: Any) -> None:
     two events (or an event and an acknowledgement) can be handled in either order: a reply's
     audio chunks swapped, or the reset's ``stop_tts`` counted after the acknowledgement of
     ``recording-started`` that follows it on the wire.  The handlers here only queue or stamp
-    what arrived, so they run inline."""
+    what arrived, so they run inline.
+
+    Inline, a server's Socket.IO disconnect reaches Engine.IO's ``disconnect`` in the reading
+    thread itself, which then joined itself (``RuntimeError: cannot join current thread``): the
+    reading thread logged the error with its traceback, the connection stayed half closed, and
+    the writing thread outlived the session (logging "packet queue is empty" 30 s later, into
+    whatever stream was open then).  There the disconnect does not wait for the reading thread
+    (it is that thread, which ends once the socket is closed) and wakes the writing one, whose
+    queue the disconnect emptied."""
     eio = client.eio
-    trigger = eio._trigger_event
+    trigger, disconnect = eio._trigger_event, eio.disconnect
 
     def in_order(event: str, *args: Any, **kwargs: Any) -> Any:
         kwargs["run_async"] = False
         return trigger(event, *args, **kwargs)
 
+    def disconnect_from_any_thread(abort: bool = False, reason: Any = None) -> None:
+        if threading.current_thread() is not getattr(eio, "read_loop_task", None):
+            disconnect(abort=abort, reason=reason)
+            return
+        disconnect(abort=True, reason=reason)
+        eio.queue.put(None)  # its reset emptied the queue: wake the writing thread to end
+
     eio._trigger_event = in_order
+    eio.disconnect = disconnect_from_any_thread
 
 
 def _diagnose(http: Any, url: str, timeout: float) -> tuple[str | None, bool, float | None]:
