@@ -250,6 +250,25 @@ def _meta(key: str, value: object) -> Callable[[dict], None]:
     return change
 
 
+def _replace(path: str, old: str, new: str) -> Callable[[Path], None]:
+    """The text ``old`` in ``path`` (once) replaced by ``new``: raw JSON that ``json.dumps``
+    cannot write (a 5,000-digit integer, a lone surrogate's escape)."""
+    def setup(root: Path) -> None:
+        p = root / path
+        text = p.read_text()
+        assert old in text, (path, old)
+        p.write_text(text.replace(old, new, 1))
+    return setup
+
+
+def _spec(change: Callable[[dict], None]) -> Callable[[Path], None]:
+    def setup(root: Path) -> None:
+        spec = json.loads(json.dumps(SPEC))
+        change(spec)
+        (root / "spec.json").write_text(json.dumps(spec))
+    return setup
+
+
 def _both(*setups: Callable[[Path], None]) -> Callable[[Path], None]:
     def setup(root: Path) -> None:
         for s in setups:
@@ -296,6 +315,12 @@ CASES = [
          _edit_line("ds/test.jsonl", _event_time(0, -5.0))),
     Case("event-time-huge", ("validate", "ds"), "ds/test.jsonl:1",
          _edit_line("ds/test.jsonl", _event_time(1, 1e300))),
+    Case("event-time-5000-digits", ("validate", "ds"), "ds/test.jsonl:1",
+         _replace("ds/test.jsonl", '"time": [', '"time": [' + "9" * 5000 + ", ")),
+    Case("event-time-400-digits", (*PLAN,), "ds/test.jsonl:1",
+         _replace("ds/test.jsonl", '"time": [', '"time": [' + "9" * 400 + ", ")),
+    Case("id-lone-surrogate", ("validate", "ds"), "ds/test.jsonl:1",
+         _replace("ds/test.jsonl", f'"{DIALOGUE}"', '"\\ud800"')),
     Case("event-kind-unknown", ("validate", "ds"), "ds/test.jsonl:1",
          _edit_line("ds/test.jsonl", lambda r: r["events"]["0"][0].update(event="SNEEZE"))),
     Case("domain-a-list", ("data", "stats", "ds"), "ds/test.jsonl:1",
@@ -363,6 +388,10 @@ CASES = [
     Case("synth-sample-rate-zero", ("synth", "spec.json", "-o", "synth", "--sample-rate", "0"),
          "--sample-rate"),
     Case("compare-seed-inf", ("compare", "run", "run", "--seed", "inf"), "--seed"),
+    Case("compare-seed-negative", ("compare", "run", "run", "--seed", "-1"), "--seed"),
+    Case("run-seed-huge", (*RUN, "--seed", "9" * 23), "--seed"),
+    Case("command-cmd-blank", ("run", "--system", "command", *RUN[3:], "--system-arg", "cmd= "),
+         "cmd"),
     Case("demo-data-missing", ("demo", "--quick", "--data", "nope"), "nope"),
     Case("demo-data-a-file", ("demo", "--quick", "--data", "spec.json"), "spec.json"),
     Case("eval-limit-zero", ("eval", "m3", "--system", "silence", "--limit", "0", "-o", "b"),
@@ -380,6 +409,12 @@ CASES = [
     Case("annotate-out-a-folder", ("annotate", "ds", "-o", "ds"), "ds"),
     Case("schema-out-under-a-file", ("results", "schema", "-o", "spec.json/schema.json"),
          "spec.json"),
+    Case("run-out-the-current-folder", (*RUN[:-1], "."), "."),
+    Case("run-out-a-dataset", (*RUN[:-1], "ds"), "ds"),
+    Case("eval-out-a-dataset", ("eval", "m3", "--system", "silence", "--limit", "1",
+                                "--protocol", "single", "-o", "ds"), "ds"),
+    Case("annotate-out-its-input", ("annotate", "ds", "-o", "ds/test.jsonl"), "ds/test.jsonl"),
+    Case("segment-out-its-input", ("segment", "ds", "-o", "ds/test.jsonl"), "ds/test.jsonl"),
     # -- run directories ---------------------------------------------------------------------
     Case("not-a-run", ("analyze", "ds", "--vad", "energy", "--asr", "none"),
          "ds/metadata.jsonl"),
@@ -411,6 +446,11 @@ CASES = [
          _write("m3/asr/metadata_mfa.jsonl", b"\xff\n")),
     Case("m3-deep-nesting", SCORE_M3, "m3/asr/metadata_mfa.jsonl:1",
          _write("m3/asr/metadata_mfa.jsonl", DEEP + "\n")),
+    Case("metadata-time-1e308", SCORE, "run/metadata.jsonl:1",
+         _edit_line("run/metadata.jsonl", _meta("event_start", 1e308))),
+    Case("m3-5000-digit-time", SCORE_M3, "m3/asr/metadata_mfa.jsonl:1",
+         _replace("m3/asr/metadata_mfa.jsonl", '"input_start": ', '"input_start": ' + "9" * 5000
+                  + ', "was": ')),
     Case("m3-missing", ("score", "--m3", "nope", "-o", "m3scores"), "nope"),
     # -- results files -----------------------------------------------------------------------
     Case("results-bad-json", ("report", "run", "-o", "tables"), "run/scores/m3/results.json",
@@ -432,6 +472,11 @@ CASES = [
     Case("spec-missing", ("synth", "nope.json", "-o", "synth"), "nope.json"),
     Case("spec-not-utf8", ("synth", "spec.json", "-o", "synth"), "spec.json",
          _write("spec.json", b"\xff")),
+    Case("spec-text-blank", ("synth", "spec.json", "-o", "synth"), "spec.json",
+         _spec(lambda s: s["turns"][0].update(text="\n\t "))),
+    Case("spec-background-gain-minus-infinity", ("synth", "spec.json", "-o", "synth"),
+         "spec.json", _spec(lambda s: s.update(background=[
+             {"channel": 0, "text": "Next train.", "gain_db": float("-inf")}]))),
 ]
 
 

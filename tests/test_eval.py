@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -167,6 +168,44 @@ def test_verify_holds_on_a_fresh_bundle_and_names_every_tampering(
     assert "tables/tiny-m3/table5.md: differs from the table written again" in found
     assert "cells/tiny-m3/m3-qa-en-multi-ref/metadata.jsonl: missing" in found
     assert "difference(s)" in found.splitlines()[-1]
+
+
+def test_verify_refuses_a_manifest_whose_paths_leave_the_bundle(
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``eval.json`` edited to name a run, a file or a table outside the bundle (``/etc``,
+    ``../other``) is refused with one line naming the manifest and the field, and nothing is
+    read or copied from there (verify copied all of ``/etc`` to score it again); a cell of a
+    benchmark the bundle does not list is reported, not skipped."""
+    out = tmp_path / "bundle"
+    assert main(["eval", "tiny-m3", "--system", "scripted", "--limit", "1", "-o", str(out)]) == 0
+    manifest = out / "eval.json"
+    good = json.loads(manifest.read_text())
+
+    def cell_run(value: str) -> Callable[[dict[str, Any]], None]:
+        return lambda m: m["cells"][0].update(run=value)
+
+    edits: dict[str, Callable[[dict[str, Any]], None]] = {
+        "cells.0.run": cell_run("/etc"),
+        "cells.0.run ": cell_run("../outside"),
+        "files": lambda m: m["files"].update({"/etc/hostname": "0" * 64}),
+        "tables.tiny-m3": lambda m: m["tables"]["tiny-m3"].append("../../evil.md"),
+    }
+    for where, edit in edits.items():
+        bad = json.loads(json.dumps(good))
+        edit(bad)
+        manifest.write_text(json.dumps(bad))
+        capsys.readouterr()
+        assert main(["verify", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(manifest) in err[0] and where.strip() in err[0], err
+        assert "is not a path inside the bundle" in err[0]
+    bad = json.loads(json.dumps(good))
+    bad["cells"][0]["benchmark"] = "other"
+    manifest.write_text(json.dumps(bad))
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 1
+    assert "its benchmark 'other' is not among the bundle's benchmarks" in \
+        capsys.readouterr().out
 
 
 def test_verify_without_a_manifest_is_one_line(tmp_path: Path,

@@ -21,11 +21,13 @@ from duplexeval._fileio import (
     atomic_write_json,
     atomic_write_text,
     json_line,
+    loads_json,
     remove_stale_temporaries,
     strict_json,
 )
 from duplexeval.cli import failure_lines, main, print_lines
 from duplexeval.errors import located, number_problem
+from duplexeval.timeline import is_time
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -83,6 +85,31 @@ def test_numbers_are_finite_and_in_range() -> None:
     assert number_problem(0.0, 0, low_open=True) == "must be greater than 0"
     assert number_problem(-1.0, 0) == "must be at least 0"
     assert number_problem(3.0, None, 2) == "must be at most 2"
+
+
+def test_huge_json_integers_reach_the_finiteness_checks_as_floats() -> None:
+    """Python's ``int()`` refuses more than 4,300 digits (``ValueError``) and an int past
+    float's range overflows where it is made a float: the readers' JSON makes an integer of
+    more than 300 digits ``inf``, which their checks then refuse; shorter ones (a 63-bit
+    seed) stay exact."""
+    seed = 2**63 - 1
+    assert loads_json(f'{{"id": 5, "seed": {seed}, "t": -{"9" * 300}}}') == {
+        "id": 5, "seed": seed, "t": -int("9" * 300)}
+    assert loads_json("[" + "9" * 5000 + ", -" + "9" * 400 + "]") == [math.inf, -math.inf]
+    assert is_time(1e6) and is_time(-3) and not is_time(1e308) and not is_time(True)
+
+
+def test_a_fifo_for_a_split_file_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """``test.jsonl`` a FIFO: reading it would wait for a writer forever; ``validate`` says
+    it is not a regular file."""
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    os.mkfifo(ds / "test.jsonl")
+    done = subprocess.run([sys.executable, "-m", "duplexeval", "validate", str(ds)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"duplexeval: {ds / 'test.jsonl'}: not a "
+                                                "regular file"]
 
 
 def test_json_writers_are_strict(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ import math
 import os
 import tempfile
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +38,13 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_text",
     "exclusive_lock",
+    "foreign_folder_problem",
     "format_seconds",
     "json_line",
+    "loads_json",
     "name_problem",
     "output_problem",
+    "overwrite_problem",
     "read_json",
     "remove_stale_temporaries",
     "safe_name",
@@ -58,9 +61,9 @@ def name_problem(name: str) -> str | None:
 
     Refused: the empty name, a path separator (``/`` or ``\\``), ``..`` anywhere, a leading
     ``.`` (hidden files, ``.`` itself), control characters (Unicode category Cc, e.g. NUL,
-    newline, DEL) and names longer than :data:`NAME_MAX` bytes (with the ``.wav``/``.json``
-    a file adds: 240).  Everything else (letters of any script, digits, ``-_.:`` and spaces)
-    is allowed.
+    newline, DEL), lone surrogates (category Cs) and names longer than :data:`NAME_MAX`
+    bytes (with the ``.wav``/``.json`` a file adds: 240).  Everything else (letters of any
+    script, digits, ``-_.:`` and spaces) is allowed.
     """
     if not isinstance(name, str) or name == "":
         return "is empty"
@@ -72,8 +75,42 @@ def name_problem(name: str) -> str | None:
         return "starts with '.'"
     if any(unicodedata.category(c) == "Cc" for c in name):
         return "contains a control character"
-    if len(name.encode("utf-8", "surrogateescape")) > NAME_MAX - 15:
+    if any(unicodedata.category(c) == "Cs" for c in name):  # "\ud800" in a JSON string
+        return "contains a lone surrogate (not Unicode text)"
+    if len(name.encode("utf-8")) > NAME_MAX - 15:
         return f"longer than {NAME_MAX - 15} bytes"
+    return None
+
+
+def foreign_folder_problem(path: Path, marks: Sequence[str], what: str) -> str | None:
+    """Why ``path`` cannot be the output folder of a command that writes ``what`` (a run
+    directory, a bundle), or ``None``: it exists and holds files or folders (hidden ones
+    aside: a killed command's lock) but none of ``marks``, the names such a folder has, so it
+    is another thing's folder (the current folder, a dataset, ``/``) that the outputs would be
+    mixed into."""
+    if not path.is_dir():
+        return None
+    try:
+        entries = [name for name in os.listdir(path) if not name.startswith(".")]
+    except OSError:
+        return None  # unreadable: the write itself reports it
+    if not entries or any((path / mark).exists() for mark in marks):
+        return None
+    return (f"{path}: holds other files and is not {what}; give a new or empty folder "
+            "(or one this command wrote before, to resume it)")
+
+
+def overwrite_problem(out: Path, source: Path) -> str | None:
+    """Why writing the output file ``out`` would replace what the command reads from
+    ``source`` (a file, or a folder whose files it reads), or ``None``: ``out`` is ``source``
+    itself or a file already inside it (``segment ds -o ds/test.jsonl`` replaced the dataset
+    it read)."""
+    try:
+        target, read = out.resolve(), source.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: reading the input reports it
+        return None
+    if target == read or (read.is_dir() and target.is_file() and target.is_relative_to(read)):
+        return f"{out}: is a file of the input {source}; write the output elsewhere"
     return None
 
 
@@ -191,11 +228,31 @@ def json_line(obj: Any) -> str:
     return json.dumps(strict_json(obj), ensure_ascii=False, allow_nan=False) + "\n"
 
 
+JSON_INT_DIGITS = 300
+"""Digits up to which a JSON integer is read exactly (a 63-bit seed has 19; a float's range
+ends at 309)."""
+
+
+def _json_int(text: str) -> int | float:
+    """A JSON integer literal: an ``int`` up to :data:`JSON_INT_DIGITS` digits, past that a
+    ``float`` (``inf``), so that a huge number in a file reaches the readers' checks of
+    finite, in-range numbers instead of Python's 4,300-digit limit on ``int()``
+    (``ValueError``) or an ``OverflowError`` where it is made a float."""
+    return int(text) if len(text.lstrip("-")) <= JSON_INT_DIGITS else float(text)
+
+
+def loads_json(text: str | bytes) -> Any:
+    """``json.loads`` for the files a user gives (datasets, specs, run files, results): an
+    integer of more than :data:`JSON_INT_DIGITS` digits becomes ``inf`` (:func:`_json_int`),
+    which the reader then refuses as not finite."""
+    return json.loads(text, parse_int=_json_int)
+
+
 def read_json(path: Path, what: str = "file") -> Any:
     """The JSON in ``path``; a missing or malformed file is a one-line
     :class:`~duplexeval.errors.DuplexevalError` naming it (``what`` says what it should be)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return loads_json(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise DuplexevalError(f"{path}: {what} not found") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

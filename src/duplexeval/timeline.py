@@ -27,10 +27,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 __all__ = [
+    "MAX_SECONDS",
     "TOL",
     "Span",
     "Timeline",
     "approx_eq",
+    "is_time",
     "merge_spans",
     "time_ge",
     "time_gt",
@@ -40,6 +42,18 @@ __all__ = [
 
 TOL: float = 1e-6
 """Tolerance in seconds for every time comparison that decides an event or a window."""
+
+MAX_SECONDS = 1e6
+"""The largest time (s) a file may give, in either sign: 11.6 days, far past any dialogue.  A
+time beyond it is refused as input, so that sums and spreads of times (a variance squares
+them) stay finite."""
+
+
+def is_time(value: object) -> bool:
+    """``value`` is a time a file may give: an ``int`` or ``float`` (not a ``bool``), finite,
+    within :data:`MAX_SECONDS` of zero."""
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value) and abs(value) <= MAX_SECONDS)
 
 
 def approx_eq(a: float, b: float, tol: float = TOL) -> bool:

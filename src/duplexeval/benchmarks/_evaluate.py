@@ -38,6 +38,7 @@ from tqdm import tqdm
 from duplexeval._fileio import (
     atomic_write_json,
     atomic_write_text,
+    foreign_folder_problem,
     remove_stale_temporaries,
     safe_name,
 )
@@ -421,9 +422,13 @@ def write_cells_note(bench: Benchmark, results: Sequence[CellResult], subset: Su
 
 
 def _check_out(out: Path) -> None:
-    """Refuse, before any work, a bundle path that is a file or cannot be written."""
+    """Refuse, before any work, a bundle path that is a file, cannot be written, or is
+    another thing's folder (:func:`~duplexeval._fileio.foreign_folder_problem`)."""
     if out.exists() and not out.is_dir():
         raise DuplexevalError(f"{out}: not a folder (eval -o names the bundle folder)")
+    foreign = foreign_folder_problem(out, (MANIFEST_FILE, "cells"), "an eval bundle")
+    if foreign is not None:
+        raise DuplexevalError(foreign)
     existing = next(p for p in (out, *out.parents) if p.exists())
     if not os.access(existing, os.W_OK | os.X_OK):
         raise DuplexevalError(f"{existing}: not writable, so the bundle {out} cannot be written")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import ValidationError
@@ -76,13 +76,34 @@ def read_manifest(out: Path) -> EvalManifest:
     """The bundle's ``eval.json``; a one-line error naming it when absent or malformed."""
     path = out / MANIFEST_FILE
     try:
-        return EvalManifest.model_validate_json(path.read_bytes())
+        manifest = EvalManifest.model_validate_json(path.read_bytes())
     except OSError as exc:
         raise DuplexevalError(f"{path}: cannot read the manifest ({exc.strerror})") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "top level"
         raise DuplexevalError(f"{path}: {where}: {first['msg']}") from None
+    for where, rel in _bundle_paths(manifest):
+        parts = PurePosixPath(rel).parts
+        if not rel or rel.startswith(("/", "\\")) or ".." in parts or "\\" in rel:
+            raise DuplexevalError(f"{path}: {where}: {rel!r} is not a path inside the bundle")
+    return manifest
+
+
+def _bundle_paths(manifest: EvalManifest) -> list[tuple[str, str]]:
+    """Every path the manifest gives relative to the bundle, with where it is given: ``verify``
+    reads, hashes and copies only inside the bundle (a manifest edited to name ``/etc`` or
+    ``../other`` is refused, not followed)."""
+    found = [(f"files[{rel!r}]", rel) for rel in manifest.files]
+    found += [(f"tables.{bench}[{i}]", rel) for bench, rels in manifest.tables.items()
+              for i, rel in enumerate(rels)]
+    for i, cell in enumerate(manifest.cells):
+        found += [(f"cells.{i}.run", cell.run)]
+        found += [(f"cells.{i}.results", cell.results)] if cell.results is not None else []
+        for k, scoring in enumerate(cell.scorings):
+            found += [(f"cells.{i}.scorings.{k}.run", scoring.run),
+                      (f"cells.{i}.scorings.{k}.results", scoring.results)]
+    return found
 
 
 def _check_hashes(out: Path, manifest: EvalManifest, report: VerifyReport) -> None:
@@ -235,6 +256,9 @@ def verify_bundle(out: str | Path) -> VerifyReport:
     measures = _measures(manifest)
     report = VerifyReport()
     _check_hashes(out, manifest, report)
+    report.problems += [f"{entry.cell}: its benchmark {entry.benchmark!r} is not among the "
+                        "bundle's benchmarks, so it is not checked" for entry in manifest.cells
+                        if entry.benchmark not in manifest.benchmarks]
     for name, version in manifest.benchmarks.items():
         bench = BENCHMARKS.get(name)
         if bench.version != version:

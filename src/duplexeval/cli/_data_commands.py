@@ -14,12 +14,12 @@ from typing import Any
 from duplexeval.cli._failures import print_lines
 from duplexeval.cli._import_commands import add_import, add_segment, add_split, add_stats
 from duplexeval.cli._options import (
-    any_int,
     non_negative,
     out_file,
     out_folder,
     positive,
     positive_int,
+    random_seed,
     sample_rate,
     split_name,
     warn,
@@ -87,12 +87,15 @@ def add_annotate(sub: Subparsers) -> None:
 
 
 def _annotate(args: argparse.Namespace) -> int:
-    from duplexeval._fileio import atomic_write_text, json_line
+    from duplexeval._fileio import atomic_write_text, json_line, overwrite_problem
     from duplexeval.data._annotate import SourceKind, annotate_source
     from duplexeval.data._m3 import record_json
     from duplexeval.events import AnnotationRules
     from duplexeval.speech._activity import ActivityOptions, VadEngine
 
+    problem = overwrite_problem(Path(args.output), Path(args.source))
+    if problem is not None:
+        raise DuplexevalError(problem)
     rules = AnnotationRules(args.ipu_gap, args.bc_max, args.max_shift_overlap)
     activity = ActivityOptions(engine=VadEngine(args.vad), threshold_db=args.vad_threshold_db)
     kind, dialogues = annotate_source(Path(args.source), SourceKind(args.source_kind), rules,
@@ -111,7 +114,7 @@ def add_synth(sub: Subparsers) -> None:
     p.add_argument("spec", metavar="SPEC", help="a spec file (JSON/YAML) or a folder of them")
     p.add_argument("-o", "--output", type=out_folder, required=True, metavar="DATASET_DIR")
     p.add_argument("--split", type=split_name, default="test")
-    p.add_argument("--seed", type=any_int, default=0)
+    p.add_argument("--seed", type=random_seed, default=0)
     p.add_argument("--sample-rate", type=sample_rate, default=16000)
     p.add_argument("--timing-reference", choices=["chat", "task"], default="chat",
                    help="packaged turn-shift gap reference (M3 toy chat or QA set)")

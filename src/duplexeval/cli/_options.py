@@ -28,7 +28,6 @@ __all__ = [
     "add_plan_options",
     "add_user_policy_options",
     "analysis_options",
-    "any_int",
     "channels",
     "dataset_folder",
     "event_kinds",
@@ -41,6 +40,7 @@ __all__ = [
     "plan_options",
     "positive",
     "positive_int",
+    "random_seed",
     "sample_rate",
     "split_name",
     "system_args",
@@ -90,8 +90,8 @@ positive_int = number(int, 1)
 repeat_count = number(int, 1, 100)
 """Tries per sample (``--repeats``): 1 to 100 (:data:`~duplexeval.plan._samples.MAX_REPEATS`)."""
 
-any_int = number(int)
-"""Any integer (seeds)."""
+random_seed = number(int, 0, 2**63 - 1)
+"""A random seed: 0 to 2**63 - 1 (numpy's generators take no negative seed)."""
 
 fraction = number(float, 0, 1)
 """A number in [0, 1] (probabilities, thresholds)."""

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli._options import any_int, out_file, out_folder
+from duplexeval.cli._options import out_file, out_folder, random_seed
 
 __all__ = ["add_compare", "add_report", "add_results"]
 
@@ -167,7 +167,7 @@ def add_compare(sub: Subparsers) -> None:
     p.add_argument("run_a", metavar="RUN_A")
     p.add_argument("run_b", metavar="RUN_B")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the comparison")
-    p.add_argument("--seed", type=any_int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=random_seed, default=0, help="random seed (default 0)")
     p.add_argument("--no-score", action="store_true",
                    help="refuse a run directory without scores instead of scoring it")
     p.set_defaults(func=_compare)

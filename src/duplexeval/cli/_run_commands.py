@@ -12,12 +12,12 @@ from duplexeval.cli._options import (
     add_executor_options,
     add_plan_options,
     add_user_policy_options,
-    any_int,
     dataset_folder,
     executor_from,
     out_folder,
     plan_options,
     positive_int,
+    random_seed,
     system_args,
     user_policy,
     warn,
@@ -103,7 +103,7 @@ def add_run(sub: Subparsers) -> None:
             action.choices = [*action.choices, "interactive"]
     p.add_argument("--out", type=out_folder, default=None,
                    help="run directory (default runs/SYSTEM-PROTOCOL)")
-    p.add_argument("--seed", type=any_int, default=0)
+    p.add_argument("--seed", type=random_seed, default=0)
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed sample")
     p.add_argument("--batch-size", type=positive_int, default=None, metavar="N",
                    help="continuations of a shared prefix stepped together as batch rows by "

@@ -77,6 +77,7 @@ def _judged(args: argparse.Namespace, dialogues: list[Any], settings: Any,
 
 
 def _segment(args: argparse.Namespace) -> int:
+    from duplexeval._fileio import overwrite_problem
     from duplexeval.rounds import (
         SegmentSettings,
         load_dialogues,
@@ -88,6 +89,9 @@ def _segment(args: argparse.Namespace) -> int:
     if (args.judge_url is None) != (args.judge_model is None):
         raise DuplexevalError("segment: give both --judge-url and --judge-model, or neither "
                               "(the annotator fallback)")
+    problem = overwrite_problem(Path(args.output), Path(args.input))
+    if problem is not None:
+        raise DuplexevalError(problem)
     dialogues, language = load_dialogues(Path(args.input), args.split)
     settings = SegmentSettings(user_channel=args.user_channel, k=args.k,
                                language=args.language)

@@ -6,21 +6,23 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from duplexeval._fileio import foreign_folder_problem
 from duplexeval.cli._options import (
     add_analysis_options,
     add_executor_options,
     add_plan_options,
     add_user_policy_options,
     analysis_options,
-    any_int,
     dataset_folder,
     executor_from,
     out_folder,
     plan_options,
+    random_seed,
     system_args,
     user_policy,
     warn,
 )
+from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_sweep"]
 
@@ -49,7 +51,7 @@ def add_sweep(sub: Subparsers) -> None:
     p.add_argument("--variant", default="m3", help="the timing variant that scores each run "
                    "(default m3); each run is analysed for timing only (--scope timing) "
                    "unless an analysis option says otherwise")
-    p.add_argument("--seed", type=any_int, default=0)
+    p.add_argument("--seed", type=random_seed, default=0)
     p.add_argument("-o", "--out", required=True, type=out_folder,
                    help="the sweep folder (runs/, sweep.md, sweep.csv, sweep.json, plots/)")
     add_analysis_options(p)  # default here: --scope timing (a sweep tabulates timing)
@@ -70,6 +72,9 @@ def _sweep(args: argparse.Namespace) -> int:
     from duplexeval.systems._registry import load_system
 
     grid = parse_grid(args.condition)  # refused before all else
+    foreign = foreign_folder_problem(Path(args.out), ("runs", "sweep.json"), "a sweep folder")
+    if foreign is not None:
+        raise DuplexevalError(foreign)
     get_variant(args.variant)  # an unknown variant: one line, before any run
     options = plan_options(args)
     policy = user_policy(args)

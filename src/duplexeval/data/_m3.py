@@ -36,13 +36,14 @@ from duplexeval._fileio import (
     atomic_write_text,
     format_seconds,
     json_line,
+    loads_json,
     name_problem,
     safe_name,
 )
 from duplexeval.data._dialogue import AudioInfo, Dialogue, Word
 from duplexeval.errors import Problem
 from duplexeval.events import Event, EventKind
-from duplexeval.timeline import TOL
+from duplexeval.timeline import MAX_SECONDS, TOL, is_time
 
 __all__ = [
     "ALIGN_DIR",
@@ -97,10 +98,8 @@ class RawRecord:
 
 
 def _parse_time(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
+    """A time of the file (:func:`~duplexeval.timeline.is_time`) as a float, else ``None``."""
+    return float(value) if is_time(value) else None
 
 
 def _parse_record(obj: Any, path: Path, line: int, problems: list[Problem]) -> RawRecord | None:
@@ -150,7 +149,8 @@ def _parse_record(obj: Any, path: Path, line: int, problems: list[Problem]) -> R
                 continue
             start, end = _parse_time(time[0]), _parse_time(time[1])
             if start is None or end is None:
-                bad(f'{where}: "time" values must be finite numbers')
+                bad(f'{where}: "time" values must be finite numbers of seconds, at most '
+                    f'{MAX_SECONDS:g} in size')
                 continue
             events.append(Event(kind, channel, start, end))
     extra = {k: v for k, v in obj.items() if k not in ("id", "events")}
@@ -172,7 +172,7 @@ def read_events_jsonl(path: Path) -> tuple[list[RawRecord], list[Problem]]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = loads_json(raw)
         except json.JSONDecodeError as exc:
             message = f"malformed JSON: {exc.msg} (column {exc.colno})"
             problems.append(Problem(path, number, message))
@@ -282,8 +282,10 @@ def read_dataset_metadata(root: Path) -> tuple[dict[str, Any], list[Problem]]:
     path = root / METADATA_FILE
     if not path.exists():
         return meta, []
+    if not path.is_file():  # a folder, a FIFO (whose read would wait forever)
+        return meta, [Problem(path, None, "not a regular file")]
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = loads_json(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return meta, [Problem(path, None, f"malformed JSON: {exc}")]
     except RecursionError:

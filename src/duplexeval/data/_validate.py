@@ -119,6 +119,19 @@ def _named_fields(extra: dict[str, Any], record: RawRecord, jsonl: Path,
     return extra
 
 
+def _split_problem(root: Path, jsonl: Path, split: str) -> Problem | None:
+    """Why the split file ``jsonl`` of ``root`` cannot be read at all, or ``None``."""
+    if not root.is_dir():
+        return Problem(root, None, "not a dataset folder")
+    if not jsonl.exists():
+        splits = available_splits(root)
+        hint = f"available splits: {', '.join(splits)}" if splits else "no *.jsonl file here"
+        return Problem(jsonl, None, f"split {split!r} not found ({hint})")
+    if not jsonl.is_file():  # a folder, a FIFO (whose read would wait forever), a device
+        return Problem(jsonl, None, "not a regular file")
+    return None
+
+
 def check_dataset(
     root: Path,
     split: str = "test",
@@ -128,13 +141,10 @@ def check_dataset(
 ) -> ValidationReport:
     """Read and check one split of a dataset folder; never raises on bad content."""
     root = Path(root)
-    if not root.is_dir():
-        return ValidationReport(None, [Problem(root, None, "not a dataset folder")])
     jsonl = root / f"{split}.jsonl"
-    if not jsonl.exists():
-        splits = available_splits(root)
-        hint = f"available splits: {', '.join(splits)}" if splits else "no *.jsonl file here"
-        return ValidationReport(None, [Problem(jsonl, None, f"split {split!r} not found ({hint})")])
+    missing = _split_problem(root, jsonl, split)
+    if missing is not None:
+        return ValidationReport(None, [missing])
     meta, problems = read_dataset_metadata(root)
     records, record_problems = read_events_jsonl(jsonl)
     problems += record_problems

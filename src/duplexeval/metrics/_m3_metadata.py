@@ -13,25 +13,24 @@ or to the metadata file's folder.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
+from duplexeval._fileio import loads_json
 from duplexeval.analysis._segments import read_transcript
 from duplexeval.errors import DatasetInvalid, DuplexevalError, Problem
 from duplexeval.metrics._base import EventView
+from duplexeval.timeline import MAX_SECONDS, is_time
 
 __all__ = ["METADATA_NAMES", "find_metadata", "read_m3_outputs"]
 
 METADATA_NAMES = ("metadata_mfa.jsonl", "metadata.jsonl")
 _REQUIRED = ("event_type", "input_start", "input_end", "event_start", "event_end")
 _TIMES = ("input_start", "input_end", "event_start", "event_end")
-"""Required fields that are times (s): finite numbers (NaN or inf is refused, with the line)."""
+"""Required fields that are times (s): finite numbers within ``MAX_SECONDS`` of zero (NaN, inf
+or 1e308 is refused, with the line)."""
 
 
-def _finite(value: Any) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value))
 
 
 def find_metadata(path: Path) -> Path:
@@ -75,7 +74,7 @@ def read_m3_outputs(path: Path, transcript_key: str = "output_asr_path", languag
         if not line.strip():
             continue
         try:
-            record: Any = json.loads(line)
+            record: Any = loads_json(line)
         except json.JSONDecodeError as exc:
             problems.append(Problem(meta, no, f"not valid JSON ({exc.msg})"))
             continue
@@ -89,10 +88,10 @@ def read_m3_outputs(path: Path, transcript_key: str = "output_asr_path", languag
         if missing:
             problems.append(Problem(meta, no, f"missing field(s) {', '.join(missing)}"))
             continue
-        bad = [k for k in _TIMES if not _finite(record[k])]
+        bad = [k for k in _TIMES if not is_time(record[k])]
         if bad:
             problems.append(Problem(meta, no, f"{', '.join(bad)}: not a finite number of "
-                                              "seconds"))
+                                              f"seconds within {MAX_SECONDS:g} of zero"))
             continue
         transcript = _resolve(str(record[transcript_key]), roots)
         if not transcript.is_file():

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from duplexeval._fileio import atomic_write_text, json_line
+from duplexeval._fileio import atomic_write_text, json_line, loads_json
 from duplexeval.data._dialogue import Dialogue
 from duplexeval.data._m3 import read_alignment
 from duplexeval.data._validate import load_dataset
@@ -260,7 +260,7 @@ def read_rounds(path: Path) -> dict[tuple[str, int], list[Round]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads_json(line)
             key = (str(record["dialogue_id"]), int(record["user_channel"]))
             out[key] = [Round(float(r["user"][0]), float(r["user"][1]))
                         for r in record["rounds"]]

@@ -42,18 +42,20 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from duplexeval._audio import audio_info, stereo, write_audio
 from duplexeval._fileio import (
     atomic_write_json,
     atomic_write_text,
     json_line,
+    loads_json,
     read_json,
     safe_name,
 )
 from duplexeval.errors import DuplexevalError, located
 from duplexeval.runs._trace import Trace
+from duplexeval.timeline import MAX_SECONDS
 
 __all__ = [
     "AnalysisFiles",
@@ -151,7 +153,8 @@ class SampleRecord(BaseModel):
 
 class MetadataRow(BaseModel):
     """One line of ``metadata.jsonl``: the official M3 metadata fields of a finished sample
-    (paths relative to the run directory); times are finite (NaN or inf is refused)."""
+    (paths relative to the run directory); times are finite and within
+    :data:`~duplexeval.timeline.MAX_SECONDS` of zero (NaN, inf or 1e308 is refused)."""
 
     model_config = ConfigDict(extra="allow", allow_inf_nan=False)
     sample_id: str
@@ -174,6 +177,14 @@ class MetadataRow(BaseModel):
     output_audio_path: str
     use_context: bool
     context_mode: str
+
+    @field_validator("event_start", "event_end", "input_start", "input_end", "context_start",
+                     "context_end", "trigger_time")
+    @classmethod
+    def _a_time(cls, value: float) -> float:
+        if abs(value) > MAX_SECONDS:
+            raise ValueError(f"must be within {MAX_SECONDS:g} s of zero")
+        return value
 
 
 class RunSummary(BaseModel):
@@ -259,7 +270,7 @@ class AnalysisFiles:
     def read_settings(self) -> dict[str, Any] | None:
         """The settings, or ``None`` when absent or unreadable."""
         try:
-            data = json.loads(self.settings.read_text(encoding="utf-8"))
+            data = loads_json(self.settings.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):  # ValueError: not JSON, not UTF-8
             return None
         return data if isinstance(data, dict) else None
@@ -486,7 +497,7 @@ class RunDir:
         """A sample's real-time trace, or ``None`` when it has none (or it is unreadable)."""
         path = self.sample_files(sample_id, event_id).trace
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = loads_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):  # ValueError: not JSON, not UTF-8
             return None
         return data if isinstance(data, dict) else None
@@ -555,7 +566,7 @@ def _jsonl(path: Path) -> list[tuple[int, Any]]:
         if line.strip():
             try:
                 with located(path, no):
-                    out.append((no, json.loads(line)))
+                    out.append((no, loads_json(line)))
             except json.JSONDecodeError as exc:
                 raise DuplexevalError(f"{path}:{no}: not valid JSON ({exc.msg})") from None
     return out

@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 
 from tqdm import tqdm
 
-from duplexeval._fileio import safe_name
+from duplexeval._fileio import foreign_folder_problem, safe_name
 from duplexeval.conditions import Condition
 from duplexeval.conditions._apply import ordered
 from duplexeval.data._dialogue import Dataset
@@ -228,14 +228,7 @@ def execute_run(
     chosen = tuple(ordered(conditions))
     if batch_size < 1:
         raise DuplexevalError(f"--batch-size must be at least 1, got {batch_size}")
-    problem = protocol_problem(plan.options.protocol, system.capabilities) or \
-        conditions_problem(chosen, system.capabilities)
-    if problem is not None:  # refused before anything is written
-        raise DuplexevalError(f"system {system.name!r}: {problem}")
-    safe_name(system.name, "system name")
-    for s in plan.samples:
-        safe_name(s.sample_id, "dialogue id")
-        safe_name(s.event_id, "event id")
+    _refuse_before_writing(system, plan, chosen, RunDir(out))
     policy = _interactive_policy(plan, dataset, user_policy, chosen)
     started = time.monotonic()
     config = RunConfig(system=system.name, system_args=dict(system.args),
@@ -256,6 +249,25 @@ def execute_run(
         except BaseException:
             before.undo(run)  # still holding the lock: no other run is writing here
             raise
+
+
+def _refuse_before_writing(system: System, plan: Plan, conditions: tuple[Condition, ...],
+                           run: RunDir) -> None:
+    """Every reason to refuse the run before anything is written, each a one-line error: a
+    protocol or condition the system cannot take, a system, dialogue or event name that is
+    not a safe file name (:func:`~duplexeval._fileio.safe_name`), and an output folder that
+    holds another thing's files (the current folder, a dataset, ``/``)."""
+    problem = protocol_problem(plan.options.protocol, system.capabilities) or \
+        conditions_problem(conditions, system.capabilities)
+    if problem is not None:
+        raise DuplexevalError(f"system {system.name!r}: {problem}")
+    safe_name(system.name, "system name")
+    for s in plan.samples:
+        safe_name(s.sample_id, "dialogue id")
+        safe_name(s.event_id, "event id")
+    foreign = foreign_folder_problem(run.root, (run.config_path.name,), "a run directory")
+    if foreign is not None:
+        raise DuplexevalError(foreign)
 
 
 @dataclass(frozen=True)

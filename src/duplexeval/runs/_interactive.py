@@ -72,7 +72,7 @@ from typing import Any
 import numpy as np
 
 from duplexeval._audio import write_audio
-from duplexeval._fileio import atomic_write_json, atomic_write_text, safe_name
+from duplexeval._fileio import atomic_write_json, atomic_write_text, loads_json, safe_name
 from duplexeval.conditions import Condition
 from duplexeval.conditions._apply import mic_stage, only
 from duplexeval.conditions._echo import EchoLine, Mic
@@ -442,7 +442,7 @@ def read_log(path: Path) -> list[dict[str, Any]]:
         raise DuplexevalError(f"{path}: decision log not found") from None
     for n, line in enumerate(lines, 1):
         try:
-            record = json.loads(line)
+            record = loads_json(line)
         except json.JSONDecodeError as exc:
             raise DuplexevalError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
         if not isinstance(record, dict) or (n == 1) != (record.get("kind") == "header"):

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -24,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from duplexeval._fileio import name_problem
+from duplexeval._fileio import loads_json, name_problem
 from duplexeval.data._flexi_record import SCENARIOS
 from duplexeval.errors import DatasetInvalid, Problem
 from duplexeval.synth._mtr_spec import MtrSpec
@@ -32,6 +33,16 @@ from duplexeval.synth._mtr_spec import MtrSpec
 __all__ = ["FLEXI_SCENARIOS", "Backchannel", "Background", "DialogueSpec", "FlexiSpec", "MtrSpec",
            "Pause", "Speaker", "Turn", "TurnPosition", "load_spec", "load_specs", "mtr_layout",
            "mtr_problem", "spec_files"]
+
+
+def _spoken(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must hold words, not only spaces or line breaks")
+    return text
+
+
+SpokenText = Annotated[str, Field(min_length=1), AfterValidator(_spoken)]
+"""Text a voice says: at least one character that is not white space."""
 
 FLEXI_SCENARIOS = SCENARIOS
 """The six FLEXI scenarios, in the paper's order (FLEXI section 2.2)."""
@@ -61,7 +72,7 @@ class Pause(_Position):
 class Backchannel(_Position):
     """The other speaker says ``text`` (a short backchannel) starting after the position."""
 
-    text: str = Field(min_length=1)
+    text: SpokenText
 
 
 class Speaker(_Strict):
@@ -73,7 +84,7 @@ class Speaker(_Strict):
 
 class Turn(_Strict):
     speaker: str
-    text: str = Field(min_length=1)
+    text: SpokenText
     answer: str | None = None
     """Reference answer to this question (QA suites)."""
     gap: float | None = Field(default=None, ge=-1.0, le=10.0)
@@ -101,12 +112,12 @@ class Background(_Strict):
     as speech by an annotator working from audio."""
 
     channel: Literal[0, 1]
-    text: str = Field(min_length=1)
+    text: SpokenText
     at_turn: int = Field(default=0, ge=0)
     """Index of the turn whose start the background speech is placed against."""
     offset: float = Field(default=0.0, ge=-30, le=30)
     """Seconds after (negative: before) that turn's start."""
-    gain_db: float = Field(default=-20.0, le=0)
+    gain_db: float = Field(default=-20.0, ge=-60, le=0)
     """Level relative to the synthesized voice (dB)."""
     voice: str | None = None
     """A voice of the language's engine; None picks one that neither speaker uses."""
@@ -307,7 +318,7 @@ def _read(path: Path) -> Any:
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() in (".yaml", ".yml"):
         return yaml.safe_load(text)
-    return json.loads(text)
+    return loads_json(text)
 
 
 def load_spec(path: Path) -> DialogueSpec:

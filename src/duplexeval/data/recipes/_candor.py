@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from duplexeval._fileio import loads_json
 from duplexeval.data._dialogue import Dialogue, Word
 from duplexeval.data._m3 import write_dataset
 from duplexeval.data.recipes._common import (
@@ -72,7 +73,7 @@ class Turn:
 
 def _json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         source_error(path, None, "file not found")
     except json.JSONDecodeError as exc:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from duplexeval._audio import write_audio
+from duplexeval._fileio import loads_json
 from duplexeval.data._dialogue import AudioInfo, Dialogue
 from duplexeval.data._m3 import write_dataset
 from duplexeval.data.recipes._common import read_audio, source_error
@@ -109,7 +110,7 @@ def _run(args: argparse.Namespace, staging: Path) -> str:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads_json(line)
             if not isinstance(record.get("filtered_turn"), list) or "id" not in record:
                 raise ValueError("needs 'id' and a list 'filtered_turn'")
             dialogue, n = _clip(root, record, staging, args.user_side == "right", (path, no))

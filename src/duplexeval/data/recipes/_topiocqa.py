@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from duplexeval._fileio import atomic_write_text, json_line
+from duplexeval._fileio import atomic_write_text, json_line, loads_json
 from duplexeval.data.recipes._common import source_error
 from duplexeval.data.recipes._registry import Recipe
 from duplexeval.errors import number_type
@@ -103,7 +103,7 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
     for number, raw in enumerate(text.splitlines(), start=1):
         if raw.strip():
             try:
-                yield number, json.loads(raw)
+                yield number, loads_json(raw)
             except json.JSONDecodeError as exc:
                 source_error(path, number, f"malformed JSON: {exc.msg}")
 

@@ -32,7 +32,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from duplexeval._fileio import read_json
+from duplexeval._fileio import loads_json, read_json
 from duplexeval.errors import DuplexevalError
 from duplexeval.metrics.timing._flexi_rules import Word
 
@@ -93,7 +93,7 @@ def try_load_json(path: Path) -> tuple[Any, str | None]:
     """``(data, None)``, or ``(None, reason)`` when the file is missing or not JSON (the
     evaluators that skip such samples: pause handling, user interrupt, user backchannel)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8")), None
+        return loads_json(path.read_text(encoding="utf-8")), None
     except FileNotFoundError:
         return None, f"missing file {path.name}"
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

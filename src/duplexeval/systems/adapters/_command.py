@@ -97,6 +97,9 @@ class CommandSystem(System):
         if layout not in LAYOUTS:
             raise ValueError(f"channels must be one of {', '.join(LAYOUTS)}, got {layout!r}")
         argv = tuple(shlex.split(self.args.get("cmd", "")))
+        if "cmd" in self.args and not argv:  # given, but blank: refused before any sample
+            raise ValueError('cmd is empty: give cmd="PROGRAM ... {input_wav} ... '
+                             '{output_wav}"')
         if argv and not {"input_wav", "output_wav"} <= set(_PLACEHOLDER.findall(" ".join(argv))):
             raise ValueError("cmd must name {input_wav} and {output_wav}")
         out_channel = self.args.get("out_channel")
