@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -174,8 +175,10 @@ def test_verify_refuses_a_manifest_whose_paths_leave_the_bundle(
         tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``eval.json`` edited to name a run, a file or a table outside the bundle (``/etc``,
     ``../other``) is refused with one line naming the manifest and the field, and nothing is
-    read or copied from there (verify copied all of ``/etc`` to score it again); a cell of a
-    benchmark the bundle does not list is reported, not skipped."""
+    read or copied from there (verify copied all of ``/etc`` to score it again).  An
+    unreadable results file and a missing run folder are listed among the differences (exit
+    1), not the end of the check (exit 2, the rest unchecked), and a cell of a benchmark the
+    bundle does not list is reported, not skipped."""
     out = tmp_path / "bundle"
     assert main(["eval", "tiny-m3", "--system", "scripted", "--limit", "1", "-o", str(out)]) == 0
     manifest = out / "eval.json"
@@ -199,6 +202,15 @@ def test_verify_refuses_a_manifest_whose_paths_leave_the_bundle(
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and str(manifest) in err[0] and where.strip() in err[0], err
         assert "is not a path inside the bundle" in err[0]
+    manifest.write_text(json.dumps(good))
+    first = out / good["cells"][0]["results"]
+    first.write_text("{")  # a cell's results unreadable, another cell's run gone: both listed
+    shutil.rmtree(out / good["cells"][1]["run"])
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 1
+    found = capsys.readouterr().out
+    assert f"{good['cells'][0]['results']}: unreadable" in found
+    assert f"{good['cells'][1]['run']}: missing" in found
     bad = json.loads(json.dumps(good))
     bad["cells"][0]["benchmark"] = "other"
     manifest.write_text(json.dumps(bad))

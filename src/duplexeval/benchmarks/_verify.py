@@ -48,7 +48,7 @@ from duplexeval.errors import DuplexevalError
 from duplexeval.metrics._score_run import score_run_dir
 from duplexeval.metrics.content._score import JudgeSettings
 from duplexeval.report._m3_figures import is_image
-from duplexeval.results import load
+from duplexeval.results import Results, load
 from duplexeval.runs._directory import RunDir
 from duplexeval.suites._build import Subset
 
@@ -165,6 +165,10 @@ def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport
              manifest: EvalManifest, scoring: _Scoring) -> None:
     cell = bench.cell(entry.cell)
     run = out / scoring.run
+    if not run.is_dir():
+        report.problems.append(f"{scoring.run}: missing (the run folder the cell was scored "
+                               "from)")
+        return
     files = RunDir(run).scores(variant=scoring.variant)
     with tempfile.TemporaryDirectory(prefix="duplexeval-verify-") as tmp:
         copy = Path(tmp) / run.name
@@ -188,12 +192,25 @@ def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport
             if not theirs.is_file() or mine.read_bytes() != theirs.read_bytes():
                 report.problems.append(f"{theirs.relative_to(out).as_posix()}: "
                                        "differs from the cell scored again")
-        given = files.results
-        if given.is_file() and _without_paths(load(given).model_dump(mode="json")) \
+        given = _readable(files.results, out, report)
+        if given is not None and _without_paths(given.model_dump(mode="json")) \
                 != _without_paths(results.model_dump(mode="json")):
-            report.problems.append(f"{given.relative_to(out).as_posix()}: differs from the "
-                                   "cell scored again")
+            report.problems.append(f"{files.results.relative_to(out).as_posix()}: differs "
+                                   "from the cell scored again")
     report.scorings += 1
+
+
+def _readable(path: Path, out: Path, report: VerifyReport) -> Results | None:
+    """The results file ``path`` of the bundle ``out``; ``None`` when absent, or unreadable
+    (a problem of the report then, not the end of the verification)."""
+    if not path.is_file():
+        return None
+    try:
+        return load(path)
+    except (DuplexevalError, OSError, ValueError) as exc:  # ValueError: JSON, pydantic
+        report.problems.append(f"{path.relative_to(out).as_posix()}: unreadable "
+                               f"({' '.join(str(exc).split())})")
+        return None
 
 
 def _measures(manifest: EvalManifest) -> Measures:
@@ -213,9 +230,13 @@ def _subset(entries: list[CellEntry]) -> Subset:
 def _measure_scorings(out: Path, entry: CellEntry) -> tuple[MeasureScoring, ...]:
     """The cell's measure scorings as the bundle has them (a missing results file: left out,
     and its table then differs)."""
-    return tuple(MeasureScoring(s.variant, out / s.run, load(out / s.results),
-                                tries=s.run.startswith(f"{MEASURES_FOLDER}/"))
-                 for s in entry.scorings if (out / s.results).is_file())
+    found = []
+    for s in entry.scorings:
+        results = _readable(out / s.results, out, VerifyReport())  # reported by _rescore
+        if results is not None:
+            found.append(MeasureScoring(s.variant, out / s.run, results,
+                                        tries=s.run.startswith(f"{MEASURES_FOLDER}/")))
+    return tuple(found)
 
 
 def _check_tables(out: Path, manifest: EvalManifest, bench: Benchmark,
@@ -223,8 +244,8 @@ def _check_tables(out: Path, manifest: EvalManifest, bench: Benchmark,
     entries = [c for c in manifest.cells if c.benchmark == bench.name]
     cells = []
     for entry in entries:
-        results = load(out / entry.results) if entry.results is not None \
-            and (out / entry.results).is_file() else None
+        results = None if entry.results is None else \
+            _readable(out / entry.results, out, VerifyReport())  # reported by _rescore
         cells.append(CellResult(bench.cell(entry.cell), out / entry.run, results,
                                 skipped=entry.reason if entry.status == "skipped" else None,
                                 measures=_measure_scorings(out, entry),

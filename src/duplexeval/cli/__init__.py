@@ -17,7 +17,7 @@ from duplexeval.cli._agreement_commands import add_judge_agreement
 from duplexeval.cli._bc_commands import add_bc_reference
 from duplexeval.cli._data_commands import add_annotate, add_data, add_synth, add_validate
 from duplexeval.cli._eval_commands import add_eval
-from duplexeval.cli._failures import INPUT_ERRORS, failure_lines, print_lines
+from duplexeval.cli._failures import INPUT_ERRORS, failure_lines, print_lines, summary_line
 from duplexeval.cli._replay_commands import add_replay
 from duplexeval.cli._report_commands import add_compare, add_report, add_results
 from duplexeval.cli._rtcheck_commands import add_rtcheck
@@ -100,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_lines(["interrupted"])
         return 130
     except INPUT_ERRORS as exc:
-        print_lines(failure_lines(exc))
+        print_lines([summary_line(failure_lines(exc))])
         return int(getattr(exc, "exit_code", 2))
     return code
 

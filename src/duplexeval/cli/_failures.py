@@ -1,7 +1,8 @@
 """The one place where an error reaching the command line becomes what the user reads.
 
-Input errors print as one line each, ``duplexeval: FILE[:LINE]: what``, and exit with code 2,
-never a traceback, whichever exception carries them:
+Input errors print as one line, ``duplexeval: FILE[:LINE]: what`` (the first of several
+problems, with their count: :func:`summary_line`), and exit with code 2, never a traceback,
+whichever exception carries them:
 
 - :class:`~duplexeval.errors.DuplexevalError` (its own lines; its file is in its message);
 - ``OSError`` (``FileExistsError``, ``PermissionError``, ``IsADirectoryError``, "File name too
@@ -24,7 +25,7 @@ from pydantic import ValidationError
 
 from duplexeval.errors import DuplexevalError, location
 
-__all__ = ["INPUT_ERRORS", "failure_lines", "print_lines"]
+__all__ = ["INPUT_ERRORS", "failure_lines", "print_lines", "summary_line"]
 
 INPUT_ERRORS: tuple[type[BaseException], ...] = (
     DuplexevalError, OSError, ValidationError, UnicodeDecodeError, json.JSONDecodeError,
@@ -45,6 +46,14 @@ def failure_lines(exc: BaseException) -> list[str]:
         path, line = where
         prefix = f"{path}:{line}: " if line is not None else f"{path}: "
     return [prefix + _one_line(_what(exc, bool(prefix)))]
+
+
+def summary_line(lines: Sequence[str]) -> str:
+    """The one line a command prints for an input error of several ``lines`` (a dataset, a
+    spec or an official output folder with many problems): the first, and how many more
+    (``duplexeval validate`` lists every problem of a dataset)."""
+    more = len(lines) - 1
+    return lines[0] if more < 1 else f"{lines[0]} (and {more} more problem(s) in that input)"
 
 
 def _what(exc: BaseException, named: bool) -> str:

@@ -206,6 +206,7 @@ def read_alignment(
     problems: list[Problem] = []
     words: list[Word] = []
     last: dict[int, tuple[int, float, float]] = {}
+    late: list[tuple[int, float]] = []  # (line, end) of the words past the audio's end
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -235,23 +236,28 @@ def read_alignment(
             problems.append(Problem(path, number, "empty word"))
             continue
         channel = int(channel_text)
-        problem = _word_problem(start, end, last.get(channel), duration)
+        problem = _word_problem(start, end, last.get(channel))
         if problem:
             problems.append(Problem(path, number, problem))
+        if duration is not None and end > duration + TOL:
+            late.append((number, end))
         words.append(Word(channel, start, end, word))
         last[channel] = (number, start, end)
+    if late and duration is not None:  # one problem for them all: a short or cut recording
+        (number, end), more = late[0], len(late) - 1
+        problems.append(Problem(path, number, f"word ends at {end} s, after the audio ends "
+                                f"({duration:.3f} s)" + (f"; {more} later word(s) too"
+                                                         if more else "")))
+        problems.sort(key=lambda p: p.line or 0)
     return words, problems
 
 
-def _word_problem(
-    start: float, end: float, previous: tuple[int, float, float] | None, duration: float | None
-) -> str | None:
+def _word_problem(start: float, end: float,
+                  previous: tuple[int, float, float] | None) -> str | None:
     if start > end + TOL:
         return f"word ends ({end}) before it starts ({start})"
     if start < -TOL:
         return f"word starts before 0 s ({start})"
-    if duration is not None and end > duration + TOL:
-        return f"word ends at {end} s, after the audio ends ({duration:.3f} s)"
     if previous is not None:
         prev_line, prev_start, prev_end = previous
         if start < prev_start - TOL:

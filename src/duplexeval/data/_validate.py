@@ -99,6 +99,9 @@ def _record_files(root: Path, dialogue_id: str, audio: Need, alignment: Need,
         if info is not None and info.channels != 2:
             problems.append(Problem(wav, None, f"audio is not stereo ({info.channels} "
                                     "channel(s)); expected one speaker per channel"))
+        if info is not None and info.num_frames == 0:  # one line, not one per word and event
+            problems.append(Problem(wav, None, "audio has no frames (an empty recording)"))
+            info = None
     words: tuple[Word, ...] | None = None
     txt = alignment_path(root, dialogue_id)
     if txt.exists() or alignment == Need.REQUIRE:
