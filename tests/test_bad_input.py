@@ -222,12 +222,13 @@ def _old_record(path: str) -> Callable[[Path], None]:
     return setup
 
 
-def _float_audio(change: Callable[[np.ndarray], None]) -> Callable[[Path], None]:
+def _float_audio(change: Callable[[np.ndarray], None],
+                 frames: int | None = None) -> Callable[[Path], None]:
     def setup(root: Path) -> None:
         p = root / "ds" / "audio" / f"{DIALOGUE}.wav"
         x, rate = sf.read(p, dtype="float32", always_2d=True)
         change(x)
-        sf.write(p, x, rate, subtype="FLOAT")
+        sf.write(p, x[:frames], rate, subtype="FLOAT")
     return setup
 
 
@@ -334,6 +335,8 @@ CASES = [
     Case("audio-not-a-wav", RUN, f"ds/audio/{DIALOGUE}.wav",
          _write(f"ds/audio/{DIALOGUE}.wav", b"RIFF0000WAVEjunk")),
     Case("audio-nan", RUN, f"ds/audio/{DIALOGUE}.wav", _float_audio(_set_nan)),
+    Case("audio-no-frames", ("validate", "ds"), f"ds/audio/{DIALOGUE}.wav",
+         _float_audio(lambda x: None, frames=0)),
     Case("audio-nan-new-parents", (*RUN[:-1], "new/deeper/out"), f"ds/audio/{DIALOGUE}.wav",
          _float_audio(_set_nan)),
     Case("annotate-missing-source", ("annotate", "nope", "-o", "ann.jsonl"), "nope"),
@@ -451,6 +454,8 @@ CASES = [
     Case("m3-5000-digit-time", SCORE_M3, "m3/asr/metadata_mfa.jsonl:1",
          _replace("m3/asr/metadata_mfa.jsonl", '"input_start": ', '"input_start": ' + "9" * 5000
                   + ', "was": ')),
+    Case("m3-transcript-key-absent", (*SCORE_M3, "--transcript-key", "nope"),
+         "m3/asr/metadata_mfa.jsonl"),
     Case("m3-missing", ("score", "--m3", "nope", "-o", "m3scores"), "nope"),
     # -- results files -----------------------------------------------------------------------
     Case("results-bad-json", ("report", "run", "-o", "tables"), "run/scores/m3/results.json",
@@ -472,6 +477,8 @@ CASES = [
     Case("spec-missing", ("synth", "nope.json", "-o", "synth"), "nope.json"),
     Case("spec-not-utf8", ("synth", "spec.json", "-o", "synth"), "spec.json",
          _write("spec.json", b"\xff")),
+    Case("spec-two-unknown-keys", ("synth", "spec.json", "-o", "synth"), "spec.json",
+         _spec(lambda s: s.update(foo=1, bar=2))),
     Case("spec-text-blank", ("synth", "spec.json", "-o", "synth"), "spec.json",
          _spec(lambda s: s["turns"][0].update(text="\n\t "))),
     Case("spec-background-gain-minus-infinity", ("synth", "spec.json", "-o", "synth"),
