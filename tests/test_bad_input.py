@@ -270,6 +270,14 @@ def _spec(change: Callable[[dict], None]) -> Callable[[Path], None]:
     return setup
 
 
+def _duplicate_first_line(path: str) -> Callable[[Path], None]:
+    def setup(root: Path) -> None:
+        p = root / path
+        lines = p.read_text().splitlines()
+        p.write_text("\n".join([*lines, lines[0]]) + "\n")
+    return setup
+
+
 def _both(*setups: Callable[[Path], None]) -> Callable[[Path], None]:
     def setup(root: Path) -> None:
         for s in setups:
@@ -456,10 +464,24 @@ CASES = [
                   + ', "was": ')),
     Case("m3-transcript-key-absent", (*SCORE_M3, "--transcript-key", "nope"),
          "m3/asr/metadata_mfa.jsonl"),
+    Case("m3-event-type-unknown", SCORE_M3, "m3/asr/metadata_mfa.jsonl:1",
+         _edit_line("m3/asr/metadata_mfa.jsonl", _meta("event_type", "SNEEZE"))),
+    Case("m3-line-twice", SCORE_M3, "m3/asr/metadata_mfa.jsonl:",
+         _duplicate_first_line("m3/asr/metadata_mfa.jsonl")),
+    Case("m3-input-reversed", SCORE_M3, "m3/asr/metadata_mfa.jsonl:1",
+         _edit_line("m3/asr/metadata_mfa.jsonl", _meta("input_start", 1000.0))),
+    Case("m3-metadata-empty", SCORE_M3, "m3/asr/metadata_mfa.jsonl",
+         _write("m3/asr/metadata_mfa.jsonl", "")),
+    Case("metadata-line-twice", ANALYZE, "run/metadata.jsonl:",
+         _duplicate_first_line("run/metadata.jsonl")),
+    Case("metadata-input-reversed", ANALYZE, "run/metadata.jsonl:1",
+         _edit_line("run/metadata.jsonl", _meta("input_start", 1000.0))),
     Case("m3-missing", ("score", "--m3", "nope", "-o", "m3scores"), "nope"),
     # -- results files -----------------------------------------------------------------------
     Case("results-bad-json", ("report", "run", "-o", "tables"), "run/scores/m3/results.json",
          _write("run/scores/m3/results.json", "{")),
+    Case("results-a-folder", ("report", "run", "-o", "tables"), "run/scores/m3/results.json",
+         _make_dir("run/scores/m3/results.json")),
     Case("results-wrong-shape", ("report", "run", "-o", "tables"),
          "run/scores/m3/results.json", _write("run/scores/m3/results.json", '{"a": 1}')),
     Case("results-not-utf8", ("report", "run", "-o", "tables"), "run/scores/m3/results.json",

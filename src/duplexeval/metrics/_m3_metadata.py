@@ -19,6 +19,7 @@ from typing import Any
 from duplexeval._fileio import loads_json
 from duplexeval.analysis._segments import read_transcript
 from duplexeval.errors import DatasetInvalid, DuplexevalError, Problem
+from duplexeval.events import EVENT_TO_TASK
 from duplexeval.metrics._base import EventView
 from duplexeval.timeline import MAX_SECONDS, is_time
 
@@ -66,6 +67,7 @@ def read_m3_outputs(path: Path, transcript_key: str = "output_asr_path", languag
     roots = [path if path.is_dir() else meta.parent, meta.parent]
     events: list[EventView] = []
     problems: list[Problem] = []
+    seen: dict[str, int] = {}  # transcript -> the line that gave it
     try:
         lines = meta.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
@@ -88,11 +90,11 @@ def read_m3_outputs(path: Path, transcript_key: str = "output_asr_path", languag
         if missing:
             problems.append(Problem(meta, no, f"missing field(s) {', '.join(missing)}"))
             continue
-        bad = [k for k in _TIMES if not is_time(record[k])]
-        if bad:
-            problems.append(Problem(meta, no, f"{', '.join(bad)}: not a finite number of "
-                                              f"seconds within {MAX_SECONDS:g} of zero"))
+        problem = _record_problem(record, transcript_key, seen)
+        if problem is not None:
+            problems.append(Problem(meta, no, problem))
             continue
+        seen[str(record[transcript_key])] = no
         transcript = _resolve(str(record[transcript_key]), roots)
         if not transcript.is_file():
             problems.append(Problem(meta, no, f"transcript not found: {record[transcript_key]}"))
@@ -106,4 +108,26 @@ def read_m3_outputs(path: Path, transcript_key: str = "output_asr_path", languag
             problems.append(Problem(meta, no, f"bad value ({exc})"))
     if problems:
         raise DatasetInvalid(problems)
+    if not events:
+        raise DuplexevalError(f"{meta}: no event to score (an empty metadata file)")
     return events, meta
+
+
+def _record_problem(record: dict[str, Any], transcript_key: str,
+                    seen: dict[str, int]) -> str | None:
+    """What is wrong with one metadata record's fields (its transcript aside), or ``None``:
+    times that are not finite seconds within ``MAX_SECONDS``, an input window that ends before
+    it starts, an event type M3 does not score (it would be dropped unsaid), a transcript that
+    an earlier line already gave (a line given twice would be scored twice)."""
+    bad = [k for k in _TIMES if not is_time(record[k])]
+    if bad:
+        return f"{', '.join(bad)}: not a finite number of seconds within {MAX_SECONDS:g} of zero"
+    if record["input_start"] > record["input_end"]:
+        return f"input_start ({record['input_start']}) after input_end ({record['input_end']})"
+    kinds = [k.value for k in EVENT_TO_TASK]
+    if record["event_type"] not in kinds:
+        return f"event_type {record['event_type']!r} is not one M3 scores ({', '.join(kinds)})"
+    first = seen.get(str(record[transcript_key]))
+    if first is not None:
+        return f"{transcript_key} {record[transcript_key]!r} again (first on line {first})"
+    return None

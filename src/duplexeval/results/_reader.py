@@ -196,6 +196,8 @@ def load_scored(path: str | Path, scorer: Scorer | None = None) -> ScoredRun:
     first by ``scorer`` (e.g. ``score_run_dir`` with default settings) or, without one,
     refused with one line."""
     file = results_file(path)
+    if file.exists() and not file.is_file():  # not "unscored": a folder, a FIFO in its place
+        raise DuplexevalError(f"{file}: not a regular file")
     if not file.is_file():
         run_dir = next((p for p in file.parents if RunDir(p).config_path.is_file()),
                        file.parent.parent.parent)

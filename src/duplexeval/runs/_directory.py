@@ -42,7 +42,14 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from duplexeval._audio import audio_info, stereo, write_audio
 from duplexeval._fileio import (
@@ -185,6 +192,14 @@ class MetadataRow(BaseModel):
         if abs(value) > MAX_SECONDS:
             raise ValueError(f"must be within {MAX_SECONDS:g} s of zero")
         return value
+
+    @model_validator(mode="after")
+    def _windows_in_order(self) -> MetadataRow:
+        for name in ("input", "context"):
+            start, end = getattr(self, f"{name}_start"), getattr(self, f"{name}_end")
+            if start > end:
+                raise ValueError(f"{name}_start ({start}) after {name}_end ({end})")
+        return self
 
 
 class RunSummary(BaseModel):
@@ -416,10 +431,16 @@ class RunDir:
 
     def read_metadata(self) -> list[MetadataRow]:
         """``metadata.jsonl``, in plan order; errors name the file and line."""
-        rows = []
+        rows: list[MetadataRow] = []
+        seen: dict[str, int] = {}
         for no, row in _jsonl(self.metadata_path):
             with located(self.metadata_path, no):
                 rows.append(MetadataRow.model_validate(row))
+            if rows[-1].event_id in seen:  # a line given twice would be scored twice
+                raise DuplexevalError(f"{self.metadata_path}:{no}: event "
+                                      f"{rows[-1].event_id!r} again (first on line "
+                                      f"{seen[rows[-1].event_id]})")
+            seen[rows[-1].event_id] = no
         return rows
 
     def read_record(self, sample_id: str, event_id: str) -> SampleRecord | None:
