@@ -278,6 +278,25 @@ def _duplicate_first_line(path: str) -> Callable[[Path], None]:
     return setup
 
 
+def _edit_json(path: str, change: Callable[[dict], None]) -> Callable[[Path], None]:
+    """``path``'s JSON changed and written back as Python writes it (NaN as a ``NaN``
+    token)."""
+    def setup(root: Path) -> None:
+        p = root / path
+        data = json.loads(p.read_text())
+        change(data)
+        p.write_text(json.dumps(data))
+    return setup
+
+
+def _first_aggregate(key: str, value: object) -> Callable[[dict], None]:
+    return lambda results: results["aggregates"][0].update({key: value})
+
+
+def _low_rate_wav(root: Path) -> None:
+    sf.write(root / "low.wav", np.zeros((100, 2), np.float32), 1, subtype="FLOAT")
+
+
 def _both(*setups: Callable[[Path], None]) -> Callable[[Path], None]:
     def setup(root: Path) -> None:
         for s in setups:
@@ -348,6 +367,19 @@ CASES = [
     Case("audio-nan-new-parents", (*RUN[:-1], "new/deeper/out"), f"ds/audio/{DIALOGUE}.wav",
          _float_audio(_set_nan)),
     Case("annotate-missing-source", ("annotate", "nope", "-o", "ann.jsonl"), "nope"),
+    Case("annotate-audio-nan", ("annotate", f"ds/audio/{DIALOGUE}.wav", "-o", "ann.jsonl",
+                                "--from", "audio"), f"ds/audio/{DIALOGUE}.wav",
+         _float_audio(_set_nan)),
+    Case("annotate-audio-1-hz", ("annotate", "low.wav", "-o", "ann.jsonl", "--from", "audio"),
+         "low.wav", _low_rate_wav),
+    Case("judge-url-not-http", (*SCORE, "--judge-url", "ftp://x", "--judge-model", "m"),
+         "--judge-url"),
+    Case("dataset-empty-name", ("run", "--system", "silence", "--dataset", "", "--protocol",
+                                "single", "--out", "out"), "--dataset"),
+    Case("variant-unknown", (*SCORE, "--variant", "nope"), "--variant"),
+    Case("reference-distribution-without-peer", (*SCORE, "--variant", "flexi",
+                                                 "--reference-distribution", "nope.json"),
+         "--reference-distribution"),
     # -- numeric options ---------------------------------------------------------------------
     Case("window-inf", (*PLAN, "--window", "inf"), "--window"),
     Case("window-nan", (*PLAN, "--window", "nan"), "--window"),
@@ -472,6 +504,8 @@ CASES = [
          _edit_line("m3/asr/metadata_mfa.jsonl", _meta("input_start", 1000.0))),
     Case("m3-metadata-empty", SCORE_M3, "m3/asr/metadata_mfa.jsonl",
          _write("m3/asr/metadata_mfa.jsonl", "")),
+    Case("metadata-event-id-escapes", ANALYZE, "run/metadata.jsonl:1",
+         _edit_line("run/metadata.jsonl", _meta("event_id", "../../x"))),
     Case("metadata-line-twice", ANALYZE, "run/metadata.jsonl:",
          _duplicate_first_line("run/metadata.jsonl")),
     Case("metadata-input-reversed", ANALYZE, "run/metadata.jsonl:1",
@@ -482,6 +516,10 @@ CASES = [
          _write("run/scores/m3/results.json", "{")),
     Case("results-a-folder", ("report", "run", "-o", "tables"), "run/scores/m3/results.json",
          _make_dir("run/scores/m3/results.json")),
+    Case("results-mean-nan", ("report", "run", "-o", "tables"), "run/scores/m3/results.json",
+         _edit_json("run/scores/m3/results.json", _first_aggregate("mean", float("nan")))),
+    Case("results-n-negative", ("report", "run", "-o", "tables"), "run/scores/m3/results.json",
+         _edit_json("run/scores/m3/results.json", _first_aggregate("n", -5))),
     Case("results-wrong-shape", ("report", "run", "-o", "tables"),
          "run/scores/m3/results.json", _write("run/scores/m3/results.json", '{"a": 1}')),
     Case("results-not-utf8", ("report", "run", "-o", "tables"), "run/scores/m3/results.json",
@@ -501,6 +539,8 @@ CASES = [
          _write("spec.json", b"\xff")),
     Case("spec-two-unknown-keys", ("synth", "spec.json", "-o", "synth"), "spec.json",
          _spec(lambda s: s.update(foo=1, bar=2))),
+    Case("spec-voice-unknown", ("synth", "spec.json", "-o", "synth"), "spec.json",
+         _spec(lambda s: s["speakers"][0].update(voice="nope"))),
     Case("spec-text-blank", ("synth", "spec.json", "-o", "synth"), "spec.json",
          _spec(lambda s: s["turns"][0].update(text="\n\t "))),
     Case("spec-background-gain-minus-infinity", ("synth", "spec.json", "-o", "synth"),

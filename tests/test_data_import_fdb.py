@@ -128,7 +128,7 @@ def test_eval_fdb_v1_runs_on_the_users_folders_and_verifies(tmp_path: Path,
                                                             ) -> None:
     """``eval fdb-v1 --data DIR`` on an imported FDB folder: one unmuted Multi (gen) cell
     scored by the fdb-v1 variant, its table, a bundle that verifies; without ``--data`` the
-    cell is skipped with how to give it."""
+    evaluation is refused with how to give it (its one cell has no data), nothing written."""
     data = tmp_path / "ds"
     assert main(["data", "import", "fdb-v1", str(_source(tmp_path)), "-o", str(data)]) == 0
     out = tmp_path / "bundle"
@@ -143,5 +143,7 @@ def test_eval_fdb_v1_runs_on_the_users_folders_and_verifies(tmp_path: Path,
         "multi-gen"
     assert main(["verify", str(out)]) == 0
     capsys.readouterr()
-    assert main(["eval", "fdb-v1", "--system", "silence", "-o", str(tmp_path / "none")]) == 0
-    assert "has no bundled suite: pass --data DIR" in capsys.readouterr().out
+    assert main(["eval", "fdb-v1", "--system", "silence", "-o", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has no bundled suite: pass --data DIR" in err[0], err
+    assert not (tmp_path / "none").exists()

@@ -439,8 +439,9 @@ def test_eval_data_dir_replaces_the_suites_and_official_skips_a_benchmark_withou
         tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``--data DIR`` runs each cell on ``DIR/SUITE`` (here a copy of the suite's first
     dialogue, so the folder is not a bundled suite build), says so in cells.md and marks
-    no cell §; ``--data official`` on an M3-style benchmark, which has no public release, skips
-    every cell with the reason and exits 0."""
+    no cell §; ``--data official`` on an M3-style benchmark, which has no public release, is
+    refused with the reason (a bundle of skipped cells with exit 0 said nothing), as is a
+    ``--data`` folder that holds none of the suites, and nothing is written."""
     import shutil
 
     from duplexeval.suites import build_suite
@@ -457,11 +458,15 @@ def test_eval_data_dir_replaces_the_suites_and_official_skips_a_benchmark_withou
     capsys.readouterr()
     official = tmp_path / "official"
     assert main(["eval", "tiny-m3", "--system", "scripted", "--data", "official",
-                 "-o", str(official)]) == 0
-    printed = capsys.readouterr().out
-    assert printed.count("has no public release to download") == 2
-    manifest = EvalManifest.model_validate_json((official / "eval.json").read_text())
-    assert {c.status for c in manifest.cells} == {"skipped"}
+                 "-o", str(official)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has no public release to download" in err[0], err
+    (tmp_path / "empty").mkdir()
+    assert main(["eval", "tiny-m3", "--system", "scripted", "--data", str(tmp_path / "empty"),
+                 "-o", str(official)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no dataset at" in err[0], err
+    assert not official.exists()
 
 
 @pytest.mark.slow

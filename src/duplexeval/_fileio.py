@@ -40,6 +40,7 @@ __all__ = [
     "exclusive_lock",
     "foreign_folder_problem",
     "format_seconds",
+    "has_non_finite",
     "json_line",
     "loads_json",
     "name_problem",
@@ -283,7 +284,7 @@ def strict_json(obj: Any) -> Any:
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        if not any(_has_non_finite(v) for v in obj.values()):
+        if not any(has_non_finite(v) for v in obj.values()):
             return obj
         out: dict[Any, Any] = {}
         for key, value in obj.items():
@@ -294,17 +295,18 @@ def strict_json(obj: Any) -> Any:
                                         else f"infinite ({value})")
         return out
     if isinstance(obj, (list, tuple)):
-        return [strict_json(v) for v in obj] if any(_has_non_finite(v) for v in obj) else obj
+        return [strict_json(v) for v in obj] if any(has_non_finite(v) for v in obj) else obj
     return obj
 
 
-def _has_non_finite(obj: Any) -> bool:
+def has_non_finite(obj: Any) -> bool:
+    """Whether a JSON value (dicts, lists, numbers) holds a NaN or infinite float."""
     if isinstance(obj, float):
         return not math.isfinite(obj)
     if isinstance(obj, dict):
-        return any(_has_non_finite(v) for v in obj.values())
+        return any(has_non_finite(v) for v in obj.values())
     if isinstance(obj, (list, tuple)):
-        return any(_has_non_finite(v) for v in obj)
+        return any(has_non_finite(v) for v in obj)
     return False
 
 

@@ -176,6 +176,8 @@ class _Prepared:
     skipped: str | None = None
     tries: tuple[Path, Plan] | None = None
     """The cell's run with repeated tries or twins (``--measures``): its folder and plan."""
+    no_data: bool = False
+    """Skipped because its data is not there (no bundled suite, no dataset in ``--data``)."""
 
     def samples(self) -> int:
         """Samples planned: the cell's and its tries'."""
@@ -194,7 +196,8 @@ def _prepare(system: System, bench: Benchmark, cell: Cell, out: Path, subset: Su
                          skipped=f"{system.name}: {reason}")
     where = cell_data(bench, cell, data, subset, progress=progress)
     if where.path is None:
-        return _Prepared(bench, cell, run_dir, where.label, skipped=where.skipped)
+        return _Prepared(bench, cell, run_dir, where.label, skipped=where.skipped,
+                         no_data=True)
     dataset, _ = load_dataset(where.path, audio=Need.REQUIRE)
     first = subset if data is not None and isinstance(subset, int) else None
     plan = build_plan(dataset.dialogues[:first],
@@ -434,6 +437,18 @@ def _check_out(out: Path) -> None:
         raise DuplexevalError(f"{existing}: not writable, so the bundle {out} cannot be written")
 
 
+def _refuse_without_data(prepared: Sequence[_Prepared]) -> None:
+    """Refuse, before the bundle is written, an evaluation in which no cell can run and some
+    lack their data (``eval fdb-v1`` without ``--data``, a ``--data`` folder holding none of
+    the suites): a bundle of skipped cells would say nothing, with exit 0."""
+    if any(p.dataset is not None for p in prepared):
+        return
+    missing = next((p for p in prepared if p.no_data), None)
+    if missing is not None:
+        raise DuplexevalError(f"{missing.bench.name} {missing.cell.name}: {missing.skipped}; "
+                              "no cell of the evaluation has its data")
+
+
 def _check_data(data: str | Path | None) -> None:
     """Refuse, before any work, a ``--data`` that is neither ``official`` nor a folder (a
     missing path would otherwise skip every cell and still write a bundle)."""
@@ -549,6 +564,7 @@ def evaluate(system: System, benchmarks: Sequence[str | Benchmark], out: str | P
     prepared = [_prepare(system, bench, cell, out, subset, data, measures, progress)
                 for bench in chosen for cell in bench.cells if keep(bench, cell)]
     seconds["synthesis"] = time.perf_counter() - start
+    _refuse_without_data(prepared)
     labels = {(p.bench.name, p.cell.name): p.label for p in prepared}
     done: dict[str, list[CellResult]] = {b.name: [] for b in chosen}
     bar = _Progress(system.name, prepared, progress)

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli._options import add_analysis_options, analysis_options, number
+from duplexeval.cli._options import add_analysis_options, analysis_options, number, variant_name
 
 __all__ = ["add_accuracy"]
 
@@ -19,7 +19,8 @@ def add_accuracy(sub: Subparsers) -> None:
     p = sub.add_parser("accuracy", help="the analysis of a run against the speech its system "
                        "logged: boundary precision and recall, verdict and latency agreement")
     p.add_argument("run_dir", metavar="RUN_DIR")
-    p.add_argument("--variant", default="m3", help="the timing variant whose per-event values "
+    p.add_argument("--variant", type=variant_name, default="m3",
+                   help="the timing variant whose per-event values "
                    "are compared (default m3)")
     p.add_argument("--tolerance", type=number(float, 0, 10, low_open=True), default=0.05,
                    metavar="SECONDS",

@@ -149,8 +149,12 @@ def _synth(args: argparse.Namespace) -> int:
                                   f"{spec.language!r}; configured: "
                                   f"{', '.join(sorted(settings.engines))}")
     synth = synthesizer_for(specs, settings)
-    built = [synth.build(s) for s in tqdm(specs, desc="synth", unit="dialogue",
-                                           file=sys.stderr)]
+    built = []
+    for spec in tqdm(specs, desc="synth", unit="dialogue", file=sys.stderr):
+        try:
+            built.append(synth.build(spec))
+        except DuplexevalError as exc:  # an unknown voice, a text with no word: name the spec
+            raise DuplexevalError(f"{args.spec}: spec {spec.id!r}: {exc}") from None
     synth.write(built, out, args.split)
     print(f"{out}: {len(built)} dialogue(s), "
           f"{sum(len(b.audio) for b in built) / settings.sample_rate / 60:.1f} min of audio")

@@ -33,6 +33,7 @@ __all__ = [
     "event_kinds",
     "executor_from",
     "fraction",
+    "http_url",
     "non_negative",
     "number",
     "out_file",
@@ -45,6 +46,7 @@ __all__ = [
     "split_name",
     "system_args",
     "user_policy",
+    "variant_name",
     "warn",
 ]
 
@@ -98,6 +100,35 @@ fraction = number(float, 0, 1)
 
 sample_rate = number(int, 1000, 384000)
 """A sample rate in Hz (1 kHz to 384 kHz)."""
+
+
+def http_url(text: str) -> str:
+    """An argparse ``type=`` of an HTTP endpoint (``--judge-url``): ``http://`` or
+    ``https://`` with a host, refused at once otherwise (``ftp://x`` was taken, and every
+    judge call then failed)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        ok = False
+    if not ok:
+        raise argparse.ArgumentTypeError(f"expected an http:// or https:// URL with a host, "
+                                         f"got {text!r}")
+    return text
+
+
+def variant_name(text: str) -> str:
+    """An argparse ``type=`` of ``--variant``: a registered timing variant, refused at once
+    naming the option and the known ones."""
+    from duplexeval.metrics._base import VARIANTS
+
+    if text not in VARIANTS:
+        raise argparse.ArgumentTypeError(f"unknown metric variant {text!r} (known: "
+                                         f"{', '.join(VARIANTS.names())})")
+    return text
 
 
 def out_folder(text: str) -> str:
@@ -351,6 +382,8 @@ def dataset_folder(text: str) -> Path:
     """A dataset folder, or a bundled suite name (built, or taken from the cache)."""
     from duplexeval.suites import SUITES, build_suite
 
+    if not text.strip():  # Path("") is the current folder
+        raise DuplexevalError("--dataset: empty; give a dataset folder or a suite name")
     path = Path(text)
     if path.exists() or "/" in text or "\\" in text:
         return path
@@ -363,7 +396,7 @@ def dataset_folder(text: str) -> Path:
 def add_judge_endpoint_options(g: argparse._ArgumentGroup) -> None:
     """The judge endpoint options shared by ``score`` and ``segment``: ``--judge-url``,
     ``--judge-model``, ``--judge-concurrency``, ``--judge-timeout``, ``--judge-cache``."""
-    g.add_argument("--judge-url", default=None, metavar="URL",
+    g.add_argument("--judge-url", type=http_url, default=None, metavar="URL",
                    help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (key from "
                         "DUPLEXEVAL_JUDGE_API_KEY or OPENAI_API_KEY)")
     g.add_argument("--judge-model", default=None, metavar="MODEL", help="the judge model")

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli._options import out_folder, positive, positive_int, split_name
+from duplexeval.cli._options import http_url, out_folder, positive, positive_int, split_name
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_rewrite", "add_voices"]
@@ -31,7 +31,7 @@ def add_rewrite(data_sub: Subparsers) -> None:
                    help="translate the texts as they are, without the spoken-style step")
     q.add_argument("--force", action="store_true", help="overwrite specs already in OUT_DIR")
     g = q.add_argument_group("endpoint (any OpenAI-compatible chat-completions server)")
-    g.add_argument("--judge-url", required=True, metavar="URL",
+    g.add_argument("--judge-url", type=http_url, required=True, metavar="URL",
                    help="e.g. http://127.0.0.1:8080/v1 (key from DUPLEXEVAL_JUDGE_API_KEY or "
                         "OPENAI_API_KEY)")
     g.add_argument("--judge-model", required=True, metavar="MODEL")

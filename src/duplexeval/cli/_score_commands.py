@@ -15,6 +15,7 @@ from duplexeval.cli._options import (
     out_folder,
     positive,
     positive_int,
+    variant_name,
 )
 from duplexeval.errors import DuplexevalError
 
@@ -52,7 +53,8 @@ def add_score(sub: Subparsers) -> None:
     p.add_argument("--m3", action="store_true", help="PATH is an official M3 output folder")
     p.add_argument("-o", "--output", type=out_folder, default=None, metavar="OUT_DIR",
                    help="where to write (default RUN_DIR/scores; required with --m3)")
-    p.add_argument("--variant", default="m3", help="timing metric variant: m3 (default), "
+    p.add_argument("--variant", type=variant_name, default="m3",
+                   help="timing metric variant: m3 (default), "
                    "fdb-v1, mtr, flexi, turnbench, realism (the system's timing distributions "
                    "against the reference channel's)")
     p.add_argument("--compat", action="store_true", help="with --variant flexi: the released "
@@ -149,6 +151,8 @@ def _score_peer(args: argparse.Namespace) -> int:
         raise DuplexevalError(f"score --peer {args.peer} needs --task TASK and -o OUT_DIR")
     check_task(scorer, args.task)
     ref = Path(args.reference_distribution) if args.reference_distribution else None
+    if ref is not None and not ref.is_file():
+        raise DuplexevalError(f"{ref}: --reference-distribution file not found")
     options = PeerOptions(compat=not args.paper, latency=args.latency,
                           reference_distribution=ref, judge=_judge_settings(args))
     aggregate = scorer.score(args.task, Path(args.path), Path(args.output), options)
@@ -173,6 +177,8 @@ def _score(args: argparse.Namespace) -> int:
 
     if args.peer is not None:
         return _score_peer(args)
+    if args.reference_distribution is not None:  # it was ignored without a word
+        raise DuplexevalError("--reference-distribution applies only with --peer")
     path = Path(args.path)
     if args.m3:  # the peer m3, with the timing tables printed as for a run
         if args.output is None:

@@ -20,6 +20,7 @@ from duplexeval.cli._options import (
     random_seed,
     system_args,
     user_policy,
+    variant_name,
     warn,
 )
 from duplexeval.errors import DuplexevalError
@@ -48,7 +49,8 @@ def add_sweep(sub: Subparsers) -> None:
                    help="the swept condition, one parameter over a list from mild to strong "
                    "(noise:snr=30,20,10,0); repeat for conditions held fixed at every point "
                    "(gain:db=-6); the kinds as for `run --condition`")
-    p.add_argument("--variant", default="m3", help="the timing variant that scores each run "
+    p.add_argument("--variant", type=variant_name, default="m3",
+                   help="the timing variant that scores each run "
                    "(default m3); each run is analysed for timing only (--scope timing) "
                    "unless an analysis option says otherwise")
     p.add_argument("--seed", type=random_seed, default=0)

@@ -95,9 +95,9 @@ def annotate_audio_files(
         except AudioReadError as exc:
             problems.append(Problem(path, None, f"unreadable audio: {exc.reason}"))
             continue
-        if audio.shape[1] != 2:
-            problems.append(Problem(path, None, f"audio is not stereo ({audio.shape[1]} "
-                                    "channel(s)); expected one speaker per channel"))
+        problem = _audio_problem(audio, sample_rate)
+        if problem is not None:
+            problems.append(Problem(path, None, problem))
             continue
         spans = {
             ch: detect_activity(np.ascontiguousarray(audio[:, ch]), sample_rate, activity)
@@ -120,3 +120,21 @@ def annotate_source(
     if found == SourceKind.WORDS:
         return found, annotate_alignment_files(files, rules)
     return found, annotate_audio_files(files, rules, activity)
+
+
+MIN_RATE = 8000
+"""The lowest sample rate (Hz) voice activity is found at (Silero and webrtc take 8 kHz)."""
+
+
+def _audio_problem(audio: np.ndarray, sample_rate: int) -> str | None:
+    """Why a wav cannot be annotated, or ``None``: not stereo, empty, a rate under
+    :data:`MIN_RATE`, samples that are not finite (NaN read as silence annotated nothing)."""
+    if audio.shape[1] != 2:
+        return f"audio is not stereo ({audio.shape[1]} channel(s)); expected one speaker " \
+            "per channel"
+    if len(audio) == 0:
+        return "audio has no frames (an empty recording)"
+    if sample_rate < MIN_RATE:
+        return f"sample rate {sample_rate} Hz, under the {MIN_RATE} Hz speech needs"
+    bad = int(np.count_nonzero(~np.isfinite(audio)))
+    return f"{bad} non-finite sample(s) (NaN or inf)" if bad else None

@@ -59,10 +59,12 @@ def _resolve(value: str, roots: list[Path]) -> Path:
 
 
 def read_m3_outputs(path: Path, transcript_key: str = "output_asr_path", language: str = "",
-                    domain: str = "") -> tuple[list[EventView], Path]:
+                    domain: str = "", official: bool = False) -> tuple[list[EventView], Path]:
     """Every record of the folder's metadata with its transcript segments; problems (bad JSON,
     missing fields, missing or malformed transcripts) are reported all at once with file and
-    line."""
+    line.  ``official``: a folder the user gives (``score --m3``), where an event type M3 does
+    not score, a line given twice and an empty file are problems too (a run's own analysis
+    may hold other benchmarks' event types, and no line where every sample failed)."""
     meta = find_metadata(path)
     roots = [path if path.is_dir() else meta.parent, meta.parent]
     events: list[EventView] = []
@@ -90,7 +92,7 @@ def read_m3_outputs(path: Path, transcript_key: str = "output_asr_path", languag
         if missing:
             problems.append(Problem(meta, no, f"missing field(s) {', '.join(missing)}"))
             continue
-        problem = _record_problem(record, transcript_key, seen)
+        problem = _record_problem(record, transcript_key, seen if official else None)
         if problem is not None:
             problems.append(Problem(meta, no, problem))
             continue
@@ -108,22 +110,24 @@ def read_m3_outputs(path: Path, transcript_key: str = "output_asr_path", languag
             problems.append(Problem(meta, no, f"bad value ({exc})"))
     if problems:
         raise DatasetInvalid(problems)
-    if not events:
+    if official and not events:
         raise DuplexevalError(f"{meta}: no event to score (an empty metadata file)")
     return events, meta
 
 
 def _record_problem(record: dict[str, Any], transcript_key: str,
-                    seen: dict[str, int]) -> str | None:
+                    seen: dict[str, int] | None) -> str | None:
     """What is wrong with one metadata record's fields (its transcript aside), or ``None``:
     times that are not finite seconds within ``MAX_SECONDS``, an input window that ends before
-    it starts, an event type M3 does not score (it would be dropped unsaid), a transcript that
-    an earlier line already gave (a line given twice would be scored twice)."""
+    it starts; with ``seen`` (an official folder) also an event type M3 does not score (it
+    would be dropped unsaid) and a transcript an earlier line gave (scored twice)."""
     bad = [k for k in _TIMES if not is_time(record[k])]
     if bad:
         return f"{', '.join(bad)}: not a finite number of seconds within {MAX_SECONDS:g} of zero"
     if record["input_start"] > record["input_end"]:
         return f"input_start ({record['input_start']}) after input_end ({record['input_end']})"
+    if seen is None:
+        return None
     kinds = [k.value for k in EVENT_TO_TASK]
     if record["event_type"] not in kinds:
         return f"event_type {record['event_type']!r} is not one M3 scores ({', '.join(kinds)})"

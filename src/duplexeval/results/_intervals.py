@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["IntervalFields"]
 
@@ -15,7 +15,7 @@ class IntervalFields(BaseModel):
     (``n``, ``mean``, ``std``, the 95 % interval and its half width, ``few_events`` = †)."""
 
     model_config = ConfigDict(extra="forbid")
-    n: int
+    n: int = Field(ge=0)
     mean: float | None
     std: float | None
     ci95_low: float | None

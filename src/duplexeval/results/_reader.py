@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from duplexeval._fileio import read_json
+from duplexeval._fileio import has_non_finite, read_json
 from duplexeval.errors import DuplexevalError
 from duplexeval.results._content import ContentRecord, OfflineRecord
 from duplexeval.results._model import SCHEMA_VERSION, DatasetRef, Results
@@ -89,6 +89,9 @@ def load(path: str | Path) -> Results:
     data = read_json(file, "results file")
     if not isinstance(data, dict):
         raise DuplexevalError(f"{file}: not a results file (expected a JSON object)")
+    if has_non_finite(data):  # a NaN token would print as "nan" in every table
+        raise DuplexevalError(f"{file}: holds NaN or Infinity, which a results file never "
+                              "does (strict JSON: a value that is not a number is null)")
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < OLDEST_VERSION:
         raise DuplexevalError(f"{file}: not a results file (schema_version {version!r})")

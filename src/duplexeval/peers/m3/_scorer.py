@@ -30,7 +30,7 @@ def score_official(path: Path, out: Path, variant: str = "m3", language: str = "
                    ) -> Results:
     """Re-score an official pipeline's output folder (see
     :mod:`duplexeval.metrics._m3_metadata`)."""
-    events, meta = read_m3_outputs(path, transcript_key, language, domain)
+    events, meta = read_m3_outputs(path, transcript_key, language, domain, official=True)
     timing = get_variant(variant)
     scores = score_events(events, timing)
     source = SourceInfo(kind="m3-official", path=str(path), metadata=str(meta))
