@@ -297,6 +297,13 @@ def _low_rate_wav(root: Path) -> None:
     sf.write(root / "low.wav", np.zeros((100, 2), np.float32), 1, subtype="FLOAT")
 
 
+def _symlink_loop(path: str) -> Callable[[Path], None]:
+    def setup(root: Path) -> None:
+        (root / path).unlink()
+        (root / path).symlink_to((root / path).name)  # itself
+    return setup
+
+
 def _both(*setups: Callable[[Path], None]) -> Callable[[Path], None]:
     def setup(root: Path) -> None:
         for s in setups:
@@ -435,6 +442,11 @@ CASES = [
     Case("run-seed-huge", (*RUN, "--seed", "9" * 23), "--seed"),
     Case("command-cmd-blank", ("run", "--system", "command", *RUN[3:], "--system-arg", "cmd= "),
          "cmd"),
+    Case("compare-json-too-long", ("compare", "run", "run", "--json", LONG), "--json"),
+    Case("compare-json-a-folder", ("compare", "run", "run", "--json", "ds"),
+         "ds: is a folder"),
+    Case("split-a-symlink-loop", ("validate", "ds"), "ds/test.jsonl: a symbolic link",
+         _symlink_loop("ds/test.jsonl")),
     Case("demo-data-missing", ("demo", "--quick", "--data", "nope"), "nope"),
     Case("demo-data-a-file", ("demo", "--quick", "--data", "spec.json"), "spec.json"),
     Case("eval-limit-zero", ("eval", "m3", "--system", "silence", "--limit", "0", "-o", "b"),

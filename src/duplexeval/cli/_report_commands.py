@@ -166,7 +166,8 @@ def add_compare(sub: Subparsers) -> None:
                        "shared events (bootstrap CI, permutation p, Holm)")
     p.add_argument("run_a", metavar="RUN_A")
     p.add_argument("run_b", metavar="RUN_B")
-    p.add_argument("--json", default=None, metavar="FILE", help="also write the comparison")
+    p.add_argument("--json", type=out_file, default=None, metavar="FILE",
+                   help="also write the comparison")
     p.add_argument("--seed", type=random_seed, default=0, help="random seed (default 0)")
     p.add_argument("--no-score", action="store_true",
                    help="refuse a run directory without scores instead of scoring it")

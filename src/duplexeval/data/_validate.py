@@ -126,6 +126,9 @@ def _split_problem(root: Path, jsonl: Path, split: str) -> Problem | None:
     """Why the split file ``jsonl`` of ``root`` cannot be read at all, or ``None``."""
     if not root.is_dir():
         return Problem(root, None, "not a dataset folder")
+    if jsonl.is_symlink() and not jsonl.exists():
+        return Problem(jsonl, None, "a symbolic link that leads nowhere (a loop, or a target "
+                       "that is gone)")
     if not jsonl.exists():
         splits = available_splits(root)
         hint = f"available splits: {', '.join(splits)}" if splits else "no *.jsonl file here"
