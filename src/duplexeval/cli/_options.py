@@ -48,6 +48,7 @@ __all__ = [
     "user_policy",
     "variant_name",
     "warn",
+    "worker_count",
 ]
 
 
@@ -88,6 +89,10 @@ non_negative = number(float, 0, MAX_SECONDS, unit="seconds")
 
 positive_int = number(int, 1)
 """An integer of at least 1."""
+
+worker_count = number(int, 1, 256)
+"""Processes or threads to start (``--jobs``, ``--workers``, ``--asr-processes``, judge calls at
+once): 1 to 256; a bigger count is a typo (each process may hold a model)."""
 
 repeat_count = number(int, 1, 100)
 """Tries per sample (``--repeats``): 1 to 100 (:data:`~duplexeval.plan._samples.MAX_REPEATS`)."""
@@ -289,7 +294,7 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
                    help="what Whisper transcribes: default = the words the timing metrics read "
                         "(system segments under 1 s) and the full transcripts of the TURN_SHIFT "
                         "samples that the content metrics read; timing = the former only")
-    p.add_argument("--asr-processes", type=positive_int, default=None, metavar="N",
+    p.add_argument("--asr-processes", type=worker_count, default=None, metavar="N",
                    help="processes decoding Whisper windows (default: one per CPU, at most 4); "
                         "speed only, the words are the same")
 
@@ -334,7 +339,7 @@ def add_executor_options(p: argparse.ArgumentParser, units: bool) -> None:
                         + "dask: on a Dask cluster")
     g.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="the Dask scheduler to use (default: a local cluster on 127.0.0.1)")
-    g.add_argument("--workers", type=positive_int, metavar="N",
+    g.add_argument("--workers", type=worker_count, metavar="N",
                    help="worker processes of the local Dask cluster or of --executor "
                         "processes (default: one per CPU)")
     if units:
@@ -406,7 +411,7 @@ def add_judge_endpoint_options(g: argparse._ArgumentGroup) -> None:
 def add_judge_call_options(g: argparse._ArgumentGroup) -> None:
     """How judges are called, whichever judges are named: ``--judge-concurrency``,
     ``--judge-timeout``, ``--judge-cache``."""
-    g.add_argument("--judge-concurrency", type=positive_int, default=4, metavar="N",
+    g.add_argument("--judge-concurrency", type=worker_count, default=4, metavar="N",
                    help="requests in flight at once (default 4)")
     g.add_argument("--judge-timeout", type=positive, default=60.0, metavar="SECONDS",
                    help="seconds per request (default 60)")

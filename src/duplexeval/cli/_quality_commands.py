@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli._options import out_file, positive, positive_int
+from duplexeval.cli._options import out_file, positive, worker_count
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["REPORT_FILE", "SCORES_FILE", "add_dnsmos_options", "add_quality", "dnsmos_for_split"]
@@ -31,7 +31,7 @@ def add_dnsmos_options(q: argparse.ArgumentParser) -> None:
     q.add_argument("--dnsmos-measure", choices=["ovrl", "sig", "bak", "p808"], default="ovrl",
                    help="the dialogue score ranked by (default ovrl; a dialogue's score is "
                         "the mean of its channels)")
-    q.add_argument("--jobs", type=positive_int, default=1,
+    q.add_argument("--jobs", type=worker_count, default=1,
                    help="dialogues scored at once, and ASR worker processes (default 1)")
 
 

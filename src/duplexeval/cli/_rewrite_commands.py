@@ -9,7 +9,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from duplexeval.cli._options import http_url, out_folder, positive, positive_int, split_name
+from duplexeval.cli._options import (
+    http_url,
+    out_folder,
+    positive,
+    positive_int,
+    split_name,
+    worker_count,
+)
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["add_rewrite", "add_voices"]
@@ -35,7 +42,7 @@ def add_rewrite(data_sub: Subparsers) -> None:
                    help="e.g. http://127.0.0.1:8080/v1 (key from DUPLEXEVAL_JUDGE_API_KEY or "
                         "OPENAI_API_KEY)")
     g.add_argument("--judge-model", required=True, metavar="MODEL")
-    g.add_argument("--judge-concurrency", type=positive_int, default=4, metavar="N")
+    g.add_argument("--judge-concurrency", type=worker_count, default=4, metavar="N")
     g.add_argument("--judge-timeout", type=positive, default=120.0, metavar="SECONDS")
     g.add_argument("--judge-max-tokens", type=positive_int, default=4096, metavar="N",
                    help="answer length limit (a whole dialogue comes back; default 4096)")

@@ -14,9 +14,9 @@ from duplexeval.cli._options import (
     add_user_policy_options,
     dataset_folder,
     executor_from,
+    number,
     out_folder,
     plan_options,
-    positive_int,
     random_seed,
     system_args,
     user_policy,
@@ -105,7 +105,7 @@ def add_run(sub: Subparsers) -> None:
                    help="run directory (default runs/SYSTEM-PROTOCOL)")
     p.add_argument("--seed", type=random_seed, default=0)
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed sample")
-    p.add_argument("--batch-size", type=positive_int, default=None, metavar="N",
+    p.add_argument("--batch-size", type=number(int, 1, 4096), default=None, metavar="N",
                    help="continuations of a shared prefix stepped together as batch rows by "
                    "systems with the batch capability (default 8, "
                    "duplexeval.runs._driver.DEFAULT_BATCH_SIZE; 1: one at a time); the outputs are "

@@ -14,8 +14,8 @@ from duplexeval.cli._options import (
     executor_from,
     out_folder,
     positive,
-    positive_int,
     variant_name,
+    worker_count,
 )
 from duplexeval.errors import DuplexevalError
 
@@ -257,7 +257,7 @@ def add_demo(sub: Subparsers) -> None:
                         "half-duplex)")
     p.add_argument("--no-flexi", action="store_true",
                    help="leave out the FLEXI stage (flexi-en under multi-gen and multi-ref)")
-    p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
+    p.add_argument("--jobs", type=worker_count, default=None, metavar="N",
                    help="worker processes the runs are spread over (default: one per CPU; "
                         "1: in this process); the outputs are the same")
     p.set_defaults(func=_demo)

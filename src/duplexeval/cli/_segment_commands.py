@@ -45,7 +45,7 @@ def add_segment(sub: Subparsers) -> None:
                    help="the prompt language (default: the dataset's, else detected)")
     g = p.add_argument_group("judge (without --judge-url: the annotator fallback)")
     add_judge_endpoint_options(g)
-    g.add_argument("-k", type=positive_int, default=6, help="asks per dialogue (default 6)")
+    g.add_argument("-k", type=number(int, 1, 100), default=6, help="asks per dialogue (default 6)")
     g.add_argument("--judge-temperature", type=_temperature, default=PROPOSAL_TEMPERATURE,
                    metavar="T",
                    help=f"sampling temperature of the asks (default {PROPOSAL_TEMPERATURE}; "

@@ -51,8 +51,9 @@ def default_processes() -> int:
         return 1
     given = os.environ.get(PROCESSES_VARIABLE, "").strip()
     if given:
-        if not given.isdigit() or int(given) < 1:
-            raise DuplexevalError(f"{PROCESSES_VARIABLE}={given!r}: expected a whole number >= 1")
+        if not given.isdigit() or not 1 <= int(given) <= 256:
+            raise DuplexevalError(f"{PROCESSES_VARIABLE}={given!r}: expected a whole number "
+                                  "from 1 to 256")
         return int(given)
     try:
         cpus = len(os.sched_getaffinity(0))
