@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -304,6 +305,10 @@ def _symlink_loop(path: str) -> Callable[[Path], None]:
     return setup
 
 
+def _rename(path: str, to: str) -> Callable[[Path], None]:
+    return lambda root: (root / path).rename(root / to)
+
+
 def _both(*setups: Callable[[Path], None]) -> Callable[[Path], None]:
     def setup(root: Path) -> None:
         for s in setups:
@@ -392,6 +397,8 @@ CASES = [
     Case("window-nan", (*PLAN, "--window", "nan"), "--window"),
     Case("window-negative", (*PLAN, "--window", "-1"), "--window"),
     Case("window-zero", (*RUN, "--window", "0"), "--window"),
+    Case("window-subnormal", (*PLAN, "--window", "5e-324"), "--window"),
+    Case("window-a-microsecond", (*RUN, "--window", "1e-6"), "--window"),
     Case("window-huge", (*PLAN, "--window", "1e300"), "--window"),
     Case("window-word", (*PLAN, "--window", "ten"), "--window"),
     Case("context-max-len-nan", (*PLAN, "--protocol", "multi-gen", "--context-max-len", "nan"),
@@ -452,6 +459,9 @@ CASES = [
          "ds: is a folder"),
     Case("split-a-symlink-loop", ("validate", "ds"), "ds/test.jsonl: a symbolic link",
          _symlink_loop("ds/test.jsonl")),
+    Case("split-scores-nan", ("data", "split", "ds", "--from", "all", "--scores", "s.json"),
+         "s.json", _both(_rename("ds/test.jsonl", "ds/all.jsonl"),
+                         _write("s.json", '{"' + DIALOGUE + '": NaN}'))),
     Case("demo-data-missing", ("demo", "--quick", "--data", "nope"), "nope"),
     Case("demo-data-a-file", ("demo", "--quick", "--data", "spec.json"), "spec.json"),
     Case("eval-limit-zero", ("eval", "m3", "--system", "silence", "--limit", "0", "-o", "b"),
@@ -523,6 +533,9 @@ CASES = [
          _write("m3/asr/metadata_mfa.jsonl", "")),
     Case("metadata-event-id-escapes", ANALYZE, "run/metadata.jsonl:1",
          _edit_line("run/metadata.jsonl", _meta("event_id", "../../x"))),
+    Case("metadata-emptied", ANALYZE, "run/metadata.jsonl", _write("run/metadata.jsonl", "")),
+    Case("config-window-nan", SCORE, "run/config.json",
+         _edit_json("run/config.json", lambda c: c["config"]["plan"].update(window=math.nan))),
     Case("metadata-line-twice", ANALYZE, "run/metadata.jsonl:",
          _duplicate_first_line("run/metadata.jsonl")),
     Case("metadata-input-reversed", ANALYZE, "run/metadata.jsonl:1",

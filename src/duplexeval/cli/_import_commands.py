@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -145,8 +146,10 @@ def _split(args: argparse.Namespace) -> int:
     if args.dnsmos:
         scores = dnsmos_for_split(args, dataset)
     if scores is not None and not (isinstance(scores, dict) and all(
-            isinstance(v, int | float) for v in scores.values())):
-        raise DuplexevalError(f"{args.scores}: expected an object of dialogue id to number")
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            for v in scores.values())):
+        raise DuplexevalError(f"{args.scores}: expected an object of dialogue id to finite "
+                              "number")
     result = speaker_disjoint_split(dataset.dialogues, args.hours * 3600, scores)
     by_id = {d.id: d for d in dataset.dialogues}
     for name, ids in (("test", result.test), ("dev", result.dev)):

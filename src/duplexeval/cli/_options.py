@@ -178,8 +178,9 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--channels", type=channels, default=None,
                    help="user channels to evaluate, e.g. 0,1 (chat) or 1 (QA); default: the "
                         "suite's (also for a folder built from one), else 0,1")
-    p.add_argument("--window", type=positive, default=None,
-                   help="evaluation window after the event (s; default 10)")
+    p.add_argument("--window", type=number(float, 0.1, MAX_SECONDS, unit="seconds"),
+                   default=None, help="evaluation window after the event (s, at least 0.1; "
+                   "default 10)")
     p.add_argument("--context-max-len", type=positive, default=None,
                    help="longest context (s); default: from the dialogue start")
     p.add_argument("--include-short-pause", action="store_true",

@@ -39,10 +39,27 @@ def _analyze(args: argparse.Namespace) -> int:
     from duplexeval.analysis._pipeline import AnalysisOptions, analyze_run
 
     options = analysis_options(args) or AnalysisOptions()
+    refuse_unlisted_samples(Path(args.run_dir))
     with executor_from(args) as executor:
         folder = analyze_run(Path(args.run_dir), options, truth=args.truth, executor=executor)
     print(f"analysis written to {folder}")
     return 0
+
+
+def refuse_unlisted_samples(run_dir: Path) -> None:
+    """Refuse a run whose ``metadata.jsonl`` lists no sample while ``samples/`` holds output
+    audio (an emptied or cut file): analysed and scored, it gave 0 events with exit 0.  A run
+    whose every sample failed lists none and has no output audio: it goes on as before."""
+    from duplexeval.runs._directory import RunDir
+
+    run = RunDir(run_dir)
+    if not run.metadata_path.is_file() or run.read_metadata():
+        return
+    outputs = run.output_wavs()
+    if outputs:
+        raise DuplexevalError(f"{run.metadata_path}: lists no sample, but {run.samples_dir} "
+                              f"holds {len(outputs)} sample output(s); `duplexeval run` with "
+                              "the run's options writes the list again")
 
 
 def add_score(sub: Subparsers) -> None:
@@ -192,6 +209,7 @@ def _score(args: argparse.Namespace) -> int:
         if args.judge_batch_api and args.executor == "dask":
             raise DuplexevalError("--judge-batch-api sends the calls as one remote job; it "
                                   "does not go with --executor dask")
+        refuse_unlisted_samples(path)
         with executor_from(args) as executor:
             results, out = score_run_dir(
                 path, Path(args.output) if args.output else None, args.variant,

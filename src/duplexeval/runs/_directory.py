@@ -53,6 +53,7 @@ from duplexeval._audio import audio_info, stereo, write_audio
 from duplexeval._fileio import (
     atomic_write_json,
     atomic_write_text,
+    has_non_finite,
     json_line,
     loads_json,
     read_json,
@@ -341,6 +342,11 @@ class RunDir:
         return SampleFiles(folder / f"{event}.wav", folder / f"{event}.context.wav",
                            folder / f"{event}.json", folder / f"{event}.trace.json")
 
+    def output_wavs(self) -> list[Path]:
+        """Every sample output wav under ``samples/`` (the context wavs left out)."""
+        return [p for p in self.samples_dir.rglob("*.wav")
+                if not p.name.endswith(".context.wav")]
+
     def relative(self, path: Path) -> str:
         """``path`` relative to the run directory, as stored in records and metadata."""
         return path.relative_to(self.root).as_posix()
@@ -521,6 +527,8 @@ M = TypeVar("M", bound=BaseModel)
 
 def _model(path: Path, model: type[M]) -> M:
     data = read_json(path)
+    if has_non_finite(data):  # every file of a run is written as strict JSON
+        raise DuplexevalError(f"{path}: holds NaN or Infinity, which no run file does")
     try:
         return model.model_validate(data)
     except ValidationError as exc:
