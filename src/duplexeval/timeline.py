@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 __all__ = [
-    "MAX_SECONDS",
+    "MAX_FILE_SECONDS",
     "TOL",
     "Span",
     "Timeline",
@@ -43,17 +43,18 @@ __all__ = [
 TOL: float = 1e-6
 """Tolerance in seconds for every time comparison that decides an event or a window."""
 
-MAX_SECONDS = 1e6
-"""The largest time (s) a file may give, in either sign: 11.6 days, far past any dialogue.  A
+MAX_FILE_SECONDS = 1e6
+"""The largest time (s) a file may give, in either sign: 11.6 days, far past any dialogue (the
+command line's longest duration option is a day: ``duplexeval.cli._options.MAX_SECONDS``).  A
 time beyond it is refused as input, so that sums and spreads of times (a variance squares
 them) stay finite."""
 
 
 def is_time(value: object) -> bool:
     """``value`` is a time a file may give: an ``int`` or ``float`` (not a ``bool``), finite,
-    within :data:`MAX_SECONDS` of zero."""
+    within :data:`MAX_FILE_SECONDS` of zero."""
     return (isinstance(value, int | float) and not isinstance(value, bool)
-            and math.isfinite(value) and abs(value) <= MAX_SECONDS)
+            and math.isfinite(value) and abs(value) <= MAX_FILE_SECONDS)
 
 
 def approx_eq(a: float, b: float, tol: float = TOL) -> bool:

@@ -43,7 +43,7 @@ from duplexeval._fileio import (
 from duplexeval.data._dialogue import AudioInfo, Dialogue, Word
 from duplexeval.errors import Problem
 from duplexeval.events import Event, EventKind
-from duplexeval.timeline import MAX_SECONDS, TOL, is_time
+from duplexeval.timeline import MAX_FILE_SECONDS, TOL, is_time
 
 __all__ = [
     "ALIGN_DIR",
@@ -150,7 +150,7 @@ def _parse_record(obj: Any, path: Path, line: int, problems: list[Problem]) -> R
             start, end = _parse_time(time[0]), _parse_time(time[1])
             if start is None or end is None:
                 bad(f'{where}: "time" values must be finite numbers of seconds, at most '
-                    f'{MAX_SECONDS:g} in size')
+                    f'{MAX_FILE_SECONDS:g} in size')
                 continue
             events.append(Event(kind, channel, start, end))
     extra = {k: v for k, v in obj.items() if k not in ("id", "events")}

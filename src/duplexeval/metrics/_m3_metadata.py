@@ -21,14 +21,14 @@ from duplexeval.analysis._segments import read_transcript
 from duplexeval.errors import DatasetInvalid, DuplexevalError, Problem
 from duplexeval.events import EVENT_TO_TASK
 from duplexeval.metrics._base import EventView
-from duplexeval.timeline import MAX_SECONDS, is_time
+from duplexeval.timeline import MAX_FILE_SECONDS, is_time
 
 __all__ = ["METADATA_NAMES", "find_metadata", "read_m3_outputs"]
 
 METADATA_NAMES = ("metadata_mfa.jsonl", "metadata.jsonl")
 _REQUIRED = ("event_type", "input_start", "input_end", "event_start", "event_end")
 _TIMES = ("input_start", "input_end", "event_start", "event_end")
-"""Required fields that are times (s): finite numbers within ``MAX_SECONDS`` of zero (NaN, inf
+"""Required fields that are times (s): finite numbers within ``MAX_FILE_SECONDS`` of zero (NaN, inf
 or 1e308 is refused, with the line)."""
 
 
@@ -118,12 +118,13 @@ def read_m3_outputs(path: Path, transcript_key: str = "output_asr_path", languag
 def _record_problem(record: dict[str, Any], transcript_key: str,
                     seen: dict[str, int] | None) -> str | None:
     """What is wrong with one metadata record's fields (its transcript aside), or ``None``:
-    times that are not finite seconds within ``MAX_SECONDS``, an input window that ends before
+    times that are not finite seconds within ``MAX_FILE_SECONDS``, an input window that ends before
     it starts; with ``seen`` (an official folder) also an event type M3 does not score (it
     would be dropped unsaid) and a transcript an earlier line gave (scored twice)."""
     bad = [k for k in _TIMES if not is_time(record[k])]
     if bad:
-        return f"{', '.join(bad)}: not a finite number of seconds within {MAX_SECONDS:g} of zero"
+        return (f"{', '.join(bad)}: not a finite number of seconds within "
+                f"{MAX_FILE_SECONDS:g} of zero")
     if record["input_start"] > record["input_end"]:
         return f"input_start ({record['input_start']}) after input_end ({record['input_end']})"
     if seen is None:

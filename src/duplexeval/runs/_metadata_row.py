@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from duplexeval._fileio import name_problem
-from duplexeval.timeline import MAX_SECONDS
+from duplexeval.timeline import MAX_FILE_SECONDS
 
 __all__ = ["MetadataRow"]
 
@@ -14,7 +14,7 @@ __all__ = ["MetadataRow"]
 class MetadataRow(BaseModel):
     """One line of ``metadata.jsonl``: the official M3 metadata fields of a finished sample
     (paths relative to the run directory); times are finite and within
-    :data:`~duplexeval.timeline.MAX_SECONDS` of zero (NaN, inf or 1e308 is refused)."""
+    :data:`~duplexeval.timeline.MAX_FILE_SECONDS` of zero (NaN, inf or 1e308 is refused)."""
 
     model_config = ConfigDict(extra="allow", allow_inf_nan=False)
     sample_id: str
@@ -42,8 +42,8 @@ class MetadataRow(BaseModel):
                      "context_end", "trigger_time")
     @classmethod
     def _a_time(cls, value: float) -> float:
-        if abs(value) > MAX_SECONDS:
-            raise ValueError(f"must be within {MAX_SECONDS:g} s of zero")
+        if abs(value) > MAX_FILE_SECONDS:
+            raise ValueError(f"must be within {MAX_FILE_SECONDS:g} s of zero")
         return value
 
     @field_validator("sample_id", "event_id")
