@@ -404,6 +404,7 @@ CASES = [
     Case("context-max-len-nan", (*PLAN, "--protocol", "multi-gen", "--context-max-len", "nan"),
          "--context-max-len"),
     Case("channels-2", (*PLAN, "--channels", "2"), "--channels"),
+    Case("channels-twice", (*PLAN, "--channels", "0,0"), "--channels"),
     Case("seed-nan", (*RUN, "--seed", "nan"), "--seed"),
     Case("batch-size-zero", (*RUN, "--batch-size", "0"), "--batch-size"),
     Case("sample-rate-zero", (*RUN, "--system-arg", "sample_rate=0"), "sample_rate"),

@@ -58,9 +58,10 @@ def channels(text: str) -> tuple[int, ...]:
         values = tuple(int(part) for part in text.split(",") if part.strip() != "")
     except ValueError:
         raise argparse.ArgumentTypeError(f"channels must be like 0,1 (got {text!r})") from None
-    if not values or any(v not in (0, 1) for v in values):
-        raise argparse.ArgumentTypeError(f"channels must be 0, 1 or 0,1 (got {text!r})")
-    return tuple(dict.fromkeys(values))
+    if not values or any(v not in (0, 1) for v in values) or len(set(values)) < len(values):
+        raise argparse.ArgumentTypeError(
+            f"channels must be 0, 1 or 0,1, each once (got {text!r})")
+    return values
 
 
 def event_kinds(text: str) -> frozenset[Any]:
