@@ -8,10 +8,11 @@ is only reproducible together with these versions.  ``make`` installs them from
 
 from __future__ import annotations
 
+import functools
 import platform
 from importlib.metadata import PackageNotFoundError, version
 
-__all__ = ["NUMERIC_STACK", "numeric_stack"]
+__all__ = ["NUMERIC_STACK", "installed_version", "numeric_stack"]
 
 NUMERIC_STACK = ("numpy", "scipy", "soxr", "onnxruntime", "ctranslate2", "faster-whisper",
                  "torch")
@@ -21,10 +22,17 @@ NUMERIC_STACK = ("numpy", "scipy", "soxr", "onnxruntime", "ctranslate2", "faster
 def numeric_stack() -> dict[str, str | None]:
     """``{"python": "3.11.7", "numpy": "2.4.6", ..., "torch": None}``: the Python version and
     each distribution of :data:`NUMERIC_STACK` as installed (``None`` where it is not)."""
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for name in NUMERIC_STACK:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
+    return {"python": platform.python_version(),
+            **{name: installed_version(name) for name in NUMERIC_STACK}}
+
+
+@functools.cache
+def installed_version(name: str) -> str | None:
+    """The installed version of the distribution ``name`` (its PyPI name), ``None`` where it is
+    not installed.  Read once per process: ``importlib.metadata`` parses the distribution's
+    metadata file on every call (about 1 ms), and provenance asks for the same few versions
+    once per analysed channel."""
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None

@@ -16,12 +16,12 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from tqdm import tqdm
 
+from duplexeval._environment import installed_version
 from duplexeval._fileio import foreign_folder_problem, safe_name
 from duplexeval.conditions import Condition
 from duplexeval.conditions._apply import ordered
@@ -72,13 +72,7 @@ def dataset_hash(dataset: Dataset) -> str:
 
 
 def _package_versions() -> dict[str, str]:
-    found = {}
-    for name in PACKAGES:
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            continue
-    return found
+    return {name: found for name in PACKAGES if (found := installed_version(name)) is not None}
 
 
 @dataclass(frozen=True)

@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from importlib import metadata
 from importlib.util import find_spec
 from types import ModuleType
 
+from duplexeval._environment import installed_version
 from duplexeval.errors import DuplexevalError
 
 __all__ = ["is_ignorable", "normalized", "normalized_key", "segment_words", "segmenter", "to_kana",
@@ -77,7 +77,7 @@ def segmenter() -> str:
     """The segmenter in use, with its version (for results provenance)."""
     if not _openjtalk_found():
         return "script-fallback"
-    return f"pyopenjtalk-plus {metadata.version('pyopenjtalk-plus')}"
+    return f"pyopenjtalk-plus {installed_version('pyopenjtalk-plus')}"
 
 
 def is_ignorable(ch: str) -> bool:

@@ -28,7 +28,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Iterator
-from importlib import metadata, resources
+from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import IO, Any
@@ -36,6 +36,7 @@ from typing import IO, Any
 import numpy as np
 
 from duplexeval._cache import cache_root
+from duplexeval._environment import installed_version
 from duplexeval._fileio import sha256_file
 from duplexeval.errors import DuplexevalError
 from duplexeval.speech._kernels import pin_kernels
@@ -250,11 +251,6 @@ def _env(name: str, value: str) -> Iterator[None]:
 
 def faster_whisper_versions() -> dict[str, str]:
     """Versions of faster-whisper and CTranslate2 (``"missing"`` when not installed)."""
-    out = {}
-    for dist in ("faster-whisper", "ctranslate2"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "missing"
-    return out
+    return {dist: installed_version(dist) or "missing"
+            for dist in ("faster-whisper", "ctranslate2")}
 
