@@ -47,7 +47,8 @@ def main() -> None:
     suite = SUITES["mtr-en"]
     folder = suite.spec_folder()
     specs = {i: load_spec(folder / f"{i}.json") for i in args.ids}
-    synth = MtrSynthesizer(SynthSettings(gaps=suite_gaps(suite)))
+    # no utterance cache: every build pays for its text-to-speech
+    synth = MtrSynthesizer(SynthSettings(gaps=suite_gaps(suite)), cache_utterances=False)
     print(f"load average before: {os.getloadavg()}")
     start = time.perf_counter()
     synth.build(specs[args.ids[0]])

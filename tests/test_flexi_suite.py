@@ -70,7 +70,8 @@ def _first_round() -> list[DialogueSpec]:
 
 
 def _build(out: Path) -> Path:
-    synth = Synthesizer(SynthSettings(gaps=reference_gaps(SUITE.gaps)))
+    synth = Synthesizer(SynthSettings(gaps=reference_gaps(SUITE.gaps)),
+                        cache_utterances=False)  # the stand-in engine has no settings to key
     synth._engines["en"] = ClipWords()  # type: ignore[assignment]
     synth.write([synth.build(s) for s in _first_round()], out,
                 metadata={"name": SUITE.name, "description": SUITE.description})

@@ -86,10 +86,12 @@ def test_the_mtr_suite_groups_each_topic_and_keeps_the_items_apart() -> None:
 
 
 @pytest.mark.slow  # four one-worker builds of three short dialogues
-def test_a_grouped_build_writes_what_each_dialogue_alone_writes(tmp_path: Path) -> None:
+def test_a_grouped_build_writes_what_each_dialogue_alone_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two dialogues sharing their text built by one worker that reuses the utterances (and a
     third beside it, on two lanes) give the same audio and words as each built alone by a
-    fresh worker: reuse and grouping change the time, not the bytes."""
+    fresh worker with an empty cache (no utterance read back): reuse and grouping change the
+    time, not the bytes."""
     settings = SynthSettings()
     specs = [_spec("a", ["I would like to plan a short trip this spring.",
                          "Spring is a lovely time to travel, where would you like to go?",
@@ -103,6 +105,7 @@ def test_a_grouped_build_writes_what_each_dialogue_alone_writes(tmp_path: Path) 
     together = build_dialogues(specs, MtrSynthesizer(settings), "base", tmp_path / "together",
                                jobs=2)
     for k, spec in enumerate(specs):
+        monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path / f"cache{k}"))
         (alone,) = build_dialogues([spec], MtrSynthesizer(settings), "base",
                                    tmp_path / f"alone{k}", jobs=1)
         assert together[k].audio.tobytes() == alone.audio.tobytes()

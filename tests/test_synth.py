@@ -97,7 +97,8 @@ def test_placement_rules_and_determinism(tmp_path: Path) -> None:
     """
     synth = Synthesizer(SynthSettings(seed=3))
     built = synth.build(DialogueSpec.model_validate(EN))
-    again = Synthesizer(SynthSettings(seed=3)).build(DialogueSpec.model_validate(EN))
+    again = Synthesizer(SynthSettings(seed=3), cache_utterances=False).build(
+        DialogueSpec.model_validate(EN))  # synthesized again, not read from the cache
     assert np.array_equal(built.audio, again.audio) and built.words == again.words
     words = {(w.channel, w.text): w for w in built.words}
     # the pause lasts exactly its 1.2 s (to the word rounding of 1 ms)
@@ -180,7 +181,7 @@ def test_engines_without_word_timing_are_aligned_with_asr() -> None:
     from duplexeval.speech._clipbank import ClipBank
 
     clip = max(ClipBank.load().clips("en", "utterance"), key=lambda c: len(c.text.split()))
-    synth = Synthesizer()
+    synth = Synthesizer(cache_utterances=False)  # the stand-in engine has no settings to key
     synth._engines["en"] = _WordlessEngine()  # type: ignore[assignment]
     built = synth.build(DialogueSpec.model_validate(
         spec([{"speaker": "user", "text": clip.text}])))

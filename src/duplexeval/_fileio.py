@@ -50,6 +50,7 @@ __all__ = [
     "remove_stale_temporaries",
     "safe_name",
     "sha256_file",
+    "sources_digest",
     "strict_json",
 ]
 
@@ -260,6 +261,21 @@ def read_json(path: Path, what: str = "file") -> Any:
         raise DuplexevalError(f"{path}: not valid JSON ({exc})") from None
     except RecursionError:
         raise DuplexevalError(f"{path}: nested too deeply to read") from None
+
+
+def sources_digest(package: Path, sources: tuple[str, ...]) -> str:
+    """SHA-256 over the files ``sources`` name under ``package`` (files, folders taken whole,
+    or glob patterns such as ``suites/*.py``; relative paths and bytes, sorted; ``__pycache__``
+    left out): the key part that makes a cache entry the current code's."""
+    h = hashlib.sha256()
+    for source in sources:
+        root = package / source
+        found = sorted(package.glob(source)) if "*" in source else \
+            [root] if root.is_file() else root.rglob("*")
+        files = sorted(p for p in found if p.is_file() and "__pycache__" not in p.parts)
+        for path in files:
+            h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
 
 
 def sha256_file(path: Path) -> str:

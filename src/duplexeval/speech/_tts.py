@@ -33,11 +33,11 @@ import importlib
 import importlib.util
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any, ClassVar
 
 import numpy as np
 
+from duplexeval._environment import installed_version
 from duplexeval.errors import DuplexevalError
 from duplexeval.registry import Registry, subclass_of
 
@@ -234,7 +234,4 @@ def _module_exists(name: str) -> bool:
 
 
 def _version(distribution: str) -> str | None:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return None
+    return installed_version(distribution)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from tqdm import tqdm
 
 from duplexeval._cache import cache_root
-from duplexeval._fileio import atomic_write_json, exclusive_lock
+from duplexeval._fileio import atomic_write_json, exclusive_lock, sources_digest
 from duplexeval.data._dialogue import Dialogue
 from duplexeval.errors import DuplexevalError
 from duplexeval.suites._quick_pack import QuickPack, install_pack, read_pack
@@ -50,21 +50,6 @@ every other dialogue's cached build valid."""
 def synthesizer_digest() -> str:
     """:func:`sources_digest` of this package's :data:`SYNTHESIZER_SOURCES`."""
     return sources_digest(Path(__file__).resolve().parents[1], SYNTHESIZER_SOURCES)
-
-
-def sources_digest(package: Path, sources: tuple[str, ...]) -> str:
-    """SHA-256 over the files ``sources`` name under ``package`` (files, folders taken whole,
-    or glob patterns such as ``suites/*.py``; relative paths and bytes, sorted; ``__pycache__``
-    left out)."""
-    h = hashlib.sha256()
-    for source in sources:
-        root = package / source
-        found = sorted(package.glob(source)) if "*" in source else \
-            [root] if root.is_file() else root.rglob("*")
-        files = sorted(p for p in found if p.is_file() and "__pycache__" not in p.parts)
-        for path in files:
-            h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
 
 
 def _source_files(suite: Suite) -> list[Path]:

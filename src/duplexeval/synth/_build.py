@@ -56,6 +56,7 @@ from duplexeval.speech._tts import TimedWord, TtsEngine, Utterance, load_engine
 from duplexeval.synth._flexi_record import flexi_record
 from duplexeval.synth._placement import PlacedTurn, _boundary, _Piece, _span_of
 from duplexeval.synth._spec import DialogueSpec, Turn
+from duplexeval.synth._utterance_cache import UtteranceCache, default_utterance_cache
 from duplexeval.synth._word_timing import fit_words, speech_bounds
 from duplexeval.timeline import Span
 
@@ -208,12 +209,20 @@ def _mix(placed: list[tuple[int, float, np.ndarray, list[TimedWord]]], rate: int
 
 
 class Synthesizer:
-    """Builds dialogues from specs with one TTS engine per language (loaded once)."""
+    """Builds dialogues from specs with one TTS engine per language (loaded once).
 
-    def __init__(self, settings: SynthSettings = SynthSettings()) -> None:
+    ``cache_utterances``: speak each text through the utterance cache
+    (:mod:`duplexeval.synth._utterance_cache`, ``cache_root()/utterances``), so that a text
+    spoken by an earlier build, here or in another process, is not synthesized again (the
+    same audio and words: the engines are deterministic); ``False`` always synthesizes."""
+
+    def __init__(self, settings: SynthSettings = SynthSettings(),
+                 cache_utterances: bool = True) -> None:
         self.settings = settings
         self._engines: dict[str, TtsEngine] = {}
         self._transcriber: Any = None
+        self._utterances = UtteranceCache(default_utterance_cache()) if cache_utterances \
+            else None
 
     def engine(self, language: str) -> TtsEngine:
         if language not in self._engines:
@@ -257,7 +266,8 @@ class Synthesizer:
     def _prepare_voice(self, spec: DialogueSpec, text: str, voice: str,
                        speed: float = 1.0) -> _Piece:
         engine = self.engine(spec.language)
-        utt = engine.synthesize(text, voice, speed)
+        utt = (self._utterances.synthesize(engine, text, voice, speed)
+               if self._utterances is not None else engine.synthesize(text, voice, speed))
         words = list(utt.words) or self._asr_words(utt, spec.language)
         if not words:
             raise DuplexevalError(f"{spec.id}: no words found in the synthesized {text!r}")

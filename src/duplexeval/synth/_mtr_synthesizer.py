@@ -73,8 +73,9 @@ class MtrSynthesized(SynthesizedDialogue):
 class MtrSynthesizer(Synthesizer):
     """The synthesizer, recording placements for the ``mtr`` record and reusing utterances."""
 
-    def __init__(self, settings: SynthSettings | None = None) -> None:
-        super().__init__(settings or SynthSettings())
+    def __init__(self, settings: SynthSettings | None = None,
+                 cache_utterances: bool = True) -> None:
+        super().__init__(settings or SynthSettings(), cache_utterances)
         self._pieces: dict[tuple[str, str, str, float], _Piece] = {}
         self._placed: list[PlacedUtterance] = []
 

@@ -56,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from duplexeval._fileio import sha256_file
 from duplexeval.speech._tts import TimedWord, TtsEngine, TtsError, Utterance
 from duplexeval.speech._voice_shift import VoiceShift, shift_voice
 from duplexeval.speech.engines._onnx import patch_vits_model
@@ -127,6 +128,7 @@ class PiperEngine(TtsEngine):
             self._paths[voice] = Path(path)
         self._loaded: dict[str, _Voice] = {}
         self._load_lock = threading.Lock()
+        self._digests: dict[str, str] = {}
 
     def voices(self) -> list[str]:
         return [DEFAULT_VOICE, *DERIVED_VOICES, *(v for v in self._paths if v != DEFAULT_VOICE)]
@@ -143,9 +145,20 @@ class PiperEngine(TtsEngine):
 
     def _parameters(self) -> dict[str, Any]:
         return {"seed": self.seed, "noise_scale": self.noise_scale, "noise_w": self.noise_w,
-                "models": {v: p.name for v, p in self._paths.items()},
+                "models": {v: self._model_name(v) for v in self._paths},
                 "derived": {v: {"base": DEFAULT_VOICE, **s.to_json()}
                             for v, s in DERIVED_VOICES.items()}}
+
+    def _model_name(self, voice: str) -> str:
+        """How the settings name a voice's model: the packaged ``joe`` by its file name (its
+        package version is in the settings), a given model file by name and SHA-256 (hashed
+        once), so that a changed file is another setting (cached utterances, suite keys)."""
+        path = self._paths[voice]
+        if voice == DEFAULT_VOICE:
+            return path.name
+        if voice not in self._digests:
+            self._digests[voice] = sha256_file(path) if path.is_file() else "missing"
+        return f"{path.name} sha256:{self._digests[voice]}"
 
     # -- synthesis ------------------------------------------------------------------------------
     def _synthesize(self, text: str, voice: str, speed: float) -> Utterance:
