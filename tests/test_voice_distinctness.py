@@ -106,10 +106,7 @@ def test_the_built_roles_are_measurably_different_voices(tmp_path: Path) -> None
 def test_the_user_voice_keeps_the_asr_round_trip_within_budget() -> None:
     """The derived user voice is as intelligible to Whisper as joe itself, within the budget
     that perf/voice_distinctness.py prints (WER 0.08; piper's joe measured 0.036 in the
-    dependency study).  The turns of a voice are read as the analysis reads speech, packed
-    into shared Whisper windows (one window per turn, as the perf script reads them, took
-    1.7-2.8 times the decoding; 2026-12-07: joe 0.015 and joe-high 0.051 one by one, 0.037 and
-    0.051 packed)."""
+    dependency study)."""
     import jiwer
     import soxr
 
@@ -120,12 +117,14 @@ def test_the_user_voice_keeps_the_asr_round_trip_within_budget() -> None:
     specs = load_specs(SUITES["m3-qa-en"].spec_folder())
     said = [t.text for s in specs for t in s.turns if t.speaker == "user"][:12]
     engine, transcriber = load_engine("piper"), Transcriber()
-    refs = [normalize_en(text) for text in said]
     wer = {}
     for voice in ("joe", "joe-high"):
-        audio = [soxr.resample(u.audio, u.sample_rate, 16000)
-                 for u in (engine.synthesize(text, voice) for text in said)]
-        read = transcriber.transcribe_many([(a, 16000, None) for a in audio], "en")
-        hyps = [normalize_en(" ".join(w.text for w in words)) for words in read]
+        refs, hyps = [], []
+        for text in said:
+            utt = engine.synthesize(text, voice)
+            words = transcriber.transcribe(soxr.resample(utt.audio, utt.sample_rate, 16000),
+                                           16000, "en")
+            refs.append(normalize_en(text))
+            hyps.append(normalize_en(" ".join(w.text for w in words)))
         wer[voice] = float(jiwer.wer(refs, hyps))
     assert wer["joe-high"] <= 0.08 and wer["joe-high"] <= wer["joe"] + 0.05, wer
