@@ -112,6 +112,25 @@ def test_a_fifo_for_a_split_file_is_refused_not_waited_on(tmp_path: Path) -> Non
                                                 "regular file"]
 
 
+@pytest.mark.parametrize("given", ["folder", "file"])
+def test_a_fifo_for_official_metadata_is_refused_not_waited_on(tmp_path: Path,
+                                                               given: str) -> None:
+    """``score --m3`` of a folder whose ``metadata.jsonl`` is a FIFO, or of the FIFO itself:
+    one line saying it is not a regular file (it said "no metadata found", or "no such
+    folder"), exit 2, no output folder."""
+    folder = tmp_path / "m3"
+    folder.mkdir()
+    fifo = folder / "metadata.jsonl"
+    os.mkfifo(fifo)
+    out = tmp_path / "scores"
+    done = subprocess.run([sys.executable, "-m", "duplexeval", "score", "--m3",
+                           str(folder if given == "folder" else fifo), "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"duplexeval: {fifo}: not a regular file"]
+    assert not out.exists()
+
+
 def test_json_writers_are_strict(tmp_path: Path) -> None:
     atomic_write_json(tmp_path / "a.json", {"x": math.nan, "n": 1, "rows": [1.5, -math.inf]})
     text = (tmp_path / "a.json").read_text()

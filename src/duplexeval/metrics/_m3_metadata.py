@@ -32,18 +32,20 @@ _TIMES = ("input_start", "input_end", "event_start", "event_end")
 or 1e308 is refused, with the line)."""
 
 
-
-
 def find_metadata(path: Path) -> Path:
     """The metadata file of an output folder (see the module docstring for the order)."""
     if path.is_file():
         return path
+    if path.exists() and not path.is_dir():
+        raise DuplexevalError(f"{path}: not a regular file")
     if not path.is_dir():
         raise DuplexevalError(f"{path}: no such folder")
     for folder in (path, path / "asr"):
         for name in METADATA_NAMES:
             if (folder / name).is_file():
                 return folder / name
+            if (folder / name).exists():  # a FIFO, a socket, a folder: never opened
+                raise DuplexevalError(f"{folder / name}: not a regular file")
     raise DuplexevalError(f"{path}: no {' or '.join(METADATA_NAMES)} found (looked in the "
                           "folder and in asr/)")
 
