@@ -187,7 +187,7 @@ class TtsEngine(ABC):
             "language": self.language,
             "voice": self.resolve_voice(voice),
             "wrapper_version": WRAPPER_VERSION,
-            "packages": {d: _version(d) for d in self.distributions},
+            "packages": {d: installed_version(d) for d in self.distributions},
             **self._parameters(),
         }
 
@@ -231,7 +231,3 @@ def _module_exists(name: str) -> bool:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):
         return False
-
-
-def _version(distribution: str) -> str | None:
-    return installed_version(distribution)
