@@ -186,6 +186,34 @@ def test_a_run_refused_after_it_started_leaves_nothing(
     assert main(argv) == 0  # the corrected command is not "a different configuration"
 
 
+@pytest.mark.parametrize("edit", ["field", "hash"])
+def test_a_hand_edited_run_config_is_refused_on_resume(
+        sample_voiced: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        edit: str) -> None:
+    """A finished run whose ``config.json`` was edited (a field of its ``config`` with the hash
+    left as it was, or the hash alone) does not resume as if nothing had changed: the samples
+    on disk would no longer be what the file says made them."""
+    out = tmp_path / "run"
+    argv = ["run", "--system", "silence", "--dataset", str(sample_voiced), "--protocol",
+            "single", "--window", "2", "--out", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    path = out / "config.json"
+    stored = json.loads(path.read_text())
+    if edit == "field":
+        stored["config"]["seed"] += 1
+    else:
+        stored["config_hash"] = "0" * 64
+    path.write_text(json.dumps(stored))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert ("changed: seed" in err) if edit == "field" else (
+        f"{path}: config_hash does not match" in err)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
 @needs_extra("asr")
 def test_a_run_writes_nothing_under_home_but_the_cache(sample_voiced: Path,
                                                        tmp_path: Path) -> None:

@@ -124,12 +124,15 @@ def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Datas
     new_hash = config.config_hash()
     if run.config_path.exists():
         old = run.read_config()
-        if old.config_hash != new_hash:
-            new_cfg = json.loads(json.dumps(asdict(config)))
-            changed = [k for k, v in new_cfg.items() if old.config.get(k) != v]
+        changed = _changed_fields(old.config, config)
+        if changed:
             raise DuplexevalError(
                 f"{run.root} holds a run with a different configuration (changed: "
-                f"{', '.join(changed) or 'unknown'}); choose another --out or remove it")
+                f"{', '.join(changed)}); choose another --out or remove it")
+        if old.config_hash != new_hash:
+            raise DuplexevalError(
+                f"{run.config_path}: config_hash does not match the config it records (the "
+                "file was edited); choose another --out or restore the file")
         return
     run.write_config(RunConfigFile(
         config=asdict(config), config_hash=new_hash,
@@ -144,6 +147,23 @@ def _write_config(run: RunDir, config: RunConfig, system: System, dataset: Datas
         duplexeval_version=__version__,
         git_revision=git_revision(), python=platform.python_version(),
         packages=_package_versions()))
+
+
+_OMITTED_WHEN_EMPTY: dict[str, Any] = {"conditions": [], "user_policy": None}
+"""The :class:`RunConfig` fields a configuration written before they existed lacks: absent
+reads as this value (the hash leaves them out when so)."""
+
+
+def _changed_fields(stored: dict[str, Any], config: RunConfig) -> list[str]:
+    """The fields of ``config.json``'s ``config`` (``stored``) that differ from ``config``,
+    compared as JSON values; a field only one of them has counts as changed.  Compared field
+    by field, not by the stored hash alone, so a hand-edited field with the hash left as it
+    was is still noticed."""
+    new = json.loads(json.dumps(asdict(config)))
+    missing = object()
+    changed = [k for k, v in new.items()
+               if stored.get(k, _OMITTED_WHEN_EMPTY.get(k, missing)) != v]
+    return changed + sorted(k for k in stored if k not in new)
 
 
 def _plan_config(plan: Plan) -> dict[str, Any]:
