@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
 
+from duplexeval._cache import cache_root
 from duplexeval.cli import main
 from duplexeval.data import Need, load_dataset
 from duplexeval.plan import EvalProtocol, PlanOptions, build_plan
@@ -31,7 +33,8 @@ if log:
     nz = np.flatnonzero(x[:, 1]) if x.shape[1] > 1 else []
     with open(log, "a") as f:
         f.write(json.dumps({"samples": len(x), "rate": rate, "channels": x.shape[1],
-                            "ch1_last": int(nz[-1]) if len(nz) else -1}) + "\\n")
+                            "ch1_last": int(nz[-1]) if len(nz) else -1,
+                            "input": src}) + "\\n")
 if mode == "flaky":
     count = os.environ["FAKE_MODEL_COUNT"]
     n = int(open(count).read()) if os.path.exists(count) else 0
@@ -71,9 +74,17 @@ def test_a_run_echoes_each_window_through_the_command(sample_voiced: Path, tmp_p
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     log = tmp_path / "calls.jsonl"
     monkeypatch.setenv("FAKE_MODEL_LOG", str(log))
+    system_temp = tmp_path / "system-temp"
+    system_temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_temp))
     assert run(sample_voiced, tmp_path / "run", model) == 0
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     assert calls and all(c["rate"] == 16000 and c["channels"] == 1 for c in calls)
+    # the command's files live in a scratch folder of the cache, gone once the sample is done
+    scratch = cache_root() / "scratch"
+    assert all(Path(c["input"]).parent.parent == scratch for c in calls)
+    assert not any(Path(c["input"]).parent.exists() for c in calls)
+    assert list(system_temp.iterdir()) == []
     wavs = sorted((tmp_path / "run" / "samples").rglob("*.wav"))
     assert len(wavs) == len(calls)
     for path in wavs:

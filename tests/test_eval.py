@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -142,12 +143,21 @@ def test_an_unknown_benchmark_is_one_line(tmp_path: Path,
 
 
 def test_verify_holds_on_a_fresh_bundle_and_names_every_tampering(
-        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tiny: Benchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "bundle"
     assert main(["eval", "tiny-m3", "--system", "scripted", "--limit", "1", "-o", str(out)]) == 0
     capsys.readouterr()
+    system_temp = tmp_path / "system-temp"
+    system_temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_temp))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert main(["verify", str(out)]) == 0
     assert "all hold" in capsys.readouterr().out
+    # verify scores its copies in the cache's scratch folder: the bundle and the system's
+    # temporary folder are as they were
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert list(system_temp.iterdir()) == []
 
     cell = out / "cells" / "tiny-m3" / "m3-qa-en-multi-gen"
     wav = sorted((cell / "samples").rglob("*.wav"))[0]

@@ -214,6 +214,32 @@ def test_a_hand_edited_run_config_is_refused_on_resume(
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
+def test_scratch_folders_live_in_the_cache_and_are_removed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command's scratch folder is under ``<cache>/scratch``, gone after the block (after an
+    exception too); one a killed process left is removed by the next call, a live one's kept."""
+    from duplexeval._cache import scratch_folder
+
+    monkeypatch.setenv("DUPLEXEVAL_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "cache" / "scratch"
+    with scratch_folder("verify") as folder:
+        (folder / "copy.wav").write_bytes(b"x")
+        assert folder.parent == root and folder.name.startswith(f"verify.{os.getpid()}.")
+    assert not folder.exists()
+    with pytest.raises(RuntimeError), scratch_folder("command") as folder:
+        raise RuntimeError("the command failed")
+    assert not folder.exists()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    orphan, live = root / f"verify.{dead}.abc", root / f"verify.{os.getppid()}.def"
+    for left in (orphan, live):
+        left.mkdir()
+        (left / "copy.wav").write_bytes(b"x")
+    with scratch_folder("verify"):
+        pass
+    assert not orphan.exists() and live.exists()
+
+
 @needs_extra("asr")
 def test_a_run_writes_nothing_under_home_but_the_cache(sample_voiced: Path,
                                                        tmp_path: Path) -> None:

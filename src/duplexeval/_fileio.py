@@ -46,6 +46,7 @@ __all__ = [
     "name_problem",
     "output_problem",
     "overwrite_problem",
+    "process_alive",
     "read_json",
     "remove_stale_temporaries",
     "safe_name",
@@ -196,7 +197,7 @@ def remove_stale_temporaries(folder: Path) -> int:
         return 0
     for path in folder.rglob(".*.tmp-*"):
         pid = path.name.split(".tmp-", 1)[1].split("-", 1)[0]
-        if pid.isdigit() and _alive(int(pid)):
+        if pid.isdigit() and process_alive(int(pid)):
             continue
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
@@ -204,7 +205,8 @@ def remove_stale_temporaries(folder: Path) -> int:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """True while process ``pid`` exists (another user's included)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -21,13 +21,13 @@ the bundle holds).  A missing or malformed ``eval.json`` is a one-line error.
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import ValidationError
 
+from duplexeval._cache import scratch_folder
 from duplexeval.benchmarks._base import Benchmark, Cell, CellResult, MeasureScoring
 from duplexeval.benchmarks._evaluate import base_analysis, write_cells_note
 from duplexeval.benchmarks._manifest import (
@@ -170,7 +170,7 @@ def _rescore(out: Path, entry: CellEntry, bench: Benchmark, report: VerifyReport
                                "from)")
         return
     files = RunDir(run).scores(variant=scoring.variant)
-    with tempfile.TemporaryDirectory(prefix="duplexeval-verify-") as tmp:
+    with scratch_folder("verify") as tmp:
         copy = Path(tmp) / run.name
         skip = {files.root.parent.name, RunDir(run).lock_path.name}
         shutil.copytree(run, copy, ignore=lambda _, names: [n for n in names if n in skip])
@@ -250,7 +250,7 @@ def _check_tables(out: Path, manifest: EvalManifest, bench: Benchmark,
                                 skipped=entry.reason if entry.status == "skipped" else None,
                                 measures=_measure_scorings(out, entry),
                                 not_measured=entry.not_measured))
-    with tempfile.TemporaryDirectory(prefix="duplexeval-verify-") as tmp:
+    with scratch_folder("verify") as tmp:
         again = Path(tmp)
         label = str(manifest.system.get("name", ""))
         written = bench.write_tables([(label, c) for c in cells], again)

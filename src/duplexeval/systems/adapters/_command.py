@@ -41,7 +41,6 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +50,7 @@ import numpy as np
 import soxr
 
 from duplexeval._audio import AudioReadError, read_audio, write_audio
+from duplexeval._cache import scratch_folder
 from duplexeval.systems._base import (
     Capabilities,
     ClockKind,
@@ -134,7 +134,7 @@ class _CommandSession(Session):
 
     def load_input(self, user: np.ndarray, reference: np.ndarray | None = None) -> None:
         s = self.settings
-        with tempfile.TemporaryDirectory(prefix="duplexeval-command-") as tmp:
+        with scratch_folder("command") as tmp:
             folder = Path(tmp)
             wav_in, wav_out = folder / "input.wav", folder / "output.wav"
             data = user if s.layout == "user" else np.stack(
