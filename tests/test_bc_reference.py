@@ -55,5 +55,14 @@ def test_annotation_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_a_judge_is_required(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["bc-reference", str(tmp_path), "-o", str(tmp_path / "x.json")]) == 2
+    root = tmp_path / "flexi"
+    write(root / "dialog_1", input_json=transcript([("So", 0.2, 0.5)]))
+    silent_wav(root / "dialog_1" / "input.wav", 1.0)
+    before = sorted(tmp_path.rglob("*"))
+    assert main(["bc-reference", str(root), "-o", str(tmp_path / "x.json")]) == 2
     assert "needs --judge-url" in capsys.readouterr().err
+    # a missing source is named first, judge or not: the line the user needs to fix it
+    missing = tmp_path / "nope"
+    assert main(["bc-reference", str(missing), "-o", str(tmp_path / "x.json")]) == 2
+    assert f"{missing}: not a folder" in capsys.readouterr().err
+    assert sorted(tmp_path.rglob("*")) == before

@@ -36,9 +36,9 @@ def _bc_reference(args: argparse.Namespace) -> int:
     from duplexeval.metrics.content._bc_reference import annotate_positions, narratives_from
     from duplexeval.metrics.content._score import JudgeSettings
 
+    items = narratives_from(Path(args.source), args.split, args.channel)  # a bad SOURCE first
     if args.judge_url is None or args.judge_model is None:
         raise DuplexevalError("bc-reference needs --judge-url URL and --judge-model MODEL")
-    items = narratives_from(Path(args.source), args.split, args.channel)
     if not items:
         raise DuplexevalError(f"{args.source}: no narrative found")
     judge = JudgeSettings(args.judge_url, args.judge_model, concurrency=args.judge_concurrency,
