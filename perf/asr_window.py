@@ -10,8 +10,11 @@ and window: the turns, the median and total seconds a turn (wall, this process),
 rate against the turn's aligned words (English, ``normalize_en``) or the character error rate
 (Japanese, in kana), and how many turns read differently from the 30-s window.
 
-Also, for comparison, faster-whisper's own short-input handling (log-mel features padded with
-zeros up to the window) at 20 s, which is what a window cut without silence gives.
+Also the cascade's own choice (version 3): the ladder of 10-, 15- and 20-s windows, each turn in
+the smallest that leaves 3 s of silence after it (:func:`~duplexeval.speech._short_window.
+ladder_window`); and, for comparison, faster-whisper's own short-input handling (log-mel
+features padded with zeros up to the window) at 20 s, which is what a window cut without silence
+gives.
 
 Usage: .venv/bin/python perf/asr_window.py [--windows 30 20 15] [--limit N]
 """
@@ -32,7 +35,7 @@ from duplexeval._audio import read_audio
 from duplexeval.cli._options import positive, positive_int
 from duplexeval.data import Need, load_dataset
 from duplexeval.speech._asr import Transcriber
-from duplexeval.speech._short_window import WHISPER_WINDOW_S, decode_text
+from duplexeval.speech._short_window import WHISPER_WINDOW_S, decode_text, ladder_window
 from duplexeval.suites import build_suite
 from duplexeval.synth._quality import _normalize
 
@@ -98,14 +101,19 @@ def main() -> None:
         transcriber.transcribe_text(turns[0][0], SR, language)  # warm-up (model load)
         baseline: list[str] | None = None
         runs: list[tuple[str, object]] = [(f"{w:g} s", w) for w in args.windows]
+        runs.append(("ladder 10-20 s", "ladder"))
         runs.append(("20 s zero-feature", "zero"))
         for label, window in runs:
             hyps, seconds = [], []
             for audio, _ in turns:
                 start = time.perf_counter()
-                hyps.append(zero_padded_text(transcriber, audio, language, 20.0)
-                            if window == "zero" else
-                            transcriber.transcribe_text(audio, SR, language, window=window))
+                if window == "zero":
+                    hyps.append(zero_padded_text(transcriber, audio, language, 20.0))
+                    seconds.append(time.perf_counter() - start)
+                    continue
+                w = ladder_window(len(audio) / SR, 10.0, 20.0) if window == "ladder" else window
+                assert isinstance(w, float)
+                hyps.append(transcriber.transcribe_text(audio, SR, language, window=w))
                 seconds.append(time.perf_counter() - start)
             baseline = baseline if baseline is not None else hyps
             differ = sum(a != b for a, b in zip(baseline, hyps, strict=True))

@@ -25,6 +25,7 @@ from duplexeval.speech._activity import ActivityOptions, VadEngine, detect_activ
 from duplexeval.speech._asr import AsrWord, Transcriber, merge_japanese_pieces
 from duplexeval.speech._clipbank import ClipBank
 from duplexeval.speech._japanese import segment_words, to_kana, word_spans
+from duplexeval.speech._short_window import ladder_window
 from duplexeval.timeline import Span
 
 NO_ASR = missing_extra("asr")
@@ -178,6 +179,21 @@ def test_the_text_of_a_turn_is_its_words_without_timestamps(transcriber: Transcr
     assert transcriber.transcribe_text(np.zeros(SR, np.float32), SR, "en") == ""
 
 
+def test_the_window_ladder_leaves_three_seconds_free_below_the_largest() -> None:
+    """The cascade's windows (``asr_window_min`` 10, ``asr_window`` 20)::
+
+        2.6 s turn   |==|.......|                10 s (7.4 s free)
+        7.0 s turn   |=======|..|                10 s (3.0 s free: the margin, inclusive)
+        9.0 s turn   |=========|.....|           15 s (10 would leave 1 s)
+       16.5 s turn   |================|...|      20 s (the largest: 1 s free is enough)
+       19.5 s turn   |===================|       20 s (transcribe_text then takes 30)
+    """
+    cases = {2.6: 10.0, 7.0: 10.0, 9.0: 15.0, 12.0: 15.0, 12.1: 20.0, 16.5: 20.0, 19.5: 20.0}
+    assert {s: ladder_window(s, 10.0, 20.0) for s in cases} == cases
+    assert {ladder_window(s, 20.0, 20.0) for s in cases} == {20.0}  # one fixed window
+    assert ladder_window(4.0, 12.0, 30.0) == 12.0 and ladder_window(14.0, 12.0, 30.0) == 17.0
+
+
 @needs_asr
 def test_a_short_window_reads_a_turn_as_the_full_window_does(transcriber: Transcriber,
                                                              monkeypatch: pytest.MonkeyPatch,
@@ -195,8 +211,9 @@ def test_a_short_window_reads_a_turn_as_the_full_window_does(transcriber: Transc
     for name, language in (("en_006", "en"), ("en_010", "en"), ("ja_000", "ja")):
         x = on_silence(bank.get(name).audio, 0.3, 0.6)
         full = transcriber.transcribe_text(x, SR, language)
-        short = transcriber.transcribe_text(x, SR, language, window=20.0)
-        assert plain(short).replace(" ", "") == plain(full).replace(" ", "") != "", name
+        for window in (20.0, ladder_window(len(x) / SR, 10.0, 20.0)):  # the ladder's: 10 s
+            short = transcriber.transcribe_text(x, SR, language, window=window)
+            assert plain(short).replace(" ", "") == plain(full).replace(" ", "") != "", name
     assert transcriber.transcribe_text(np.zeros(SR, np.float32), SR, "en", window=20.0) == ""
 
     calls: list[int] = []

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["WHISPER_WINDOW_S", "decode_text", "fits", "short_window_text",
+__all__ = ["WHISPER_WINDOW_S", "decode_text", "fits", "ladder_window", "short_window_text",
            "silence_padded_features"]
 
 WHISPER_WINDOW_S = 30.0
@@ -33,12 +33,38 @@ WHISPER_WINDOW_S = 30.0
 TRAILING_SILENCE_S = 1.0
 """Silence a short window keeps after the speech (seconds)."""
 _RATE = 16_000
+LADDER_STEP_S = 5.0
+"""The step between the windows of :func:`ladder_window` (seconds)."""
+LADDER_MARGIN_S = 3.0
+"""Silence a ladder window below the largest keeps after the speech (seconds): with one second
+(:data:`TRAILING_SILENCE_S`) a 10-s window read the bundled English user turns worse (WER 0.081
+against 0.074 in 20 s), with three as well as 20 s (0.076; Japanese CER 0.054 against 0.056)."""
 
 
 def fits(samples: int, window_s: float) -> bool:
     """Whether ``samples`` of 16-kHz audio go into a ``window_s`` window shorter than
     Whisper's, with :data:`TRAILING_SILENCE_S` after them."""
     return window_s < WHISPER_WINDOW_S and samples <= (window_s - TRAILING_SILENCE_S) * _RATE
+
+
+def ladder_window(seconds: float, smallest: float, largest: float) -> float:
+    """The window (seconds) a piece of ``seconds`` of speech is encoded in: the smallest of
+    ``smallest``, ``smallest`` + :data:`LADDER_STEP_S`, ... below ``largest`` that leaves
+    :data:`LADDER_MARGIN_S` of silence after it, else ``largest`` (where :func:`fits` still
+    decides, with one second free, whether it goes in or Whisper's 30 s is used)::
+
+        smallest 10, largest 20     2.6 s  -> 10      (7.4 s free)
+                                    9.0 s  -> 15      (10 would leave 1 s)
+                                   16.5 s  -> 20      (15 too short; 20 leaves 3.5 s)
+                                   19.5 s  -> 20      (then 30: 20 leaves under 1 s)
+
+    ``smallest`` >= ``largest`` gives ``largest`` for every piece (one fixed window)."""
+    window = smallest
+    while window < largest:
+        if seconds + LADDER_MARGIN_S <= window:
+            return window
+        window += LADDER_STEP_S
+    return largest
 
 
 def silence_padded_features(model: Any, piece: np.ndarray, window_s: float) -> np.ndarray:

@@ -29,9 +29,10 @@ content hash, so forks do not recompute them.
   (optionally earlier when Smart Turn v3 calls the turn complete, ``smart_turn=1``).
 * Understanding: Whisper base (:class:`~duplexeval.speech._asr.Transcriber`, its text only:
   no word timestamps) on the turn's audio from ``pre_roll`` before its first onset to
-  ``post_roll`` after its last offset, encoded in an ``asr_window`` of 20 s padded with
-  silence rather than Whisper's 30 s (:mod:`duplexeval.speech._short_window`; half the time a
-  turn, the same word error rate).
+  ``post_roll`` after its last offset, encoded in a window padded with silence rather than
+  Whisper's 30 s (:mod:`duplexeval.speech._short_window`): the smallest of 10, 15 and 20 s
+  (``asr_window_min`` to ``asr_window``) that leaves 3 s of silence after the turn, a quarter
+  of the 30-s window's time a turn at about the same error rate.
 * Responding: with ``llm_url`` an OpenAI-compatible chat endpoint (:mod:`.llm`), else
   :mod:`.responder`: ``responder=reference`` (default) is a retrieval baseline over oracle
   content (the QA reference answers, or on chat data the reference system's next turn after

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from duplexeval.speech._asr import Transcriber
+from duplexeval.speech._short_window import ladder_window
 from duplexeval.systems.builtin.cascade._cache import ResultCache, content_key
 from duplexeval.systems.builtin.cascade._config import CascadeConfig
 from duplexeval.systems.builtin.cascade._llm import ChatEndpoint
@@ -94,7 +95,8 @@ class Engines:
         """ASR text of a user turn (16 kHz audio) and the compute seconds it took."""
         transcriber, settings = self._asr()
 
-        window = self.config.asr_window
+        window = ladder_window(len(audio16) / VAD_RATE, self.config.asr_window_min,
+                               self.config.asr_window)
 
         def compute() -> str:
             return transcriber.transcribe_text(audio16, VAD_RATE, language, window=window)

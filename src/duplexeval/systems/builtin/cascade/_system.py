@@ -27,8 +27,9 @@ class CascadeSystem(System):
     handling, and declared latency budgets on the frame clock (see the package docstring)."""
 
     name = "cascade"
-    version = "2"
-    """2: user turns encoded in a 20-s Whisper window (``asr_window``), not 30 s."""
+    version = "3"
+    """2: user turns encoded in a 20-s Whisper window (``asr_window``), not 30 s.  3: in the
+    smallest of 10, 15 and 20 s that leaves 3 s of silence (``asr_window_min``)."""
     description = "VAD + Whisper + LLM/retrieval + TTS cascade with barge-in and latency budgets"
 
     def __init__(self, **args: str) -> None:
