@@ -3,9 +3,9 @@ real-time factor of whole runs.
 
 Stages, each timed on a fresh engine after one warm-up call, median over the items:
 
-* ASR: Whisper base int8 (the system's settings) on every user turn of the ``m3-qa-en``
-  dialogues, cut as the system cuts it (``pre_roll`` before the first word to ``eot_silence``
-  after the last);
+* ASR: Whisper base int8 (the system's settings, its window ladder) on every user turn of the
+  ``m3-qa-en`` dialogues, cut as the system cuts it (``pre_roll`` before the first word to
+  ``eot_silence`` after the last); and the same turns in version 2's one 20-s window;
 * responder: the built-in retrieval responder on those turns' ASR text;
 * TTS time to first audio: synthesis of the first sentence of each reply it gives (the
   reference answers) plus resampling to 16 kHz.
@@ -40,6 +40,7 @@ from duplexeval.report._text import format_table
 from duplexeval.runs import execute_run
 from duplexeval.runs._session_view import session_spec
 from duplexeval.speech._asr import Transcriber
+from duplexeval.speech._short_window import ladder_window
 from duplexeval.suites import build_suite, get_suite
 from duplexeval.systems import load_system
 from duplexeval.systems.builtin.cascade import CascadeConfig, CascadeSystem
@@ -89,11 +90,14 @@ def stage_times(qa: Dataset) -> list[list[object]]:
                 refs.append(list(d.extra.get("qa_references", ())))
     transcriber = Transcriber(config.asr_model, beam_size=config.asr_beam)
     transcriber.transcribe_text(turns[0], SR, "en", window=config.asr_window)  # warm-up
-    asr, texts = [], []
-    for turn in turns:
-        text, wall, cpu = _timed(transcriber.transcribe_text, turn, SR, "en", config.asr_window)
+    asr, fixed, texts = [], [], []
+    for turn in turns:  # the system's window (version 3's ladder), then version 2's fixed one
+        window = ladder_window(len(turn) / SR, config.asr_window_min, config.asr_window)
+        text, wall, cpu = _timed(transcriber.transcribe_text, turn, SR, "en", window)
         texts.append(text)
         asr.append((wall, cpu))
+        fixed.append(_timed(transcriber.transcribe_text, turn, SR, "en",
+                            config.asr_window)[1:])
     respond, answers = [], []
     for text, references in zip(texts, refs, strict=True):
         match, wall, cpu = _timed(best_match, text, references)
@@ -111,6 +115,8 @@ def stage_times(qa: Dataset) -> list[list[object]]:
     durations = [len(t) / SR for t in turns]
     return [
         _row("asr", asr, f"user turns, median {statistics.median(durations):.2f} s of audio"),
+        _row("asr, fixed window", fixed, f"the same turns in one {config.asr_window:g}-s "
+             "window (version 2)"),
         _row("responder", respond, "retrieval over the dialogue's questions"),
         _row("tts first audio", tts, "first sentence of each reply, piper + resample"),
     ]
