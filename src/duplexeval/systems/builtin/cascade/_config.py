@@ -109,8 +109,9 @@ class CascadeConfig:
     """Seconds of the smallest window: a turn goes into the smallest of ``asr_window_min``,
     ``asr_window_min + 5``, ... below ``asr_window`` that leaves 3 s of silence after it, else
     ``asr_window`` (:func:`~duplexeval.speech._short_window.ladder_window`).  On the bundled
-    suites' user turns 10 s takes 43 % less time than 20 s alone at the same error rate
-    (``perf/asr_window.py``); ``asr_window_min = asr_window`` is one fixed window (version 2)."""
+    suites' user turns this ladder from 10 s takes 35-43 % less time than 20 s alone at about
+    the same error rate (``perf/asr_window.py``, two runs); ``asr_window_min = asr_window`` is
+    one fixed window (version 2)."""
     language: str = ""
     """Reply language ('' = the dialogue's, else ``en``)."""
     responder: str = "reference"
