@@ -10,9 +10,9 @@ no other job running (load average 1.6, the benchmark's own): Whisper base int8,
 of audio each) 0.356 s (0.779 s in Whisper's 30-s window, measured beside it; cascade version
 1 charged 0.77 s); the built-in responder under 1 ms; piper's first sentence of each reply,
 resampled to 16 kHz, 0.061 s.  Version 3's window ladder (``asr_window_min``) transcribes the
-same turns in 35-43 % less time; ``asr_latency`` keeps its version-2 value, so the latency a
-reply is charged, and every timing score, is the same as in version 2 (the budget is now on the
-safe side of the compute it stands for).
+same turns in 35-43 % less time; ``asr_latency`` keeps its version-2 value, so a reply is
+charged the same latency as in version 2 (the budget is now on the safe side of the compute it
+stands for).
 While another job shares the two cores these stages take up to 1.6x (ASR) and 3x (TTS) longer;
 the benchmark prints the load average with its figures.
 """
