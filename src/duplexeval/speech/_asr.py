@@ -32,8 +32,9 @@ a run) into shared windows the same way.  (faster-whisper's ``BatchedInferencePi
 encodes one 30-s window per chunk: on 2 CPU cores it was no faster than one call per chunk, while
 shared windows were about 4x faster; ``perf/asr_batching.py``.)
 ``pack_seconds=0`` transcribes each chunk on its own.  Hallucination guards: at most
-``tokens_per_second`` tokens per second of window are decoded, and a segment whose compression
-ratio exceeds ``max_compression`` (2.4, Whisper's own criterion) is dropped.  Each word
+``tokens_per_second`` tokens per second of window are decoded, and a segment whose text's
+compression ratio exceeds ``max_compression`` (2.4, Whisper's own criterion) is dropped (its own
+text's, not the window's: packed chunks that repeat each other's phrases are not a loop).  Each word
 belongs to the chunk holding its middle; words are then moved back to the full-audio time base
 and clipped to the regions
 they overlap (Whisper tends to start the first word of a chunk at its very start), to their
@@ -160,6 +161,7 @@ class Transcriber:
             "pack_gap_s": self.pack_gap,
             "tokens_per_second": self.tokens_per_second,
             "max_compression": self.max_compression,
+            "compression_of": "segment",
             "sample_rate": ASR_RATE,
             "japanese_segmenter": japanese.segmenter(),
             "cpu_kernels": kernel_settings(),
@@ -300,6 +302,8 @@ class Transcriber:
                 ) -> tuple[list[Any], str | None]:
         """Whisper's segments of one window (16 kHz), with word timestamps when ``words``,
         and the language decoded in."""
+        from faster_whisper.transcribe import get_compression_ratio
+
         with self._lock:
             model = self._model()
             limit = max(16, math.ceil(len(piece) / ASR_RATE * self.tokens_per_second))
@@ -308,8 +312,12 @@ class Transcriber:
                 temperature=0.0, word_timestamps=words, vad_filter=False,
                 condition_on_previous_text=False, max_new_tokens=min(limit, 440))
             # decoding happens while iterating; a segment that repeats itself (Whisper's
-            # hallucination loop, compression ratio above the limit) is dropped
-            kept = [s for s in segments if s.compression_ratio <= self.max_compression]
+            # hallucination loop, compression ratio above the limit) is dropped.  The ratio is
+            # the segment's own text's: faster-whisper's ``compression_ratio`` is the whole
+            # window's, and a packed window of several chunks that say the same phrases (a
+            # system's stock replies) lost every chunk's words to it, real speech included
+            kept = [s for s in segments
+                    if get_compression_ratio(s.text) <= self.max_compression]
         return kept, language or info.language
 
     def decode_window(self, piece: np.ndarray, language: str | None) -> list[AsrWord]:
